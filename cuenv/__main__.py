@@ -1,0 +1,3 @@
+from cuenv.cli import main
+
+raise SystemExit(main())

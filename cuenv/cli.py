@@ -1,0 +1,174 @@
+"""The command-line edge: parse, dispatch, render. The only place that prints errors or picks exit codes.
+
+Start-up is kept light: only the chosen command's module is imported (STYLE.md §1, issue 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, Mapping, Sequence
+
+from cuenv import __version__
+from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError, UsageError
+
+# name -> (module under cuenv.commands, one-line help). Order is the order of --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("info", "show this machine (driver, GPUs, toolkits, engines), or one environment"),
+    "recipes": ("recipes", "list, show and lint recipes"),
+    "check": ("check", "will a recipe, environment or installed build run on this (or another) machine?"),
+    "suggest": ("suggest", "the best recipe for this (or another) machine"),
+    "create": ("create", "create a named environment from a recipe"),
+    "list": ("list_", "list environments"),
+    "remove": ("remove", "remove an environment"),
+    "run": ("run", "run a command inside an environment"),
+    "test": ("test", "run an environment's smoke test"),
+    "use": ("use", "activate an environment in this shell (needs the shell hook)"),
+    "deactivate": ("use", "undo `cuenv use` in this shell (needs the shell hook)"),
+    "shell-init": ("shell", "print the shell hook for bash, zsh or fish"),
+    "init": ("shell", "add the shell hook to your shell's rc file"),
+    "lock": ("lock", "write a lockfile for an environment or a recipe"),
+    "sync": ("lock", "make an environment match a lockfile"),
+    "export": ("export", "export an environment (dockerfile, apptainer, lmod, tcl, explicit, ...)"),
+    "image": ("image", "build a container image of an environment"),
+    "pack": ("pack", "pack an environment into a relocatable archive"),
+    "unpack": ("pack", "unpack an archive made by `cuenv pack`"),
+    "doctor": ("doctor", "run the acceptance checks and explain each failure"),
+    "tui": ("tui", "interactive terminal browser of environments and recipes"),
+    "config": ("config", "show settings and where each came from"),
+    "completion": ("completion", "print shell completions"),
+    "shell-env": ("shell", argparse.SUPPRESS),
+}
+
+
+@dataclass
+class Context:
+    """What every command receives: parsed args, the environment, settings on demand."""
+
+    args: argparse.Namespace
+    environ: Mapping[str, str]
+    _settings: Any = field(default=None, repr=False)
+
+    @property
+    def settings(self):  # noqa: ANN201 - cuenv.config.Settings, imported lazily
+        if self._settings is None:
+            from cuenv import config
+
+            flags = {
+                "home": getattr(self.args, "home", None),
+                "cache_dir": getattr(self.args, "cache_dir", None),
+                "engine": getattr(self.args, "default_engine", None),
+                "recipe_dirs": tuple(getattr(self.args, "recipes", None) or ()),
+            }
+            path = getattr(self.args, "config", None)
+            self._settings = config.resolve(flags, self.environ, config._path(path) if path else None)
+        return self._settings
+
+    @property
+    def json(self) -> bool:
+        return bool(getattr(self.args, "json", False))
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: same two-line form, exit 2
+        raise UsageError(message[:1].upper() + message[1:] + ".", hint=f"Run `{self.prog} --help` for usage.")
+
+
+def _common() -> argparse.ArgumentParser:
+    # Defaults are SUPPRESS so that a flag given before or after the subcommand both count.
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("global options")
+    g.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON on stdout")
+    g.add_argument("--home", default=argparse.SUPPRESS, metavar="DIR", help="cuenv's home (env CUENV_HOME)")
+    g.add_argument("--cache-dir", default=argparse.SUPPRESS, metavar="DIR", help="cache folder (env CUENV_CACHE_DIR)")
+    g.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file (env CUENV_CONFIG)")
+    g.add_argument("--recipes", action="append", default=argparse.SUPPRESS, metavar="DIR",
+                   help="extra recipe folder, may repeat (env CUENV_RECIPES)")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print less")
+    g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="print more (repeatable)")
+    return common
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that subcommand is configured (the start-up fast path)."""
+    common = _common()
+    parser = _Parser(
+        prog="cuenv",
+        description="Named, isolated CUDA environments, checked against your driver and GPU.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"cuenv {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module, help_text) in COMMANDS.items():
+        kwargs = {} if help_text == argparse.SUPPRESS else {"help": help_text, "description": help_text}
+        p = sub.add_parser(name, parents=[common], **kwargs)
+        if only is None or only == name:
+            import_module(f"cuenv.commands.{module}").configure(p, name)
+    return parser
+
+
+_VALUE_FLAGS = {"--home", "--cache-dir", "--config", "--recipes"}
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named in argv, found without building the full parser."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in COMMANDS:
+            return arg
+        elif arg in _VALUE_FLAGS:
+            skip = True
+        elif not arg.startswith("-"):
+            return None
+    return None
+
+
+def _emit(data: Any, text: str, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    elif text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _print_error(exc: CuenvError) -> None:
+    sys.stderr.write(f"error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    environ = os.environ if environ is None else environ
+    try:
+        wanted = _command_in(argv)
+        parser = build_parser(wanted)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0 if not argv else EXIT_USAGE
+        module = import_module(f"cuenv.commands.{COMMANDS[args.command][0]}")
+        ctx = Context(args=args, environ=environ)
+        result = module.run(ctx)
+        for warning in result.warnings:
+            sys.stderr.write(f"warning: {warning}\n")
+        _emit(result.data, result.text, ctx.json)
+        return result.exit_code
+    except CuenvError as exc:
+        _print_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted.\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `cuenv list | head`: the reader left; that is not a failure worth a traceback.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0

@@ -1,0 +1,30 @@
+"""`cuenv config show`: every setting, its value and where it came from."""
+
+from __future__ import annotations
+
+import argparse
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("action", nargs="?", choices=["show"], default="show", help="what to do (default: show)")
+
+
+def run(ctx) -> Result:
+    from cuenv.config import OPTIONS
+
+    s = ctx.settings
+    rows = []
+    for opt in OPTIONS:
+        value = getattr(s, opt.name)
+        shown = [str(v) for v in value] if isinstance(value, tuple) else (str(value) if not isinstance(value, bool) else value)
+        rows.append({"name": opt.name, "value": shown, "source": s.sources[opt.name], "env": opt.env})
+    rows.append({"name": "config_file", "value": str(s.config_file), "source": s.sources["config_file"], "env": "CUENV_CONFIG"})
+    width = max(len(r["name"]) for r in rows)
+    lines = []
+    for r in rows:
+        v = r["value"]
+        text = ", ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v
+        lines.append(f"{r['name']:<{width}}  {text}  ({r['source']})")
+    return Result(data={"settings": rows}, text="\n".join(lines))

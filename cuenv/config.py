@@ -1,0 +1,172 @@
+"""Settings and where each value came from.
+
+Precedence: command-line flag > environment variable > config file > default.
+The config file is YAML; it is only parsed when it exists, so a plain start-up stays light.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Final, Mapping
+
+from cuenv.errors import UsageError
+
+ENGINES: Final = ("auto", "conda", "mamba", "micromamba", "rattler", "venv")
+
+
+def _bool(text: Any) -> bool:
+    if isinstance(text, bool):
+        return text
+    low = str(text).strip().lower()
+    if low in {"1", "true", "yes", "on"}:
+        return True
+    if low in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"{text!r} is not a boolean (use true or false)")
+
+
+def _engine(text: Any) -> str:
+    if text not in ENGINES:
+        raise ValueError(f"unknown engine {text!r} (choose one of: {', '.join(ENGINES)})")
+    return str(text)
+
+
+def _path(text: Any) -> Path:
+    if not isinstance(text, (str, os.PathLike)) or not str(text):
+        raise ValueError(f"{text!r} is not a path")
+    return Path(os.path.expanduser(str(text))).absolute()
+
+
+def _paths(text: Any) -> tuple[Path, ...]:
+    if isinstance(text, str):
+        items = [t for t in text.split(os.pathsep) if t]
+    elif isinstance(text, (list, tuple)):
+        items = list(text)
+    else:
+        raise ValueError(f"{text!r} is not a list of paths")
+    return tuple(_path(t) for t in items)
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    env: str
+    flag: str | None
+    parse: Callable[[Any], Any]
+    help: str
+
+
+OPTIONS: Final = (
+    Option("home", "CUENV_HOME", "--home", _path, "where environments and state live"),
+    Option("cache_dir", "CUENV_CACHE_DIR", "--cache-dir", _path, "package caches (uv, rattler)"),
+    Option("engine", "CUENV_ENGINE", "--engine", _engine, "default engine for `cuenv create`"),
+    Option("recipe_dirs", "CUENV_RECIPES", "--recipes", _paths, "extra recipe folders (user recipes win)"),
+    Option("prompt", "CUENV_PROMPT", None, _bool, "show (NAME) in the prompt of an activated shell"),
+    Option("auto_activate", "CUENV_AUTO_ACTIVATE", None, _bool, "activate on cd into a folder with a .cuenv file"),
+)
+
+
+def _defaults() -> dict[str, Any]:
+    import platformdirs
+
+    config_dir = Path(platformdirs.user_config_dir("cuenv"))
+    return {
+        "home": Path(platformdirs.user_data_dir("cuenv")),
+        "cache_dir": Path(platformdirs.user_cache_dir("cuenv")),
+        "engine": "auto",
+        "recipe_dirs": (config_dir / "recipes",),
+        "prompt": True,
+        "auto_activate": False,
+    }
+
+
+def default_config_file(environ: Mapping[str, str]) -> Path:
+    if environ.get("CUENV_CONFIG"):
+        return _path(environ["CUENV_CONFIG"])
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("cuenv")) / "config.yaml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    cache_dir: Path
+    engine: str
+    recipe_dirs: tuple[Path, ...]
+    prompt: bool
+    auto_activate: bool
+    config_file: Path
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def envs_dir(self) -> Path:
+        return self.home / "envs"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / "state"
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """Read the config file; a missing file is empty, a broken one is a clear error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UsageError(f"Cannot read config file {path}: {exc.strerror}.") from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise UsageError(
+            f"Config file {path}{where} is not valid YAML.",
+            hint="Fix the file, or point CUENV_CONFIG at another one.",
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"Config file {path} must be a mapping of settings.", hint=_known_keys())
+    unknown = sorted(set(data) - {o.name for o in OPTIONS})
+    if unknown:
+        raise UsageError(f"Config file {path}: unknown setting {unknown[0]!r}.", hint=_known_keys())
+    return data
+
+
+def _known_keys() -> str:
+    return "Known settings: " + ", ".join(o.name for o in OPTIONS) + "."
+
+
+def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: Path | None = None) -> Settings:
+    """Settings from flags, then the environment, then the config file, then defaults."""
+    path = config_file or default_config_file(environ)
+    from_file = load_file(path)
+    defaults = _defaults()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for opt in OPTIONS:
+        candidates = (
+            (flags.get(opt.name), f"flag {opt.flag}"),
+            (environ.get(opt.env) or None, f"environment {opt.env}"),
+            (from_file.get(opt.name), f"config file {path}"),
+        )
+        for raw, source in candidates:
+            if raw is None or raw == () or raw == []:
+                continue
+            try:
+                values[opt.name] = opt.parse(raw)
+            except ValueError as exc:
+                raise UsageError(f"Bad value for {opt.name} from {source}: {exc}.") from None
+            sources[opt.name] = source
+            break
+        else:
+            values[opt.name] = defaults[opt.name]
+            sources[opt.name] = "default"
+    sources["config_file"] = "environment CUENV_CONFIG" if environ.get("CUENV_CONFIG") else "default"
+    return Settings(config_file=path, sources=sources, **values)

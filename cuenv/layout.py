@@ -1,0 +1,30 @@
+"""Where an environment's CUDA pieces are, whatever engine built it (issue 4 §4).
+
+Activation, doctor and export only ever look at this record, never at engine internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class CudaLayout:
+    prefix: Path  # the environment's root (conda prefix, venv dir, or system toolkit)
+    kind: str  # conda | venv | system
+    bin_dirs: tuple[Path, ...] = ()  # first on PATH: the env's bin, then nvcc/ptxas dirs
+    lib_dirs: tuple[Path, ...] = ()  # first on LD_LIBRARY_PATH: libcudart, cuDNN, cuBLAS, ...
+    include_dirs: tuple[Path, ...] = ()
+    cuda_home: Path | None = None  # a tree with bin/, include/, lib64/ for tools that want $CUDA_HOME
+
+
+@dataclass(frozen=True)
+class ActivationTarget:
+    """Everything `cuenv use` needs to switch a shell to one environment."""
+
+    name: str  # "torch-cu121" or "system:13.0"
+    layout: CudaLayout
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # the recipe's variables
+    activate_scripts: tuple[Path, ...] = ()  # conda's etc/conda/activate.d/*.sh (posix shells)

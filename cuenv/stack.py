@@ -1,0 +1,37 @@
+"""A stack is what a build asks of a machine (its hardware contract); a finding is one verdict on it.
+
+Recipes, environments, lockfiles and specs such as ``torch==2.1.0+cu121`` all reduce to a Stack,
+so one pure ``check(stack, machine)`` answers "will this run there?" for every one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Final
+
+SEVERITIES: Final = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Stack:
+    label: str  # what the user named: "torch-cu121", "torch==2.1.0+cu121", "env:myenv"
+    cuda: str | None  # CUDA runtime "12.1"; None for a CPU-only build
+    cudnn: str | None = None  # "9.1"
+    sass: tuple[str, ...] = ()  # compute capabilities with SASS, e.g. ("7.0", "8.0", "9.0")
+    ptx: tuple[str, ...] = ()  # compute capabilities embedded as PTX
+    has_nvcc: bool = False  # ships a compiler, so the host gcc matters
+    os: tuple[str, ...] = ("linux",)
+    framework: str | None = None  # "torch"
+    framework_version: str | None = None  # "2.5.1"
+    variant: str | None = None  # "cu121", "cpu", "post118"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # stable, documented in docs/reference/findings.md
+    severity: str  # error | warning | info
+    message: str  # names the numbers
+    fix: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)

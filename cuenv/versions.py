@@ -1,0 +1,103 @@
+"""Version values of the CUDA world: driver versions, CUDA releases, compute capabilities.
+
+All three are dotted integers compared numerically ("535.104.05" < "535.129.03",
+"12.10" > "12.9", cc "8.6" < "9.0"). Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+
+from cuenv.errors import UsageError
+
+_DOTTED = re.compile(r"^\s*(\d+)(?:\.(\d+))*\s*$")
+
+
+@total_ordering
+@dataclass(frozen=True)
+class Dotted:
+    """A dotted version compared as a tuple of integers; trailing zeros do not matter."""
+
+    parts: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str, *, what: str = "version") -> "Dotted":
+        value = parse_dotted(text, what=what)
+        return cls(value)
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        parts = list(self.parts)
+        while len(parts) > 1 and parts[-1] == 0:
+            parts.pop()
+        return tuple(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Dotted) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __lt__(self, other: "Dotted") -> bool:
+        return self.key < other.key
+
+    def __str__(self) -> str:
+        return ".".join(str(p) for p in self.parts)
+
+    @property
+    def major(self) -> int:
+        return self.parts[0]
+
+    @property
+    def minor(self) -> int:
+        return self.parts[1] if len(self.parts) > 1 else 0
+
+
+def parse_dotted(text: str, *, what: str = "version") -> tuple[int, ...]:
+    """Parse "12.1" or "535.104.05" into integers, or raise a UsageError naming ``what``."""
+    if not isinstance(text, str) or not _DOTTED.match(text):
+        raise UsageError(
+            f"{text!r} is not a valid {what}.",
+            hint=f"Write the {what} as dotted numbers, for example " + _EXAMPLES.get(what, "12.1") + ".",
+        )
+    return tuple(int(p) for p in text.strip().split("."))
+
+
+_EXAMPLES = {
+    "driver version": "535.104.05",
+    "CUDA version": "12.1",
+    "compute capability": "8.6",
+    "gcc version": "12",
+}
+
+
+def driver(text: str) -> Dotted:
+    return Dotted.parse(text, what="driver version")
+
+
+def cuda(text: str) -> Dotted:
+    """A CUDA release written "12", "12.1" or "12.1.105"; kept as given, compared numerically."""
+    return Dotted.parse(text, what="CUDA version")
+
+
+def cc(text: str) -> Dotted:
+    """A compute capability written "8.6" (also accepts "sm_86", "compute_86" and "86")."""
+    raw = text.strip().lower() if isinstance(text, str) else text
+    if isinstance(raw, str):
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)([0-9])[afp]?", raw)
+        if m and "." not in raw:
+            return Dotted((int(m.group(1)), int(m.group(2))))
+    return Dotted.parse(text, what="compute capability")
+
+
+def cuda_from_int(value: int) -> str:
+    """Decode the driver API's 1000*major + 10*minor encoding: 12080 -> "12.8"."""
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def major_minor(text: str) -> str:
+    """ "12.1.105" -> "12.1"."""
+    v = cuda(text)
+    return f"{v.major}.{v.minor}"
