@@ -1,2 +1,74 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv list`: the environments, what each holds, and whether it runs on this machine."""
+
+from __future__ import annotations
+
+import argparse
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("--system", action="store_true", help="also list the CUDA toolkits installed on the system")
+    parser.add_argument("--du", action="store_true", help="measure disk use now (shared hardlinks counted once)")
+
+
+def _row(record, ctx) -> dict:
+    from cuenv import verdict
+
+    meta = record.meta
+    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
+    fw = meta.get("framework") or {}
+    return {
+        "name": record.name,
+        "path": str(record.path),
+        "recipe": (meta.get("recipe") or {}).get("name"),
+        "engine": meta.get("engine"),
+        "cuda": meta.get("cuda"),
+        "cudnn": meta.get("cudnn"),
+        "framework": f"{fw['name']} {fw['version']}" if fw.get("name") else None,
+        "size_bytes": meta.get("size_bytes"),
+        "status": state,
+        "reason": reason,
+    }
+
+
+def run(ctx) -> Result:
+    from cuenv.store import Store
+    from cuenv.table import human_size, render
+
+    store = Store.from_settings(ctx.settings)
+    rows = [_row(r, ctx) for r in store.list()]
+    if ctx.args.du:
+        _measure(rows)
+    data: dict = {"environments": rows}
+    if ctx.args.system:
+        from cuenv.toolkits import discover
+
+        data["system"] = [
+            {"name": f"system:{t.version}", "path": str(t.path), "version": t.version} for t in discover(ctx.environ)
+        ]
+    if not rows and not ctx.args.system:
+        return Result(data=data, text="No environments yet. Create one with `cuenv create RECIPE` (see `cuenv recipes`).")
+    lines = []
+    if rows:
+        lines.append(render(
+            ["NAME", "RECIPE", "ENGINE", "CUDA", "CUDNN", "FRAMEWORK", "SIZE", "STATUS"],
+            [[r["name"], r["recipe"], r["engine"], r["cuda"], r["cudnn"], r["framework"], human_size(r["size_bytes"]),
+              r["status"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows],
+        ))
+    if ctx.args.system:
+        lines.append("")
+        lines.append(render(["SYSTEM TOOLKIT", "PATH"], [[s["name"], s["path"]] for s in data["system"]]) if data["system"]
+                     else "No CUDA toolkits found on the system.")
+    return Result(data=data, text="\n".join(lines).strip("\n"))
+
+
+def _measure(rows: list[dict]) -> None:
+    """Disk use with every inode counted once across all environments (the first one listed owns it)."""
+    from pathlib import Path
+
+    from cuenv.diskuse import disk_usage
+
+    seen: set[tuple[int, int]] = set()
+    for row in rows:
+        row["size_bytes"] = disk_usage(Path(row["path"]), seen)
