@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
+from cuenv.layout import CudaLayout
+from cuenv.store import Store, layout_from_json, layout_to_json, validate_name
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store(tmp_path / "home" / "envs")
+
+
+def _make(store: Store, name: str, *, complete: bool = True) -> None:
+    store.path(name).mkdir(parents=True)
+    layout = CudaLayout(prefix=store.path(name), kind="venv", bin_dirs=(store.path(name) / "bin",))
+    store.write_meta(name, {"name": name, "layout": layout_to_json(layout)})
+    if complete:
+        store.mark_complete(name)
+
+
+@pytest.mark.parametrize("name", ["a", "torch-cu121", "A.b_c-1", "x" * 64])
+def test_valid_names(name):
+    assert validate_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "-x", ".hidden", "a/b", "../x", "a b", "x" * 65, "é", "a\nb"])
+def test_invalid_names(name):
+    with pytest.raises(UsageError) as exc:
+        validate_name(name)
+    assert exc.value.exit_code == 2 and "not a valid environment name" in exc.value.message
+
+
+def test_layout_round_trip(tmp_path):
+    layout = CudaLayout(prefix=tmp_path, kind="conda", bin_dirs=(tmp_path / "bin",), lib_dirs=(tmp_path / "lib",),
+                        include_dirs=(tmp_path / "include",), cuda_home=tmp_path)
+    assert layout_from_json(layout_to_json(layout)) == layout
+
+
+def test_incomplete_is_never_usable(store):
+    _make(store, "half", complete=False)
+    with pytest.raises(CuenvError) as exc:
+        store.get("half")
+    assert "incomplete" in exc.value.message and "--force" in exc.value.hint
+    assert store.get("half", allow_incomplete=True).complete is False
+    assert [(r.name, r.complete) for r in store.list()] == [("half", False)]
+
+
+def test_marker_without_metadata_is_incomplete(store):
+    store.path("x").mkdir(parents=True)
+    (store.path("x") / ".cuenv").mkdir()
+    (store.path("x") / ".cuenv" / "complete").write_text("")
+    assert store.get("x", allow_incomplete=True).complete is False
+
+
+def test_unknown_env_suggests_close_names(store):
+    _make(store, "torch-cu121")
+    with pytest.raises(NotFound) as exc:
+        store.get("torch-cu12")
+    assert "torch-cu121" in exc.value.hint
+
+
+def test_remove_does_not_follow_symlink_out(store, tmp_path):
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("data")
+    store.envs_dir.mkdir(parents=True)
+    os.symlink(outside, store.path("evil"))
+    store.remove("evil")
+    assert (outside / "keep.txt").read_text() == "data"
+    assert not store.path("evil").exists()
+
+
+def test_remove_does_not_follow_symlinks_inside(store, tmp_path):
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("data")
+    _make(store, "env")
+    os.symlink(outside, store.path("env") / "link")
+    store.remove("env")
+    assert (outside / "keep.txt").read_text() == "data"
+    assert not store.path("env").exists()
+
+
+def test_lock_is_exclusive(store):
+    store.envs_dir.mkdir(parents=True)
+    entered = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        with store.locked("a"):
+            entered.set()
+            release.wait(5)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    entered.wait(5)
+    # flock locks belong to open file descriptions, so a second open in this process conflicts too
+    with pytest.raises(EnvironmentBusy):
+        with store.locked("a"):
+            pass
+    with store.locked("b"):
+        pass
+    release.set()
+    t.join()
+    with store.locked("a"):
+        pass
