@@ -310,8 +310,7 @@ def _gpus_override(text: str) -> tuple[Gpu, ...]:
         if model is None:
             raise UsageError(
                 f"Unknown GPU {item!r} in CUENV_GPUS.",
-                hint="Give its compute capability instead (CUENV_GPUS=8.6, or --cc 8.6); "
-                "`cuenv info` lists the names cuenv knows from the driver.",
+                hint="Give its compute capability instead: CUENV_GPUS=8.6 (or --cc 8.6).",
             )
         found.append(Gpu(index, item, model.compute_capability, model.memory_mib,
                          architecture=model.architecture))
@@ -674,8 +673,13 @@ def _write_cache(path: Path, key: str, machine: Machine) -> None:
         _LOGGER.debug("could not write %s: %s", path, exc)
 
 
-def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None) -> Machine:
-    """This machine's driver and GPUs, with CUENV_DRIVER / CUENV_GPUS / CONDA_OVERRIDE_CUDA applied."""
+def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None,
+           refresh: bool = False) -> Machine:
+    """This machine's driver and GPUs, with CUENV_DRIVER / CUENV_GPUS / CONDA_OVERRIDE_CUDA applied.
+
+    With ``cache_dir``, a probe is reused while the cache key matches; ``refresh`` probes anyway
+    and rewrites the cache.
+    """
     overrides = read_overrides(environ)
     if overrides.complete:
         base = Machine(driver=None, os=_os_name(), arch=platform.machine() or "unknown", glibc=_glibc())
@@ -684,7 +688,7 @@ def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Pat
     if cache_dir is not None:
         key = cache_key(environ, root)
         path = Path(cache_dir) / CACHE_FILE
-        machine = _read_cache(path, key)
+        machine = None if refresh else _read_cache(path, key)
     if machine is None:
         machine = probe(environ, root)
         if cache_dir is not None:
