@@ -587,8 +587,9 @@ def _glibc() -> str | None:
 
 
 def probe(environ: Mapping[str, str], root: Path = Path("/"),
-          sources: Iterable[tuple[str, Callable[[Mapping[str, str], Path], Probe]]] = SOURCES) -> Machine:
-    """Ask each source in turn until driver version, newest CUDA and GPUs are all known."""
+          sources: Iterable[tuple[str, Callable[[Mapping[str, str], Path], Probe]]] | None = None) -> Machine:
+    """Ask each source in turn (default: SOURCES) until driver version, newest CUDA and GPUs are known."""
+    sources = SOURCES if sources is None else sources
     notes: list[str] = []
     version = max_cuda = None
     version_from = cuda_from = None

@@ -57,18 +57,32 @@ def driver_env(libs: Path | None, *, version: str = "535.104.05", cuda: int = 12
     return env
 
 
-def fake_smi(bin_dir: Path, *, table: str | None = None, csv: str | None = None,
-             csv_error: str | None = None, exit_code: int = 0) -> Path:
-    """Write an ``nvidia-smi`` into ``bin_dir`` that prints fixtures: the CSV for --query-gpu,
-    the table otherwise; ``csv_error`` makes --query-gpu fail like an old driver does (exit 2)."""
+def fake_smi(bin_dir: Path, *, table: str | None = None, csv_text: str | None = None,
+             csv_error: str | None = None, fail_text: str | None = None, fail_code: int = 9) -> Path:
+    """Write an ``nvidia-smi`` into ``bin_dir``.
+
+    ``table``: fixture printed for a plain call. ``csv_text``: printed for ``--query-gpu``
+    (tests write it from the GPUs they chose, as the fake libraries do). ``csv_error``: fixture
+    printed, with exit 2, when ``compute_cap`` is asked for (what drivers before ~510 do).
+    ``fail_text``: every call prints it and exits ``fail_code`` (a driver nvidia-smi cannot reach).
+    """
     bin_dir.mkdir(parents=True, exist_ok=True)
-    lines = ["#!/bin/sh", 'case "$1" in', "  --query-gpu=*)"]
-    if csv_error is not None:
-        lines.append(f"    case \"$1\" in *compute_cap*) cat '{FIXTURES / csv_error}'; exit 2;; esac")
-    lines.append(f"    cat '{FIXTURES / csv}'; exit 0;;" if csv else "    echo 'No devices were found'; exit 6;;")
-    lines += ["esac"]
-    lines.append(f"cat '{FIXTURES / table}'" if table else "true")
-    lines.append(f"exit {exit_code}")
+    lines = ["#!/bin/sh"]
+    if fail_text is not None:
+        (bin_dir / "nvidia-smi.fail").write_text(fail_text, encoding="utf-8")
+        lines += [f"cat '{bin_dir / 'nvidia-smi.fail'}'", f"exit {fail_code}"]
+    else:
+        lines.append('case "$1" in')
+        lines.append("  --query-gpu=*)")
+        if csv_error is not None:
+            lines.append(f"    case \"$1\" in *compute_cap*) cat '{FIXTURES / csv_error}'; exit 2;; esac")
+        if csv_text is not None:
+            (bin_dir / "nvidia-smi.csv").write_text(csv_text, encoding="utf-8")
+            lines.append(f"    cat '{bin_dir / 'nvidia-smi.csv'}'; exit 0;;")
+        else:
+            lines.append("    echo 'No devices were found'; exit 6;;")
+        lines.append("esac")
+        lines.append(f"cat '{FIXTURES / table}'" if table else "echo 'No devices were found'; exit 6")
     path = bin_dir / "nvidia-smi"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
