@@ -1,2 +1,101 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv info`: this machine at a glance (driver, newest CUDA, GPUs, system toolkits, engines);
+`cuenv info NAME`: one environment."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Mapping, Sequence
+
+from cuenv.errors import NotFound
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("name", nargs="?", help="an environment to describe (default: this machine)")
+    parser.add_argument("--refresh", action="store_true", help="detect the driver again instead of using the cache")
+
+
+def run(ctx) -> Result:
+    name = getattr(ctx.args, "name", None)
+    if name:
+        return _env_info(ctx, name)
+    return _machine_info(ctx)
+
+
+def _env_info(ctx, name: str) -> Result:
+    # Filled by the environment store; until then no environment can be found.
+    raise NotFound(f"No environment named {name!r}.", hint="Run `cuenv list` to see the environments.")
+
+
+def _machine_info(ctx) -> Result:
+    from cuenv import driver, toolkits
+
+    machine = driver.detect(ctx.environ, cache_dir=ctx.settings.cache_dir,
+                            refresh=bool(getattr(ctx.args, "refresh", False)))
+    data = report(machine, toolkits.discover(ctx.environ), toolkits.engines(ctx.environ))
+    return Result(data=data, text=render(data))
+
+
+def report(machine, found_toolkits: Sequence, engines: Mapping[str, Any]) -> dict:  # noqa: ANN001
+    """Pure: the `info --json` document for a machine, its toolkits and engines."""
+    from dataclasses import asdict
+
+    from cuenv import gpus
+
+    rows = []
+    for gpu in machine.gpus:
+        row = asdict(gpu)
+        feats = asdict(gpus.features(gpu.compute_capability)) if gpu.compute_capability else {}
+        for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32"):
+            row[key] = feats.get(key)
+        rows.append(row)
+    return {
+        "os": machine.os,
+        "arch": machine.arch,
+        "glibc": machine.glibc,
+        "driver": asdict(machine.driver) if machine.driver else None,
+        "gpus": rows,
+        "toolkits": [asdict(t) for t in found_toolkits],
+        "engines": dict(engines),
+        "notes": list(machine.notes),
+    }
+
+
+def _yes(value: bool | None) -> str:
+    return "?" if value is None else "yes" if value else "no"
+
+
+def render(data: Mapping[str, Any]) -> str:
+    """Pure: the text people read."""
+    lines = [f"OS        {data['os']} {data['arch']}" + (f" (glibc {data['glibc']})" if data.get("glibc") else "")]
+    drv = data["driver"]
+    if drv is None:
+        lines.append("Driver    no NVIDIA driver found")
+    else:
+        version = drv["version"] or "version unknown"
+        newest = f"newest CUDA {drv['max_cuda']}" if drv["max_cuda"] else "newest CUDA unknown"
+        lines.append(f"Driver    {version}, {newest} (from {drv['source']})")
+    for note in data["notes"]:
+        lines.append(f"          - {note}")
+    if not data["gpus"]:
+        lines.append("GPUs      none")
+    for i, g in enumerate(data["gpus"]):
+        label = "GPUs      " if i == 0 else "          "
+        cc = f"cc {g['compute_capability']}" if g["compute_capability"] else "cc unknown"
+        mem = f"{g['memory_mib'] / 1024:.0f} GiB" if g["memory_mib"] else "memory unknown"
+        extra = "  MIG on" if g.get("mig") else ""
+        lines.append(f"{label}{g['index']}  {g['name']}  {cc}  {g['architecture'] or '?'}  {mem}  "
+                     f"BF16 {_yes(g['bf16'])}  FP8 {_yes(g['fp8'])}{extra}")
+    if not data["toolkits"]:
+        lines.append("Toolkits  none found")
+    for i, t in enumerate(data["toolkits"]):
+        label = "Toolkits  " if i == 0 else "          "
+        version = f"CUDA {t['version']}" if t["version"] else "CUDA version unknown"
+        nvcc = f"  nvcc {t['nvcc']}" if t["nvcc"] else ""
+        lines.append(f"{label}{t['path']}  {version}{nvcc}  (found via {t['source']})")
+    have = [f"{n} ({e['path']})" for n, e in data["engines"].items() if e["available"]]
+    missing = [n for n, e in data["engines"].items() if not e["available"]]
+    lines.append("Engines   " + (", ".join(have) if have else "none"))
+    if missing:
+        lines.append("          not found: " + ", ".join(missing))
+    return "\n".join(lines)

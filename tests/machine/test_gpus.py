@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import pytest
+
+from cuenv import gpus
+
+
+def test_every_row_resolves_to_itself():
+    models = gpus.all_models()
+    assert len(models) > 190
+    for model in models:
+        found = gpus.lookup(model.name)
+        assert found is not None, model.name
+        assert (found.name, found.compute_capability) == (model.name, model.compute_capability)
+        assert found.architecture == gpus.architecture_for(model.compute_capability)
+        assert model.source.startswith(("https://", "/work/shared")), model.name
+
+
+def test_rows_are_kepler_or_newer_and_unique():
+    names = [m.name.lower() for m in gpus.all_models()]
+    assert len(names) == len(set(names))
+    assert all(float(m.compute_capability) >= 3.0 for m in gpus.all_models())
+
+
+@pytest.mark.parametrize(
+    ("reported", "name", "cc", "arch", "memory"),
+    [
+        ("Tesla T4", "NVIDIA T4", "7.5", "Turing", 16384),
+        ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090", "8.9", "Ada Lovelace", 24576),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100", "9.0", "Hopper", 81920),
+        ("NVIDIA H100 PCIe", "NVIDIA H100", "9.0", "Hopper", None),
+        ("NVIDIA A100-SXM4-80GB", "NVIDIA A100", "8.0", "Ampere", 81920),
+        ("NVIDIA A100-PCIE-40GB", "NVIDIA A100", "8.0", "Ampere", 40960),
+        ("NVIDIA A100-SXM...", "NVIDIA A100", "8.0", "Ampere", None),
+        ("GTX 1080 Ti", "GeForce GTX 1080 Ti", "6.1", "Pascal", 11264),
+        ("NVIDIA GeForce RTX 3080 Laptop GPU", "GeForce RTX 3080 Laptop GPU", "8.6", "Ampere", None),
+        ("Quadro RTX 6000", "Quadro RTX 6000", "7.5", "Turing", None),
+        ("Tesla V100-SXM2-32GB", "NVIDIA V100", "7.0", "Volta", 32768),
+        ("NVIDIA RTX 6000 Ada Generation", "NVIDIA RTX 6000 Ada", "8.9", "Ada Lovelace", 49152),
+        ("NVIDIA RTX 3080Ti", "GeForce RTX 3080 Ti", "8.6", "Ampere", 12288),
+        ("NVIDIA TITAN X (Pascal)", "NVIDIA TITAN X", "6.1", "Pascal", 12288),
+        ("GeForce GTX TITAN X", "GeForce GTX TITAN X", "5.2", "Maxwell", None),
+        ("NVIDIA A800 80GB PCIe", "NVIDIA A800", "8.0", "Ampere", 81920),
+        ("NVIDIA B200", "NVIDIA B200", "10.0", "Blackwell", 184320),
+        ("NVIDIA GeForce RTX 5090", "GeForce RTX 5090", "12.0", "Blackwell", 32768),
+        ("NVIDIA GB10", "NVIDIA GB10", "12.1", "Blackwell", None),
+        ("Tesla K80", "Tesla K80", "3.7", "Kepler", None),
+        ("Jetson AGX Orin", "Jetson AGX Orin", "8.7", "Ampere", None),
+    ],
+)
+def test_real_name_variants(reported, name, cc, arch, memory):
+    model = gpus.lookup(reported)
+    assert model is not None
+    assert (model.name, model.compute_capability, model.architecture, model.memory_mib) == (name, cc, arch, memory)
+
+
+@pytest.mark.parametrize("name", ["", "   ", "Foo 9000", "NVIDIA GeForce ...", "NVIDIA RTX PRO ...", "Radeon RX 7900 XTX",
+                                  "GeForce 8800 GT", "NVIDIA RTX 5880 Ada Generation"])
+def test_unknown_names_give_none(name):
+    assert gpus.lookup(name) is None
+
+
+@pytest.mark.parametrize(
+    ("cc", "arch"),
+    [("3.5", "Kepler"), ("5.2", "Maxwell"), ("6.1", "Pascal"), ("7.0", "Volta"), ("7.2", "Volta"), ("7.5", "Turing"),
+     ("8.0", "Ampere"), ("8.6", "Ampere"), ("8.7", "Ampere"), ("8.9", "Ada Lovelace"), ("9.0", "Hopper"),
+     ("10.0", "Blackwell"), ("10.3", "Blackwell"), ("11.0", "Blackwell"), ("12.0", "Blackwell"), ("12.1", "Blackwell"),
+     ("sm_90", "Hopper"), ("86", "Ampere"), ("42.0", "Unknown")],
+)
+def test_architecture_for(cc, arch):
+    assert gpus.architecture_for(cc) == arch
+
+
+@pytest.mark.parametrize(
+    ("cc", "fp16tc", "bf16", "fp8", "tf32"),
+    [("6.1", False, False, False, False), ("7.0", True, False, False, False), ("7.5", True, False, False, False),
+     ("8.0", True, True, False, True), ("8.6", True, True, False, True), ("8.9", True, True, True, True),
+     ("9.0", True, True, True, True), ("12.0", True, True, True, True)],
+)
+def test_features(cc, fp16tc, bf16, fp8, tf32):
+    assert gpus.features(cc) == gpus.ArchFeatures(fp16tc, bf16, fp8, tf32)
+
+
+def test_every_feature_rule_has_a_source():
+    assert set(gpus.feature_sources()) == {"fp16_tensor_cores", "bf16", "fp8", "tf32"}
+    assert all("https://" in s for s in gpus.feature_sources().values())
+
+
+def test_bad_cc_is_a_usage_error():
+    from cuenv.errors import UsageError
+
+    with pytest.raises(UsageError):
+        gpus.architecture_for("eight")
