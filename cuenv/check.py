@@ -181,7 +181,8 @@ class _Checker:
         level = _level(driver, os_name)
         if not driver.version and not level:
             self.add("driver-unknown", "info",
-                     f"No driver version was given; the driver check for {name} (CUDA {cuda}) was skipped.",
+                     f"No driver version was given; the driver check for {name}"
+                     + ("" if name == f"CUDA {cuda}" else f" (CUDA {cuda})") + " was skipped.",
                      "Give the target machine's driver with --driver VERSION.")
             return
         have = _have(driver, os_name)

@@ -234,7 +234,9 @@ def cudnn_row(cudnn: str) -> CudnnRow | None:
     want = versions.Dotted.parse(cudnn, what="cuDNN version")
     probe = want if len(want.parts) >= 3 else versions.Dotted(tuple(want.parts) + (0,) * (3 - len(want.parts)))
     for row in cudnn_rows():
-        if versions.Dotted.parse(row.first) <= probe <= versions.Dotted.parse(row.last):
+        last = versions.Dotted.parse(row.last)
+        head = versions.Dotted(probe.parts[: len(last.parts)])  # "8.9.7.29" is within "8.9.7"
+        if versions.Dotted.parse(row.first) <= probe and head <= last:
             return row
     return None
 
