@@ -290,9 +290,9 @@ def _show(value: Any) -> str:
 # Rules beyond the schema
 # ---------------------------------------------------------------------------------------------
 
-def _semantics(data: dict, problems: Problems, stem: str | None) -> None:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool) -> None:
+    # packaging.requirements and .specifiers cost ~15 ms to import: only the linter pays for them; loading
+    # for `cuenv check` skips those two rules (engines parse requirements again when they install).
     from packaging.version import InvalidVersion, Version
 
     name = data.get("name")
@@ -317,11 +317,13 @@ def _semantics(data: dict, problems: Problems, stem: str | None) -> None:
             problems.add(("framework", "version"), "bad-version",
                          f"default version {default!r} is not in framework.versions ({', '.join(map(str, listed))})")
 
-    for key, python in [(("python",), data.get("python"))] + [
+    for key, python in ([(("python",), data.get("python"))] if thorough else []) + [
             (("overrides", v, "python"), o.get("python")) for v, o in _dict(data.get("overrides")).items()
-            if isinstance(o, dict)]:
+            if isinstance(o, dict) and thorough]:
         if not isinstance(python, dict) or not isinstance(python.get("supported"), str):
             continue
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             spec = SpecifierSet(python["supported"])
         except InvalidSpecifier:
@@ -375,7 +377,9 @@ def _semantics(data: dict, problems: Problems, stem: str | None) -> None:
             if "{version}" in text and not isinstance(framework, dict):
                 problems.add(path, "bad-value", "{version} needs a framework")
                 continue
-            if engine == "venv":
+            if engine == "venv" and thorough:
+                from packaging.requirements import InvalidRequirement, Requirement
+
                 sample = text.replace("{version}", versions[0] if versions else "0")
                 try:
                     Requirement(sample)
@@ -391,8 +395,10 @@ def _dict(value: Any) -> dict:
 # Entry points
 # ---------------------------------------------------------------------------------------------
 
-def check_text(text: str, file: str, *, stem: str | None = None) -> tuple[Any, Problems]:
-    """Parse and validate one recipe's text. Returns (data, problems); data is None when not a mapping."""
+def check_text(text: str, file: str, *, stem: str | None = None, thorough: bool = True) -> tuple[Any, Problems]:
+    """Parse and validate one recipe's text. Returns (data, problems); data is None when not a mapping.
+
+    ``thorough=False`` (loading) skips parsing requirement strings and Python specifiers."""
     problems = Problems(file)
     data = load_yaml(text, problems)
     if problems and data is None:
@@ -402,7 +408,7 @@ def check_text(text: str, file: str, *, stem: str | None = None) -> tuple[Any, P
                      line=problems.line_of(()))
         return None, problems
     validate_schema(data, problems)
-    _semantics(data, problems, stem)
+    _semantics(data, problems, stem, thorough)
     return data, problems
 
 

@@ -338,7 +338,7 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
     """Parse and validate; raise ``RecipeError`` at the first problem."""
     from cuenv.recipe_lint import check_text
 
-    data, problems = check_text(text, file, stem=stem)
+    data, problems = check_text(text, file, stem=stem, thorough=False)
     if problems:
         first = sorted(problems.items, key=lambda p: (p.line or 0, p.key))[0]
         more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
