@@ -78,6 +78,7 @@ class Override:
     cudnn: Any = _UNSET
     arch: Any = _UNSET
     python: Any = _UNSET
+    platforms: Any = _UNSET
 
     def to_dict(self) -> dict:
         out: dict = {}
@@ -87,6 +88,8 @@ class Override:
             out["arch"] = self.arch.to_dict()
         if self.python is not _UNSET:
             out["python"] = self.python.to_dict()
+        if self.platforms is not _UNSET:
+            out["platforms"] = list(self.platforms)
         return out
 
 
@@ -184,6 +187,10 @@ class Recipe:
         o = self._override(self.check_version(version))
         return self.python if o.python is _UNSET else o.python
 
+    def platforms_for(self, version: str | None = None) -> tuple[str, ...]:
+        o = self._override(self.check_version(version))
+        return self.platforms if o.platforms is _UNSET else o.platforms
+
     # -- engines --------------------------------------------------------------------------------
 
     def engines(self, version: str | None = None) -> tuple[str, ...]:
@@ -225,7 +232,7 @@ class Recipe:
         arch = self.arch_for(version)
         sections = [getattr(self, engine)] if engine in ENGINES else [self.conda, self.venv]
         os_names: list[str] = []
-        for p in self.platforms:
+        for p in self.platforms_for(version):
             if _OS_OF_PLATFORM[p] not in os_names:
                 os_names.append(_OS_OF_PLATFORM[p])
         major, minor = self.cuda.split(".")
@@ -300,6 +307,7 @@ def from_data(data: dict, *, path: Path | None = None, origin: str = "builtin") 
             cudnn=o["cudnn"] if "cudnn" in o else _UNSET,
             arch=_arch(o["arch"]) if "arch" in o else _UNSET,
             python=_python(o["python"]) if "python" in o else _UNSET,
+            platforms=tuple(o["platforms"]) if "platforms" in o else _UNSET,
         )))
     install = data["install"]
     conda = venv = None

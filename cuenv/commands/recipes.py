@@ -159,7 +159,7 @@ def _show(ctx) -> Result:
         f"  SASS         {' '.join(stack.sass) or '-'}",
         f"  PTX          {' '.join(stack.ptx) or '-'}",
         f"  python       {python.default}" + (f" ({python.supported})" if python.supported else ""),
-        f"  platforms    {' '.join(recipe.platforms)}",
+        f"  platforms    {' '.join(recipe.platforms_for(version))}",
     ]
     for key, value in recipe.env:
         lines.append(f"  env          {key}={value}")
