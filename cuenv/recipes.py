@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Iterable
@@ -430,8 +431,6 @@ class Catalogue:
 
 def _sort_key(name: str) -> tuple:
     # cuda-12.10 after cuda-12.9: compare digit runs as numbers.
-    import re
-
     return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name))
 
 

@@ -95,8 +95,15 @@ def _cc_range(stack) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def _list(ctx) -> Result:
+    from cuenv.recipes import RecipeError
+
     catalogue = _catalogue(ctx)
-    recipes = catalogue.all()
+    recipes, warnings = [], []
+    for name in catalogue.names():
+        try:
+            recipes.append(catalogue.find(name))
+        except RecipeError as exc:  # one broken user recipe must not hide the catalogue
+            warnings.append(f"{exc.message} {exc.hint}")
     machine = _detect_machine(ctx) if recipes else None
     rows = []
     for recipe in recipes:
@@ -123,7 +130,7 @@ def _list(ctx) -> Result:
     )
     foot = "\n* user recipe" if any(r["origin"] == "user" for r in rows) else ""
     foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
-    return Result(data={"recipes": rows}, text=table + foot)
+    return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
 
 
 def _show(ctx) -> Result:

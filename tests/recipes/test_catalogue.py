@@ -134,3 +134,10 @@ def test_cli_show_json_and_errors(cli):
     assert code == 2 and err.startswith("error: Unknown recipe 'pytorch-cu121'.\nhint: Closest: torch-cu121")
     code, out, _ = cli("recipes", "show", "cuda-12.1")
     assert code == 0 and "require    nvidia-cuda-runtime-cu12==12.1.105" in out and "(ships nvcc)" in out
+
+
+def test_cli_list_survives_a_broken_user_recipe(cli, tmp_path, write_recipe):
+    write_recipe(VALID.replace('cuda: "12.1"', "cuda: 12.1"), folder=tmp_path / "mine")
+    code, out, err = cli("recipes", "--recipes", str(tmp_path / "mine"))
+    assert code == 0 and "torch-cu121" in out and "demo-cu121" not in out
+    assert err.startswith("warning: Recipe ") and "expected a string, got a number" in err
