@@ -17,23 +17,25 @@ from cuenv.machine import Driver, Gpu, Machine
 
 def add_machine_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("machine (default: this one, detected)")
-    g.add_argument("--driver", metavar="VERSION", help="NVIDIA driver version of the target machine, e.g. 535.104.05")
-    g.add_argument("--gpu", action="append", default=[], metavar="NAME",
+    # SUPPRESS defaults: a parent parser and a subparser may both carry these flags (cuenv recipes [list]).
+    g.add_argument("--driver", default=argparse.SUPPRESS, metavar="VERSION", help="NVIDIA driver version of the target machine, e.g. 535.104.05")
+    g.add_argument("--gpu", action="append", default=argparse.SUPPRESS, metavar="NAME",
                    help="a GPU of the target machine by name, e.g. 'RTX 4090' (repeat for several)")
-    g.add_argument("--cc", action="append", default=[], metavar="X.Y",
+    g.add_argument("--cc", action="append", default=argparse.SUPPRESS, metavar="X.Y",
                    help="a GPU of the target machine by compute capability, e.g. 8.6 (repeat for several)")
-    g.add_argument("--os", choices=("linux", "windows"), default=None, help="target OS (default: this one)")
+    g.add_argument("--os", choices=("linux", "windows"), default=argparse.SUPPRESS, help="target OS (default: this one)")
 
 
 def machine_from_args(ctx) -> tuple[Machine, list[str]]:
     """(machine, warnings) from the flags, or from detection when none describes the machine."""
-    args = ctx.args
-    os_name = args.os or ("windows" if sys.platform.startswith("win") else "linux")
-    if args.driver or args.gpu or args.cc:
-        return Machine(driver=_driver_flag(args.driver, os_name), gpus=_gpus_from_flags(args.gpu, args.cc), os=os_name), []
+    driver, gpus, ccs = (getattr(ctx.args, k, None) for k in ("driver", "gpu", "cc"))
+    os_flag = getattr(ctx.args, "os", None)
+    os_name = os_flag or ("windows" if sys.platform.startswith("win") else "linux")
+    if driver or gpus or ccs:
+        return Machine(driver=_driver_flag(driver, os_name), gpus=_gpus_from_flags(gpus or [], ccs or []), os=os_name), []
     machine, warnings = _detect(ctx)
-    if args.os:
-        machine = Machine(machine.driver, machine.gpus, os=args.os, arch=machine.arch, glibc=machine.glibc, notes=machine.notes)
+    if os_flag:
+        machine = Machine(machine.driver, machine.gpus, os=os_flag, arch=machine.arch, glibc=machine.glibc, notes=machine.notes)
     return machine, warnings
 
 
@@ -62,11 +64,8 @@ def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
 
 
 def _lookup_gpu(name: str):
-    try:
-        from cuenv.gpus import lookup
-    except ImportError:
-        raise UsageError("GPU names need cuenv's GPU catalogue, which this build does not have.",
-                         hint="Give the compute capability instead, e.g. --cc 8.6.") from None
+    from cuenv.gpus import lookup
+
     try:
         info = lookup(name)
     except LookupError:
@@ -78,11 +77,6 @@ def _lookup_gpu(name: str):
 
 
 def _detect(ctx) -> tuple[Machine, list[str]]:
-    try:
-        from cuenv.driver import detect
-    except ImportError:
-        return Machine(driver=None), ["machine detection is not available in this build; describe the machine with --driver and --cc"]
-    found = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    if isinstance(found, Machine):
-        return found, []
-    return Machine(driver=getattr(found, "driver", None), gpus=tuple(getattr(found, "gpus", ()))), []
+    from cuenv.driver import detect
+
+    return detect(ctx.environ, cache_dir=ctx.settings.cache_dir), []

@@ -26,8 +26,32 @@ def _from_spec(text: str, ctx) -> Stack | None:
     return parse_spec(text, getattr(ctx.args, "index", None)) if looks_like_spec(text) else None
 
 
-# Tried in order; the first that answers wins. Recipe and environment names go before specs.
-RESOLVERS: list[Callable[[str, object], Stack | None]] = [_from_spec]
+def _from_environment(text: str, ctx) -> Stack | None:
+    """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
+    from cuenv.create import stack_from_meta
+    from cuenv.store import NAME_RE, Store
+
+    if not NAME_RE.fullmatch(text):
+        return None
+    store = Store.from_settings(ctx.settings)
+    if not store.path(text).is_dir():
+        return None
+    return stack_from_meta(store.get(text).meta)
+
+
+def _from_recipe(text: str, ctx) -> Stack | None:
+    from cuenv.recipes import load_catalogue
+
+    catalogue = load_catalogue(ctx.settings)
+    name = text.split("@", 1)[0]
+    if name not in catalogue.names():
+        return None
+    recipe, version = catalogue.get(text)
+    return recipe.stack(version)
+
+
+# Tried in order; the first that answers wins: an environment (what is installed), a recipe, a spec.
+RESOLVERS: list[Callable[[str, object], Stack | None]] = [_from_environment, _from_recipe, _from_spec]
 
 
 def resolve_target(text: str, ctx) -> Stack:
@@ -38,7 +62,13 @@ def resolve_target(text: str, ctx) -> Stack:
             return stack
     from cuenv.specs import EXAMPLES
 
-    raise UsageError(f"cuenv does not know the target {text!r}.", hint=f"Give a package spec, for example {EXAMPLES}.")
+    import difflib
+
+    from cuenv.recipes import load_catalogue
+
+    close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(ctx.settings).names(), n=3)
+    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
+    raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
 
 
 def run(ctx) -> Result:

@@ -18,13 +18,17 @@ _REASON = {
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     from cuenv.cli import _common
+    from cuenv.commands._machine_flags import add_machine_flags
 
+    add_machine_flags(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    sub.add_parser("list", parents=[_common()], help="the catalogue with a mark for this machine (default)",
-                   description="The catalogue with a mark for this machine.")
+    listing = sub.add_parser("list", parents=[_common()], help="the catalogue with a mark for this machine (default)",
+                             description="The catalogue with a mark for this machine (or the one the flags describe).")
+    add_machine_flags(listing)
     show = sub.add_parser("show", parents=[_common()], help="everything about one recipe",
                           description="Everything about one recipe, including what each engine would install.")
     show.add_argument("ref", metavar="NAME[@VERSION]")
+    add_machine_flags(show)
     lint = sub.add_parser("lint", parents=[_common()], help="report every problem in recipe files",
                           description="Report every problem in recipe files, with key and line. Exit 1 when any.")
     lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
@@ -41,39 +45,26 @@ def _catalogue(ctx):
     return load_catalogue(ctx.settings)
 
 
-# ---------------------------------------------------------------------------------------------
-# The knowledge base and check engine come from another part of cuenv; until they are importable the
-# columns they feed read "-".
-# ---------------------------------------------------------------------------------------------
-
 def _detect_machine(ctx) -> Any:
-    try:
-        from cuenv.driver import detect
-    except ImportError:
-        return None
-    return detect(ctx.environ)
+    from cuenv.commands._machine_flags import machine_from_args
+
+    return machine_from_args(ctx)[0]
 
 
 def _min_driver(recipe) -> str:
     """Oldest driver that runs the recipe's CUDA (its major family's floor, minor-version compatibility)."""
-    try:
-        from cuenv.matrix import family_floor
-    except ImportError:
-        return "-"
-    floor = family_floor(recipe.cuda)
+    from cuenv.matrix import family_floor
+    from cuenv.versions import cuda
+
+    floor = family_floor(cuda(recipe.cuda).major) if recipe.cuda else None
     return str(floor) if floor else "-"
 
 
 def _mark(recipe, machine) -> tuple[str, str | None]:
-    """(mark, one-word reason): mark is runs | warning | no, or "-" when it cannot be told."""
-    if machine is None:
-        return "-", None
-    try:
-        from cuenv.check import check
-    except ImportError:
-        return "-", None
-    verdict = check(recipe.stack(), machine)
-    findings = list(getattr(verdict, "findings", verdict))
+    """(mark, one-word reason): mark is runs | warning | no."""
+    from cuenv.check import check
+
+    findings = check(recipe.stack(), machine)
     for severity, mark in (("error", "no"), ("warning", "warning")):
         hit = next((f for f in findings if f.severity == severity), None)
         if hit is not None:

@@ -19,11 +19,27 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     add_machine_flags(parser)
 
 
-def candidates(framework: str, ctx) -> list:
-    """Candidate stacks for ``framework``: the builds the knowledge base knows (recipes join here)."""
-    from cuenv import builds
+_RECIPE_FRAMEWORK = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "tensorflow", "jax": "jax"}
 
-    return builds.candidates(framework)
+
+def candidates(framework: str, ctx) -> list:
+    """Candidate stacks for ``framework``: every version of every recipe for it (labelled NAME@VERSION,
+    so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
+    from dataclasses import replace
+
+    from cuenv import builds
+    from cuenv.recipes import load_catalogue
+
+    wanted = _RECIPE_FRAMEWORK.get(framework)
+    found = []
+    for recipe in load_catalogue(ctx.settings).all():
+        fw = recipe.framework.name if recipe.framework else None
+        if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
+            versions = recipe.framework.versions if recipe.framework else (None,)
+            for v in versions:
+                label = recipe.name if v is None or v == recipe.framework.version else f"{recipe.name}@{v}"
+                found.append(replace(recipe.stack(v), label=label))
+    return found or builds.candidates(framework)
 
 
 def run(ctx) -> Result:
