@@ -191,6 +191,16 @@ class MixedCudaMajors(UsageError):
         )
 
 
+def cuda_hint(target_cuda: str | None) -> str:
+    """The next step when a solve failed on ``__cuda``: the driver of the target is too old."""
+    if target_cuda:
+        return (
+            f"The target driver supports CUDA {target_cuda}; this stack needs a newer one. Update the driver, "
+            "pick a recipe for an older CUDA, or solve for another machine with --target-driver."
+        )
+    return "No NVIDIA driver was given; pass --target-driver for the machine the environment is for."
+
+
 def trim_explanation(text: str, *, limit: int = 14) -> str:
     """Keep the solver's explanation readable: no blank lines, no log noise, at most ``limit`` lines."""
     noise = ("warning", "info ", "debug", "critical libmamba", "======", "You are seeing this", "Use the following")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any, Final, Mapping
 
@@ -30,6 +31,7 @@ from cuenv.backends.base import (
     Target,
     Unsatisfiable,
     check_solution_engine,
+    cuda_hint,
     emit,
 )
 from cuenv.backends.condaprefix import conda_layout, package_from_record, read_conda_meta, specs_with_python
@@ -68,7 +70,7 @@ def explicit_file(solution: Solution) -> str:
         if not digest:
             raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 or md5 in the lock", actual="none")
         lines.append(f"{pkg.url}#{digest}")
-    return "\n".join(lines) + "\n"
+    return textwrap.dedent("\n".join(lines)) + "\n"
 
 
 def tool_env(environ: Mapping[str, str], target: Target | None, *, pkgs_dir: Path | None = None) -> dict[str, str]:
@@ -131,15 +133,14 @@ def explain_failure(data: Mapping[str, Any], stderr: str, *, channels: tuple[str
     if missing and "incompatible" not in blob:
         return PackagesNotFound(sorted(set(missing)), where=where)
     if "Unsatisfiable" in name or problems or "Could not solve" in blob or "could not solve" in blob:
-        explanation = text.split(":", 1)[1] if name and text.startswith(name) else text
+        tree = _solver_tree(stderr)
+        if "incompatible" in tree:  # micromamba: its --json keeps one random problem (mamba#2513)
+            explanation = tree
+        else:
+            explanation = text.split(":", 1)[1] if name and text.startswith(name) else text
         if not explanation.strip():
-            explanation = "\n".join(problems) or _solver_tree(stderr)
-        hint = None
-        if "__cuda" in blob:
-            hint = (
-                f"The target driver supports CUDA {target.cuda}; this stack needs a newer one."
-                if target and target.cuda else "No NVIDIA driver was given; pass --target-driver for the target machine."
-            )
+            explanation = "\n".join(problems) or tree
+        hint = cuda_hint(target.cuda if target else None) if "__cuda" in blob else None
         return Unsatisfiable(explanation, hint=hint)
     if "Checksum" in name or "sha256 sum" in blob or "hash mismatch" in blob.lower() or "md5 sum" in blob:
         return HashMismatch(str(data.get("url") or "a package"), expected=str(data.get("expected_checksum", "the locked hash")),
@@ -156,7 +157,8 @@ def explain_failure(data: Mapping[str, Any], stderr: str, *, channels: tuple[str
 
 
 def _solver_tree(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if not ln.startswith(("warning", "info", "debug"))]
+    """The libmamba explanation on stderr, without its log-level prefixes."""
+    lines = [ln for ln in stderr.splitlines() if not ln.startswith(("warning", "info", "debug", "critical", "error"))]
     return "\n".join(lines)
 
 

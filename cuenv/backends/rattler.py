@@ -31,6 +31,7 @@ from cuenv.backends.base import (
     Target,
     Unsatisfiable,
     check_solution_engine,
+    cuda_hint,
     emit,
 )
 from cuenv.backends.condaprefix import conda_layout, package_from_record, read_conda_meta, specs_with_python
@@ -91,14 +92,7 @@ def explain_solver_error(message: str, *, target: Target, channels: tuple[str, .
     if missing and "The following packages are incompatible" not in message:
         return PackagesNotFound(sorted(set(missing)), where=where)
     body = message.split("because of:", 1)[-1]
-    hint = None
-    if "__cuda" in message:
-        hint = (
-            f"The target driver supports CUDA {target.cuda}; this stack needs a newer one. Update the driver, "
-            "pick a recipe for an older CUDA, or solve for another machine with --target-driver."
-            if target.cuda else
-            "No NVIDIA driver was given; pass --target-driver for the machine the environment is for."
-        )
+    hint = cuda_hint(target.cuda) if "__cuda" in message else None
     return Unsatisfiable(body, hint=hint)
 
 
@@ -137,7 +131,7 @@ class RattlerEngine(Engine):
         try:
             matchspecs = [rattler.MatchSpec(s) for s in specs]
         except InvalidMatchSpecError as exc:
-            raise UsageError(f"Invalid conda spec: {exc}.", hint="Write specs like `cuda-version 12.1.*` or `cudnn >=9`.") from None
+            raise UsageError(f"Invalid conda spec: {str(exc).splitlines()[0]}.", hint="Write specs like `cuda-version 12.1.*` or `cudnn >=9`.") from None
         generic = [
             rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), rattler.BuildString(b)) for n, v, b in vps
         ]
