@@ -70,7 +70,7 @@ def explicit_file(solution: Solution) -> str:
         if not digest:
             raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 or md5 in the lock", actual="none")
         lines.append(f"{pkg.url}#{digest}")
-    return textwrap.dedent("\n".join(lines)) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def tool_env(environ: Mapping[str, str], target: Target | None, *, pkgs_dir: Path | None = None) -> dict[str, str]:
@@ -159,7 +159,7 @@ def explain_failure(data: Mapping[str, Any], stderr: str, *, channels: tuple[str
 def _solver_tree(stderr: str) -> str:
     """The libmamba explanation on stderr, without its log-level prefixes."""
     lines = [ln for ln in stderr.splitlines() if not ln.startswith(("warning", "info", "debug", "critical", "error"))]
-    return "\n".join(lines)
+    return textwrap.dedent("\n".join(lines))
 
 
 # -- the engine ---------------------------------------------------------------------------------
