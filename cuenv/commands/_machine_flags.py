@@ -32,11 +32,16 @@ def machine_from_args(ctx) -> tuple[Machine, list[str]]:
     os_flag = getattr(ctx.args, "os", None)
     os_name = os_flag or ("windows" if sys.platform.startswith("win") else "linux")
     if driver or gpus or ccs:
-        return Machine(driver=_driver_flag(driver, os_name), gpus=_gpus_from_flags(gpus or [], ccs or []), os=os_name), []
+        return described_machine(driver, gpus or [], ccs or [], os_name), []
     machine, warnings = _detect(ctx)
     if os_flag:
         machine = Machine(machine.driver, machine.gpus, os=os_flag, arch=machine.arch, glibc=machine.glibc, notes=machine.notes)
     return machine, warnings
+
+
+def described_machine(driver: str | None, gpus: list[str], ccs: list[str], os_name: str = "linux") -> Machine:
+    """The machine that flags describe (``--driver``/``--gpu``/``--cc``, or create's ``--target-*``)."""
+    return Machine(driver=_driver_flag(driver, os_name), gpus=_gpus_from_flags(gpus, ccs), os=os_name)
 
 
 def _driver_flag(text: str | None, os_name: str) -> Driver:
