@@ -108,6 +108,11 @@ def _covered(path: str) -> bool:
     return path.startswith(SYSTEM_PREFIXES) or any(_under(path, t) for t in SYSTEM_TREES)
 
 
+def _redundant(rule: StripRule, rules: Sequence[StripRule]) -> bool:
+    """A tree inside another tree of the list (an environment's dirs inside CUENV_HOME/envs)."""
+    return rule.kind == "tree" and any(r.kind == "tree" and r.value != rule.value and _under(rule.value, r.value) for r in rules)
+
+
 def _tree_rules(paths: Iterable[str]) -> list[StripRule]:
     return [StripRule("tree", p) for p in paths if p not in NEVER_STRIP and not _covered(p)]
 
@@ -146,6 +151,7 @@ def plan_for(target: ActivationTarget, *, envs_dir: Path, other_roots: Sequence[
     if layout.kind == "system":
         strip += _tree_rules([prefix])
     strip += _tree_rules([*bins, *libs])  # no duplicates of our own dirs further down the list
+    strip = [r for r in strip if not _redundant(r, strip)]
     strip += [StripRule("home", v) for v in HOME_VARS]
     return Plan(
         name=target.name,

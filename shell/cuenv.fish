@@ -114,7 +114,9 @@ function __cuenv_verdict -a dir name strict
         end <"$dir/verdict"
     end
     if test -z "$hit"
-        if not command cuenv shell-env fish verdict $strict -- $name
+        set -l flag
+        test -n "$strict"; and set flag --strict
+        if not command cuenv shell-env fish verdict $flag -- $name
             test -n "$strict"; and return 1
         end
     else if test -n "$err" -a -n "$strict"
