@@ -40,6 +40,7 @@ NEVER_STRIP: Final = frozenset(
 VENV_ONLY: Final = ("CONDA_PREFIX", "PYTHONHOME")  # unset when a venv is activated
 CONDA_ONLY: Final = ("VIRTUAL_ENV", "PYTHONHOME")  # unset when a conda prefix is activated
 NAME_RE: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
+TARGET_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,80}")  # env names and system:X.Y
 # Names a recipe may not set: cuenv computes them, or a shell owns them.
 RESERVED: Final = frozenset({*PATH_VARS, "CUENV_ACTIVE", "PWD", "OLDPWD", "SHLVL", "IFS", "PS1", "PS2", "PS4", "PROMPT", "HOME", "_"})
 
@@ -123,6 +124,8 @@ def plan_for(target: ActivationTarget, *, envs_dir: Path, other_roots: Sequence[
     ``envs_dir`` is CUENV_HOME/envs (any other environment there is stripped); ``other_roots``
     are other toolkit roots found on this machine, stripped as well.
     """
+    if not TARGET_RE.fullmatch(target.name):
+        raise UsageError(f"{target.name!r} is not a valid environment name.")
     layout = target.layout
     bins = tuple(dict.fromkeys(_check_dir(_norm(p), "directory") for p in layout.bin_dirs))
     libs = tuple(dict.fromkeys(_check_dir(_norm(p), "directory") for p in layout.lib_dirs))

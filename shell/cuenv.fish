@@ -58,23 +58,20 @@ function __cuenv_use
         set name $__cuenv_pname
         set from_file 1
     end
-    if not string match -qr -- '\A[A-Za-z0-9][A-Za-z0-9._-]*\z' "$name"
-        if test -n "$from_file"
-            __cuenv_py use $strict
-        else
-            __cuenv_py use $strict -- $name
-        end
-        return
-    end
     set -l home "$CUENV_HOME"
     test -n "$home"; or set home $__cuenv_home_default
     set -l dir "$home/envs/$name/.cuenv"
-    if test -f "$dir/complete"; and test -r "$dir/activate.fish"
+    # system:X.Y, no .cuenv file, a bad name or no rendered script: the program answers
+    if string match -qr -- '\A[A-Za-z0-9][A-Za-z0-9._-]*\z' "$name"; and test -f "$dir/complete"; and test -r "$dir/activate.fish"
         __cuenv_verdict $dir $name "$strict"; or return 1
         source "$dir/activate.fish"
         return 0
     end
-    __cuenv_py use $strict -- $name
+    if test -n "$from_file"  # the program finds the .cuenv file again and can name it
+        __cuenv_py use $strict
+    else
+        __cuenv_py use $strict -- $name
+    end
 end
 
 function __cuenv_deactivate

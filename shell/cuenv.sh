@@ -48,22 +48,20 @@ __cuenv_use() {
         __cuenv_name=$__cuenv_pname
         __cuenv_from_file=1
     fi
-    case $__cuenv_name in
-        '' | [._-]* | *[!A-Za-z0-9._-]*)  # system:X.Y, no .cuenv file, or a bad name
-            if [ -n "$__cuenv_from_file" ]; then
-                __cuenv_py use ${__cuenv_strict:+--strict}
-            else
-                __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
-            fi
-            \return ;;
-    esac
     __cuenv_dir="${CUENV_HOME:-$__cuenv_home_default}/envs/$__cuenv_name/.cuenv"
-    if [ -f "$__cuenv_dir/complete" ] && [ -r "$__cuenv_dir/activate.$__cuenv_sh" ]; then
-        __cuenv_verdict || \return 1
-        \builtin . "$__cuenv_dir/activate.$__cuenv_sh"
-        \return 0
+    case $__cuenv_name in
+        '' | [._-]* | *[!A-Za-z0-9._-]*) ;;  # system:X.Y, no .cuenv file, or a bad name: the program answers
+        *) if [ -f "$__cuenv_dir/complete" ] && [ -r "$__cuenv_dir/activate.$__cuenv_sh" ]; then
+            __cuenv_verdict || \return 1
+            \builtin . "$__cuenv_dir/activate.$__cuenv_sh"
+            \return 0
+        fi ;;
+    esac
+    if [ -n "$__cuenv_from_file" ]; then  # the program finds the .cuenv file again and can name it
+        __cuenv_py use ${__cuenv_strict:+--strict}
+    else
+        __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
     fi
-    __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
 }
 
 __cuenv_deactivate() {
