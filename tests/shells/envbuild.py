@@ -23,12 +23,16 @@ def download(cache: Path, spec: str) -> Path:
     """One wheel, downloaded once per machine into the shared test cache."""
     dist, version = spec.split("==")
     stem = dist.replace("-", "_") + "-" + version + "-"
-    found = sorted(cache.glob(stem + "*.whl"))
-    if not found:
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(cache), spec],
-                       check=True, capture_output=True)
+    import fcntl
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".download.lock", "w") as lock:  # pytest-xdist workers share the cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
         found = sorted(cache.glob(stem + "*.whl"))
+        if not found:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(cache), spec],
+                           check=True, capture_output=True)
+            found = sorted(cache.glob(stem + "*.whl"))
     return found[0]
 
 

@@ -11,6 +11,8 @@ from cuenv.project import ProjectPin, find, parse
 
 from .conftest import World, hook_source, read_env0, run_shell, shell_or_skip
 
+pytestmark = pytest.mark.network  # the `world` fixture downloads NVIDIA wheels from PyPI (once)
+
 
 def test_parse_project_file(tmp_path: Path):
     f = tmp_path / ".cuenv"

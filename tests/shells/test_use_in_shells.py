@@ -13,6 +13,8 @@ from cuenv.fingerprint import fingerprint
 
 from .conftest import World, hook_source, read_env0, run_shell
 
+pytestmark = pytest.mark.network  # the `world` fixture downloads NVIDIA wheels from PyPI (once)
+
 CUDART = (
     'import ctypes; l = ctypes.CDLL("libcudart.so.12"); v = ctypes.c_int(); '
     "l.cudaRuntimeGetVersion(ctypes.byref(v)); print(v.value)"
