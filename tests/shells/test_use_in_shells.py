@@ -258,3 +258,32 @@ def test_shellcheck_hook_and_rendered_script(world: World):
 def test_meta_json_of_the_fixture_is_what_create_writes(world: World):
     meta = json.loads((world.envs / "cuda-12.1" / ".cuenv" / "meta.json").read_text())
     assert set(meta) >= {"layout", "env_vars", "activate_scripts"}
+
+
+def test_conda_activate_d_scripts_run_as_conda_runs_them(shell: str, world: World, tmp_path: Path):
+    from cuenv.layout import CudaLayout
+
+    from . import envbuild
+
+    home = tmp_path / "home"
+    prefix = home / "envs" / "condaenv"
+    for d in ("bin", "lib", "etc/conda/activate.d", "etc/conda/deactivate.d"):
+        (prefix / d).mkdir(parents=True)
+    act, deact = prefix / "etc/conda/activate.d", prefix / "etc/conda/deactivate.d"
+    (act / "10-pkg.sh").write_text('export PKG_HOME="$CONDA_PREFIX/share/pkg"\n')
+    (deact / "10-pkg.sh").write_text("unset PKG_HOME\n")
+    (act / "10-pkg.fish").write_text('set -gx PKG_HOME "$CONDA_PREFIX/share/pkg"\n')
+    (deact / "10-pkg.fish").write_text("set -e PKG_HOME\n")
+    layout = CudaLayout(prefix=prefix, kind="conda", bin_dirs=(prefix / "bin",), lib_dirs=(prefix / "lib",),
+                        cuda_home=prefix)
+    envbuild.register(home / "envs", "condaenv", layout)
+    env = world.environ(tmp_path, CUENV_HOME=str(home), VIRTUAL_ENV="/some/venv")
+    before, during, after = (tmp_path / n for n in ("before", "during", "after"))
+    sep = "; " if shell == "fish" else " && "
+    out = run_shell(shell, sep.join([hook_source(shell, world, tmp_path), _dump(shell, before), "cuenv use condaenv",
+                                     _dump(shell, during), "cuenv deactivate", _dump(shell, after)]), env)
+    assert out.returncode == 0, out.stderr
+    mid = read_env0(during)
+    assert mid["PKG_HOME"] == f"{prefix}/share/pkg"
+    assert mid["CONDA_PREFIX"] == str(prefix) and mid["CUDA_HOME"] == str(prefix) and "VIRTUAL_ENV" not in mid
+    assert read_env0(after) == read_env0(before)
