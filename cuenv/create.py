@@ -90,7 +90,11 @@ def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_ha
 
 
 def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
-    s = meta["stack"]
+    s = meta.get("stack")
+    if not isinstance(s, Mapping) or "cuda" not in s:
+        name = meta.get("name", "?")
+        raise CuenvError(f"The metadata of environment {name!r} is damaged (no stack recorded).",
+                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.")
     return Stack(
         label=f"env:{meta['name']}", cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
         ptx=tuple(s.get("ptx", ())), has_nvcc=bool(s.get("has_nvcc")), os=tuple(s.get("os", ("linux",))),

@@ -21,17 +21,22 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def prepared_env(ctx, name: str) -> dict[str, str]:
-    """The activated environment of ``name``, after printing its verdict's problems on stderr."""
+    """The activated environment of ``name``, after warning on stderr when it cannot run here.
+
+    The command runs regardless (it may not need the GPU); a machine without any driver is not
+    repeated on every run (`cuenv list` and `cuenv doctor` say it).
+    """
     from cuenv import verdict
     from cuenv.activation import activated_env
+    from cuenv.create import NOT_BLOCKING
     from cuenv.store import Store
 
     settings = ctx.settings
     record = Store.from_settings(settings).get(name)
     for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
-        if f.severity in ("error", "warning"):
-            sys.stderr.write(f"{f.severity}: {f.message}\n")
-    return activated_env(ctx.environ, record.target(), envs_dir=settings.envs_dir)
+        if f.severity in ("error", "warning") and f.code not in NOT_BLOCKING:
+            sys.stderr.write(f"warning: {f.message}\n")
+    return activated_env(ctx.environ, record.target(), home=settings.home)
 
 
 def run(ctx) -> Result:

@@ -63,7 +63,11 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
              *, prompt: bool = True) -> ActivationTarget:
     """Write meta.json, the activation scripts and the completion marker, as `cuenv create` does."""
     store = Store(envs_dir)
-    store.write_meta(name, {"layout": layout_to_json(layout), "env_vars": env_vars or {}, "activate_scripts": []})
+    cuda = name.split("-", 1)[-1] if name.startswith("cuda-") else None
+    stack = {"cuda": cuda, "cudnn": None, "sass": ["7.0", "8.0", "9.0"], "ptx": ["9.0"], "has_nvcc": False,
+             "os": ["linux"], "framework": None, "framework_version": None, "variant": None}
+    store.write_meta(name, {"name": name, "stack": stack, "layout": layout_to_json(layout),
+                            "env_vars": env_vars or {}, "activate_scripts": []})
     target = store.get(name, allow_incomplete=True).target()
     render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt)
     store.mark_complete(name)
