@@ -96,7 +96,7 @@ def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
         raise CuenvError(f"The metadata of environment {name!r} is damaged (no stack recorded).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.")
     return Stack(
-        label=f"env:{meta['name']}", cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
+        label=str(meta.get("name", "environment")), cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
         ptx=tuple(s.get("ptx", ())), has_nvcc=bool(s.get("has_nvcc")), os=tuple(s.get("os", ("linux",))),
         framework=s.get("framework"), framework_version=s.get("framework_version"), variant=s.get("variant"),
     )
