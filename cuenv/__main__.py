@@ -1,3 +1,3 @@
-from cuenv.cli import main
+from cuenv.cli import entry
 
-raise SystemExit(main())
+entry()

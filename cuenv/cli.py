@@ -178,3 +178,20 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
         sys.stderr.write("hint: This is a bug in cuenv. Run again with -v for the traceback and report it.\n")
         return 1
+
+
+def entry() -> None:
+    """The console script and `python -m cuenv`: main(), then exit.
+
+    py-rattler's runtime threads can call into Python while the interpreter finalizes and abort the
+    process ("PyGILState_Release ... finalizing"), seen intermittently after a successful solve. When it
+    was loaded, flush and leave without finalizing; nothing of cuenv's needs atexit.
+    """
+    code = main()
+    if "rattler" in sys.modules:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    raise SystemExit(code)

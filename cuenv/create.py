@@ -144,7 +144,8 @@ Reporter = Callable[[str, str], None]
 
 def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
     """--python wins; a venv otherwise uses this interpreter when the recipe allows it (no download),
-    else the recipe's default; conda engines install the recipe's default."""
+    else the recipe's default; conda engines install the recipe's default, and no Python at all for
+    a bare CUDA stack (a conda prefix with only the runtime and compiler pieces)."""
     import sys
 
     if requested:
@@ -157,6 +158,8 @@ def choose_python(recipe, version: str | None, requested: str | None, engine: st
         here = f"{sys.version_info.major}.{sys.version_info.minor}"
         if not py.supported or _allows(py.supported, here):
             return None
+    elif recipe.framework is None:
+        return None
     return py.default
 
 
@@ -193,6 +196,9 @@ def plan_create(settings, environ, *, ref: str, name: str | None, engine: str | 
 
     recipe, version = load_catalogue(settings).get(ref)
     env_name = validate_name(name or recipe.name)
+    store = Store.from_settings(settings)
+    if not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
+        prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
     engine_name, why = resolve_engine(engine, environ, default=settings.engine)
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)

@@ -1,0 +1,135 @@
+"""`cuenv create` end to end, as a user runs it: real wheels from PyPI, a real local conda channel."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import LOAD_CUDART
+
+
+@pytest.mark.network
+def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
+    made = cuenv("create", "cuda-12.1", "--engine", "venv")
+    assert made.returncode == 0, made.stderr
+    assert "Created 'cuda-12.1'" in made.stdout
+    # the conflict is real: outside the environment the loader finds CUDA 12.4's runtime first
+    outside = subprocess.run([sys.executable, "-c", LOAD_CUDART, "12"], env=system_cuda, capture_output=True, text=True)
+    assert outside.stdout.strip() == "12040"
+    inside = cuenv("run", "cuda-12.1", "--", "python", "-c", LOAD_CUDART, "12", env=system_cuda)
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stdout.strip() == "12010"
+    ptxas = cuenv("run", "cuda-12.1", "--", "ptxas", "--version", env=system_cuda)
+    assert "release 12.1, V12.1.105" in ptxas.stdout
+    cuda_home = cuenv("run", "cuda-12.1", "--", "sh", "-c", 'ls "$CUDA_HOME/include/cuda_runtime_api.h" "$CUDA_HOME"/lib64/libcudart.so*', env=system_cuda)
+    assert cuda_home.returncode == 0, cuda_home.stderr
+    listed = json.loads(cuenv("list", "--json").stdout)["environments"]
+    assert [(e["name"], e["engine"], e["cuda"], e["recipe"]) for e in listed] == [("cuda-12.1", "venv", "12.1", "cuda-12.1")]
+    assert listed[0]["status"] in ("ok", "warning", "error") and listed[0]["size_bytes"] > 1_000_000
+    meta = json.loads(cuenv("info", "cuda-12.1", "--json").stdout)
+    assert meta["resolved"] == {"libcudart": "12.1.105", "nvcc": "12.1.105"}
+    assert meta["recipe"]["hash"].startswith("sha256:") and meta["lock_hash"].startswith("sha256:")
+
+
+def test_exit_code_passes_through(cuenv, local_recipes):
+    assert cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes)).returncode == 0
+    assert cuenv("run", "local-cuda-12.1", "--", "sh", "-c", "exit 7").returncode == 7
+    missing = cuenv("run", "local-cuda-12.1", "--", "no-such-command-xyz")
+    assert missing.returncode == 127 and missing.stderr.startswith("error: Command 'no-such-command-xyz' was not found")
+
+
+def test_rattler_env_from_the_local_channel(cuenv, local_recipes, system_cuda):
+    made = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes))
+    assert made.returncode == 0, made.stderr
+    inside = cuenv("run", "local-cuda-12.1", "--", "python", "-c", LOAD_CUDART, "12", env=system_cuda)
+    assert inside.stdout.strip() == "12010", inside.stderr
+    ptxas = cuenv("run", "local-cuda-12.1", "--", "ptxas", "--version", env=system_cuda)
+    assert "release 12.1" in ptxas.stdout
+    info = json.loads(cuenv("info", "local-cuda-12.1", "--json").stdout)
+    assert info["engine"] == "rattler" and info["layout"]["kind"] == "conda"
+    assert info["layout"]["cuda_home"] == info["path"]
+
+
+def test_check_refuses_before_any_download(cuenv, local_recipes, tmp_path):
+    env = dict(os.environ, CUENV_DRIVER="470.82.01", CUENV_GPUS="Tesla T4", CUENV_CACHE_DIR=str(tmp_path / "empty-cache"))
+    out = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes), env=env)
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: local-cuda-12.1 will not run on this machine: ")
+    assert "470.82.01" in out.stderr and "hint: " in out.stderr
+    assert not (tmp_path / "empty-cache").exists()  # nothing fetched, nothing solved
+    assert json.loads(cuenv("list", "--json").stdout)["environments"] == []
+
+
+def test_solver_refuses_too_low_cuda_with_force(cuenv, local_recipes):
+    """--force skips cuenv's check; the solver still refuses: cuda-version 12.1 needs __cuda >= 12."""
+    env = dict(os.environ, CUENV_DRIVER="470.82.01", CUENV_GPUS="Tesla T4")
+    out = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--force", "--recipes", str(local_recipes), env=env)
+    assert out.returncode == 1
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: The requested packages cannot be installed together:"], out.stderr
+    assert "__cuda" in out.stderr
+    assert json.loads(cuenv("list", "--json").stdout)["environments"] == []
+
+
+def test_target_machine_flags_validate_another_machine(cuenv, local_recipes):
+    out = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),
+                "--target-driver", "535.104.05", "--target-gpu", "NVIDIA A100-SXM4-80GB", "--dry-run", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["dry_run"] is True
+    assert {p["name"] for p in data["packages"]} == {"cuda-version", "cuda-cudart", "cuda-nvcc-tools"}
+    assert not [f for f in data["findings"] if f["severity"] == "error"]
+    # an RTX 5090 (12.0) has no SASS here, only the PTX 9.0 JIT path: a warning, still buildable
+    jit = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),
+                "--target-driver", "535.104.05", "--target-gpu", "GeForce RTX 5090", "--dry-run")
+    assert jit.returncode == 0 and jit.stderr.startswith("warning: local-cuda-12.1 has no SASS for the GeForce RTX 5090 (12.0)")
+    # a driver of the CUDA 11 family cannot run it at all
+    refused = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),
+                    "--target-driver", "470.82.01", "--target-cc", "8.6", "--dry-run")
+    assert refused.returncode == 1 and "470.82.01" in refused.stderr.splitlines()[0]
+
+
+def test_dry_run_changes_nothing(cuenv, local_recipes, isolated):
+    out = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes), "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Would create 'local-cuda-12.1' from local-cuda-12.1 with rattler")
+    assert not (isolated / "home" / "envs" / "local-cuda-12.1").exists()
+
+
+def test_existing_name_needs_force(cuenv, local_recipes):
+    base = ("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes), "-n", "mine")
+    assert cuenv(*base).returncode == 0
+    again = cuenv(*base)
+    assert again.returncode == 2 and again.stderr.startswith("error: Environment 'mine' already exists.")
+    forced = cuenv(*base, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert [e["name"] for e in json.loads(cuenv("list", "--json").stdout)["environments"]] == ["mine"]
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (("create", "torch-cu12"), "error: Unknown recipe 'torch-cu12'"),
+    (("create", "cuda-12.1", "-n", "../evil"), "error: '../evil' is not a valid environment name."),
+    (("create", "torch-cu121@9.9.9"), "9.9.9"),
+    (("create", "cuda-12.1", "--python", "three"), "not a valid Python version"),
+])
+def test_bad_input_is_one_clear_error(cuenv, argv, needle, isolated):
+    out = cuenv(*argv)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0].startswith(needle) or needle in lines[0], out.stderr
+    assert len(lines) <= 2 and "Traceback" not in out.stderr
+    assert not (isolated / "home" / "envs").exists() or not any((isolated / "home" / "envs").iterdir())
+
+
+def test_remove(cuenv, local_recipes, isolated):
+    assert cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes)).returncode == 0
+    no_tty = cuenv("remove", "local-cuda-12.1", stdin=subprocess.DEVNULL)
+    assert no_tty.returncode == 2 and "-y" in no_tty.stderr
+    gone = cuenv("remove", "local-cuda-12.1", "-y")
+    assert gone.returncode == 0 and gone.stdout.strip() == "Removed local-cuda-12.1."
+    assert not (isolated / "home" / "envs" / "local-cuda-12.1").exists()
+    assert cuenv("remove", "local-cuda-12.1", "-y").returncode == 2
