@@ -1,0 +1,127 @@
+"""An interrupted create never leaves an environment that looks usable (issue 4 §6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import LOAD_CUDART
+
+
+def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "cuenv", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def _states(cuenv) -> dict[str, str]:
+    out = cuenv("list", "--json")
+    assert out.returncode == 0, out.stderr
+    return {e["name"]: e["status"] for e in json.loads(out.stdout)["environments"]}
+
+
+def _works(cuenv, name: str) -> bool:
+    out = cuenv("run", name, "--", "python", "-c", LOAD_CUDART, "12")
+    return out.returncode == 0 and out.stdout.strip() == "12010"
+
+
+@pytest.mark.parametrize("engine", ["rattler", "venv"])
+def test_kill_9_at_random_points(cuenv, local_recipes, engine):
+    recipe = "local-cuda-12.1" if engine == "rattler" else "cuda-12.1"
+    args = ["create", recipe, "--engine", engine, "--recipes", str(local_recipes), "-n", "victim", "--force"]
+    # how long a whole create takes here, so the kills land all over it
+    t0 = time.monotonic()
+    assert cuenv(*args).returncode == 0
+    full = time.monotonic() - t0
+    rng = random.Random(1234)
+    seen = set()
+    for _ in range(8):
+        proc = _start(args)
+        time.sleep(rng.uniform(0.0, full))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state = _states(cuenv).get("victim")
+        seen.add(state)
+        # killed before the prefix was made, left incomplete, or finished: never usable-but-broken
+        assert state in (None, "incomplete", "ok", "warning", "error")
+        if state not in (None, "incomplete"):
+            assert _works(cuenv, "victim")
+        else:
+            blocked = cuenv("run", "victim", "--", "true")
+            assert blocked.returncode != 0
+    # a new create cleans up whatever was left
+    assert cuenv(*args).returncode == 0
+    assert _works(cuenv, "victim")
+    assert seen & {None, "incomplete"}, seen  # some kills really landed mid-create
+
+
+def test_incomplete_leftover_is_cleaned_by_create_and_remove(cuenv, local_recipes, isolated):
+    args = ["create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes)]
+    assert cuenv(*args).returncode == 0
+    (isolated / "home" / "envs" / "local-cuda-12.1" / ".cuenv" / "complete").unlink()  # as after a kill -9
+    assert _states(cuenv) == {"local-cuda-12.1": "incomplete"}
+    used = cuenv("run", "local-cuda-12.1", "--", "true")
+    assert used.returncode == 1 and "is incomplete" in used.stderr
+    assert cuenv(*args).returncode == 0  # no --force needed to replace an incomplete leftover
+    assert _works(cuenv, "local-cuda-12.1")
+    (isolated / "home" / "envs" / "local-cuda-12.1" / ".cuenv" / "complete").unlink()
+    assert cuenv("remove", "local-cuda-12.1", "-y").returncode == 0
+    assert _states(cuenv) == {}
+
+
+def test_ctrl_c_takes_everything_back(cuenv, local_recipes, isolated):
+    env = dict(os.environ, CUENV_CACHE_DIR=str(isolated / "cold-cache"))  # a cold cache: the install takes a while
+    args = ["create", "cuda-12.1", "--engine", "venv", "-n", "interrupted"]
+    interrupted = 0
+    for delay in (0.3, 0.6, 0.9):
+        proc = _start(args, env=env)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        if proc.returncode == 0:
+            continue  # finished before the signal
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        assert not (isolated / "home" / "envs" / "interrupted").exists()
+        interrupted += 1
+    assert interrupted, "every create finished before Ctrl-C: the test proved nothing"
+
+
+def test_concurrent_creates_of_one_name(cuenv, local_recipes):
+    args = ["create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes), "-n", "twin"]
+    procs = [_start(args) for _ in range(3)]
+    results = [(p.wait(), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _ in results)
+    # one builds it; the others are told it is busy or that it now exists; none interleave
+    assert codes.count(0) >= 1, results
+    for code, err in results:
+        if code != 0:
+            assert "being changed by another cuenv process" in err or "already exists" in err, err
+    assert _states(cuenv) != {} and _works(cuenv, "twin")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_full_disk_leaves_nothing_usable(cuenv, tmp_path):
+    home = tmp_path / "small-home"
+    home.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(home)], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        env = dict(os.environ, CUENV_HOME=str(home))
+        out = cuenv("create", "cuda-12.1", "--engine", "venv", env=env)  # ~55 MB into 8 MB
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr and out.stderr.count("error: ") == 1
+        listed = cuenv("list", "--json", env=env)
+        assert json.loads(listed.stdout)["environments"] == []
+        assert not (Path(home) / "envs" / "cuda-12.1").exists()
+    finally:
+        subprocess.run(["umount", str(home)], check=False)
