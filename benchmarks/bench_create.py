@@ -23,18 +23,14 @@ from pathlib import Path
 from cuenv.backends import get_engine
 from cuenv.backends.base import Request, Target
 from cuenv.backends.venv import requirements_lines
+from cuenv.diskuse import disk_usage
 
 DEFAULT = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
 
 
 def disk(roots: list[Path]) -> int:
-    seen: dict[tuple[int, int], int] = {}
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            for name in filenames + dirnames:
-                st = os.lstat(os.path.join(dirpath, name))
-                seen.setdefault((st.st_dev, st.st_ino), st.st_blocks * 512)
-    return sum(seen.values())
+    seen: set[tuple[int, int]] = set()
+    return sum(disk_usage(root, seen) for root in roots)
 
 
 def timed(fn) -> float:

@@ -81,10 +81,16 @@ def _is_toolkit(path: Path) -> bool:
 
 
 def _candidates(environ: Mapping[str, str], root: Path) -> list[tuple[Path, str]]:
+    """CUDA_HOME/CUDA_PATH, then ``cuda*`` folders under the usual parents, or under the parents
+    listed in CUENV_TOOLKIT_ROOTS (':'-separated; for unusual installs and for tests)."""
     found: list[tuple[Path, str]] = []
     for var in ENV_VARS:
         if environ.get(var):
             found.append((Path(environ[var]), var))
+    parents = [Path(p) for p in environ.get("CUENV_TOOLKIT_ROOTS", "").split(":") if p]
+    if parents:
+        found += [(p, "CUENV_TOOLKIT_ROOTS") for parent in parents for p in sorted(parent.glob("cuda*"))]
+        return found
     for folder, pattern in ((root / "usr/local", "cuda"), (root / "usr/local", "cuda-*"), (root / "opt", "cuda*")):
         found += [(p, str(Path("/") / p.relative_to(root))) for p in sorted(folder.glob(pattern))]
     return found

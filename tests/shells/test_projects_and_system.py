@@ -94,6 +94,7 @@ def toolkits(tmp_path: Path) -> Path:
         (kit / "bin").mkdir(parents=True)
         (kit / "lib64").mkdir()
         (kit / "lib64" / "libcudart.so").write_text("")
+        (kit / "version.json").write_text('{"cuda": {"name": "CUDA SDK", "version": "%s.0"}}' % version)
         ptxas = kit / "bin" / "ptxas"
         ptxas.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {version}'\n")
         ptxas.chmod(0o755)
