@@ -15,12 +15,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from cuenv import __version__
 from cuenv.errors import CuenvError, UsageError
-from cuenv.stack import Finding, Stack
+from cuenv.stack import NO_GPU_HERE, Finding, Stack
 from cuenv.store import Store, layout_to_json, validate_name
 
-# Findings that say "this machine cannot be judged" rather than "this stack is wrong for it":
-# building on a GPU-less login node or CI runner is a normal use (issue 4 §1).
-NOT_BLOCKING = frozenset({"no-driver", "no-gpu"})
+NOT_BLOCKING = NO_GPU_HERE
 
 
 class CheckFailed(CuenvError):

@@ -11,6 +11,10 @@ from typing import Final
 
 SEVERITIES: Final = ("error", "warning", "info")
 
+# Findings that say "this machine has no GPU to judge" rather than "this stack is wrong for it":
+# building on a GPU-less login node or CI runner is normal (issue 4 §1), and activating there too.
+NO_GPU_HERE: Final = frozenset({"no-driver", "no-gpu"})
+
 
 @dataclass(frozen=True)
 class Stack:

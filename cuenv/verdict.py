@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final, Mapping, Sequence
 
 from cuenv.fingerprint import fingerprint
-from cuenv.stack import Finding
+from cuenv.stack import NO_GPU_HERE, Finding
 from cuenv.store import META_FILE, EnvRecord
 
 VERDICT_FILE: Final = "verdict"
@@ -57,11 +57,13 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
 
 
 def lines_for(findings: Sequence[Finding]) -> list[str]:
+    """What `use` prints. A machine without a GPU is a warning there: activating still makes sense."""
     out = []
     for f in findings:
         if f.severity not in ("error", "warning"):
             continue
-        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
+        severity = "warning" if f.code in NO_GPU_HERE else f.severity
+        out.append(f"{severity}: {' '.join(f.message.splitlines())}")
         if f.fix:
             out.append(f"hint: {' '.join(f.fix.splitlines())}")
     return out
