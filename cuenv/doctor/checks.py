@@ -131,7 +131,9 @@ def toolkits(f: Facts) -> Check | None:
         detail.append(f"toolkit {kit.path}: {version} (found via {kit.source})")
     if f.origin == "this machine" and not t.toolkits:
         detail.append("no CUDA toolkit installed on the system (environments bring their own)")
-    if t.nvcc is not None:
+    if t.nvcc is not None and f.origin != "this machine":
+        detail.append(f"nvcc: CUDA {t.nvcc.version or '?'}")
+    elif t.nvcc is not None:
         detail.append(f"nvcc on PATH: {t.nvcc.path} (CUDA {t.nvcc.version or '?'})")
     elif f.origin == "this machine":
         detail.append("no nvcc on PATH (only needed to compile CUDA code)")
@@ -476,6 +478,15 @@ def framework(f: Facts) -> Check | None:
                 from_check.append(Finding("cpu-only-build", "error", f"{stack.label} is a CPU-only build on a GPU machine.",
                                           f"Install a CUDA build of {p.name} (e.g. `cuenv create torch-cu121`)."))
         found += from_check
+        nvcc = f.toolkits.nvcc if f.toolkits else None
+        if nvcc is not None and nvcc.version and stack.cuda and _mm(nvcc.version) != _mm(stack.cuda):
+            found.append(Finding(
+                "nvcc-runtime-mismatch", "warning",
+                f"nvcc is CUDA {nvcc.version} but {stack.label} was built with CUDA {stack.cuda}: CUDA extensions built "
+                "here (torch.utils.cpp_extension, flash-attn, apex) fail or mismatch"
+                + (" (a different major: torch refuses to build them)." if _mm(nvcc.version)[0] != _mm(stack.cuda)[0] else "."),
+                f"Use an nvcc of CUDA {stack.cuda} for extensions (an environment with nvcc from a cu"
+                f"{stack.cuda.replace('.', '')} recipe), or a {p.name} build for CUDA {nvcc.version}."))
         if p.available is False and gpus and stack.cuda and not any(x.severity == "error" for x in from_check):
             found.append(Finding(
                 "framework-broken", "error",
@@ -524,7 +535,8 @@ def machine(f: Facts) -> Check | None:
             flags = f", BF16 {'yes' if feats.bf16 else 'no'}, FP8 {'yes' if feats.fp8 else 'no'}"
         detail.append(f"GPU {gpu.index}: {gpu.name}, cc {gpu.compute_capability or '?'}, {mem}{flags}"
                       + (", MIG on" if gpu.mig else ""))
-        if feats is not None and not feats.bf16:
+        if feats is not None and not feats.bf16 and not any(x.code == "bf16-unsupported" and gpu.name in x.message
+                                                              for x in found):
             found.append(Finding(
                 "bf16-unsupported", "warning",
                 f"{gpu.name} (compute capability {gpu.compute_capability}) has no BF16 support: bf16 training and "
@@ -560,7 +572,7 @@ def errors(f: Facts) -> Check | None:
     if f.origin == "this machine" or not f.errors:
         return None
     found = [Finding(h.code, h.severity, f"{h.message} (seen: \"{h.text[:160]}\")", h.fix) for h in f.errors]
-    return make_check("errors", [f"recognised: {h.text[:160]}" for h in f.errors], found)
+    return make_check("errors", [f"{len(f.errors)} well-known error message(s) recognised"], found)
 
 
 CHECKS: Final[Sequence[Callable[[Facts], Check | None]]] = (

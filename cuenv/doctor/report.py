@@ -189,7 +189,7 @@ def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
         cuda = stack.cuda
     probe = FrameworkProbe(
         name="torch", version=version, cuda=None if cpu else cuda,
-        available=None if available is None else available.strip().lower().startswith("true"),
+        available=None if available is None else available.strip().lower() in ("true", "yes"),
         arch_list=arch, stack=stack,
     )
     return probe
@@ -230,14 +230,17 @@ def parse(text: str) -> Facts:
     warn = re.search(r"(NVIDIA [^\n]+?|[A-Z][^\n]+?) with CUDA capability sm_(\d+)(\d) is not compatible", joined)
     if warn and not gpus:
         gpus = (Gpu(0, warn.group(1).strip(), f"{warn.group(2)}.{warn.group(3)}"),)
+    paddle = re.search(r"GPU Compute Capability: (\d+\.\d+), Driver API Version: (\d+\.\d+)", joined)
+    if paddle and not gpus:
+        gpus = (Gpu(0, f"GPU with compute capability {paddle.group(1)}", paddle.group(1)),)
     driver_version = driver_version or module
     driver = None
     if driver_version or smi_cuda:
-        m_cuda = smi_cuda
-        if m_cuda is not None:
-            m_cuda = re.match(r"\d+\.\d+", m_cuda).group(0) if re.match(r"\d+\.\d+", m_cuda) else None
-        max_cuda = m_cuda or (max_cuda_for_driver(driver_version) if driver_version else None)
+        level = re.match(r"\d+\.\d+", smi_cuda or "")
+        max_cuda = level.group(0) if level else (max_cuda_for_driver(driver_version) if driver_version else None)
         driver = Driver(driver_version or "", max_cuda, "report")
+    elif paddle:  # Paddle's "Driver API Version" is the newest CUDA the driver supports
+        driver = Driver("", paddle.group(2), "report")
     gpus = tuple(_complete(g) for g in gpus)
     machine = Machine(driver=driver, gpus=gpus) if (driver or gpus) else None
     if driver is None:
@@ -283,7 +286,7 @@ def parse(text: str) -> Facts:
     if cudnn is None:
         missing.append("no cuDNN version in the report")
     gcc = None
-    m = re.search(r"^\s*(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)\s*$",
+    m = re.search(r"^\s*(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8}.*)?\s*$",
                   joined, re.MULTILINE)
     if m:
         gcc = m.group(1)

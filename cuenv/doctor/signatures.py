@@ -79,30 +79,43 @@ SIGNATURES: Final = (
               "or a container was started without GPU access.",
               "Unset or fix CUDA_VISIBLE_DEVICES; start containers with `--gpus all` (Docker) or "
               "`--device nvidia.com/gpu=all` (CDI)."),
-    Signature(r"(libcuda\.so(?:\.1)?): cannot open shared object file|Could not load dynamic library '(libcuda\.so[.\d]*)'",
+    Signature(r"Error: libcuda\.so: cannot open shared object file",
+              "library-not-found", "error",
+              "cuDNN 8 opens the unversioned libcuda.so, which only the driver's development link provides; it is "
+              "often missing on WSL and in containers although libcuda.so.1 is there.",
+              "Add the driver's folder to LD_LIBRARY_PATH (WSL: /usr/lib/wsl/lib), or create the link: "
+              "`sudo ln -s libcuda.so.1 libcuda.so` in the folder holding libcuda.so.1."),
+    Signature(r"(libcuda\.so\.1): cannot open shared object file|Could not load dynamic library '(libcuda\.so\.1)'",
               "no-driver", "error",
-              "{1}{2} is part of the NVIDIA driver, not of the CUDA toolkit or the wheels: no driver is installed, "
-              "or its library folder is not on the loader path.",
+              "libcuda.so.1 is part of the NVIDIA driver, not of the CUDA toolkit or the wheels: no driver is "
+              "installed, or its library folder is not on the loader path.",
               "Install the NVIDIA driver; in a container, use the NVIDIA Container Toolkit so the driver's libraries "
               "are mounted in."),
-    Signature(r"CUDA driver is a stub library|cudaErrorStubLibrary",
+    Signature(r"CUDA driver is a stub library|cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY",
               "driver-stub-library", "error",
-              "The loader found the toolkit's stub libcuda.so (lib64/stubs) before the real driver library.",
-              "Remove the `.../stubs` folder from LD_LIBRARY_PATH (it is only for linking), "
-              "and install the NVIDIA driver if none is present."),
-    Signature(r"((?:lib)?cud(?:art|nn|nn_\w+|blas|blasLt|fft|rand|solver|sparse|nvrtc|upti)[\w.]*\.so[.\d]*)"
-              r"[:']?\s*(?:cannot open shared object file|: No such file)|"
-              r"Could not load (?:dynamic )?library '?((?:lib)?(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusolver|"
-              r"cusparse|nvrtc|cudnn_\w+)[\w.]*\.so[.\d]*)'?|"
-              r"Unable to load any of \{(libcudnn_\w+\.so[.\d]*)",
+              "The loader found the toolkit's link-time stub libcuda.so (lib64/stubs) instead of the driver's library.",
+              "Remove the `.../stubs` folder from LD_LIBRARY_PATH (it is only for linking); the real libcuda.so.1 comes "
+              "with the NVIDIA driver, so install the driver if none is present."),
+    Signature(r"(libcudnn_(?:ops|cnn|adv)_(?:infer|train)\.so\.8)(?:: cannot open shared object file|\.?\s*$)",
               "library-not-found", "error",
-              "{1}{2}{3} cannot be found by the dynamic loader: the CUDA library of that major version is not installed, "
-              "or its folder is on neither LD_LIBRARY_PATH, the RUNPATH nor the linker cache.",
-              "Install the matching library (e.g. nvidia-cuda-runtime-cu11 for libcudart.so.11.0, cuDNN 8 for "
-              "libcudnn_cnn_infer.so.8) into the environment, or a build of the program for the CUDA you have; "
+              "{1} is a cuDNN 8 library: cuDNN 8 is not installed or not on the loader path (cuDNN 9 renamed its "
+              "libraries to libcudnn_ops.so.9, libcudnn_cnn.so.9, ... and does not satisfy it).",
+              "Install cuDNN 8 for your CUDA major (nvidia-cudnn-cu11 or nvidia-cudnn-cu12 8.9.x, conda cudnn=8) into "
+              "the environment, or move the program to a cuDNN 9 build."),
+    Signature(r"(lib[\w+-]*\.so[.\d]*): cannot open shared object file",
+              "library-not-found", "error",
+              "{1} cannot be found by the dynamic loader: the library of that major version is not installed, or its "
+              "folder is on neither LD_LIBRARY_PATH, the RUNPATH nor the linker cache.",
+              "Install the library for that major version (e.g. nvidia-cuda-runtime-cu11 for libcudart.so.11.0) into "
+              "the environment, or a build of the program for the CUDA you have; `cuenv doctor NAME` shows where each "
+              "library would come from."),
+    Signature(r"Could not load (?:dynamic )?library '?(lib\w+\.so[.\d]*)'?|Unable to load any of \{(lib\w+\.so[.\d]*)",
+              "library-not-found", "error",
+              "{1}{2} cannot be found by the dynamic loader.",
+              "Install the library for that major version into the environment (or its folder onto LD_LIBRARY_PATH); "
               "`cuenv doctor NAME` shows where each library would come from."),
-    Signature(r"cuDNN version incompatibility: PyTorch was compiled\s+against \(?([\d, ]+)\)? but found runtime "
-              r"version \(?([\d, ]+)\)?",
+    Signature(r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against \(?([\d, ]+)\)? but "
+              r"(?:found runtime version|linked against) \(?([\d, ]+)\)?",
               "cudnn-mismatch", "error",
               "PyTorch was built against cuDNN ({1}) but loads cuDNN ({2}): another cuDNN shadows the one it ships.",
               "Remove the other cuDNN from LD_LIBRARY_PATH (or uninstall it from the environment) so the framework "
@@ -112,6 +125,11 @@ SIGNATURES: Final = (
               "TensorFlow was built with cuDNN {2} but loads cuDNN {1}.",
               "Install the cuDNN the TensorFlow release was tested with (`pip install tensorflow[and-cuda]`), and drop "
               "other cuDNN folders from LD_LIBRARY_PATH."),
+    Signature(r"The installed Paddle is compiled with CUDNN ([\d.]+), but CUDNN version in your machine is ([\d.]+)",
+              "cudnn-mismatch", "error",
+              "Paddle was built with cuDNN {1} but loads cuDNN {2}.",
+              "Install the cuDNN Paddle's release asks for (its install page lists it per CUDA variant) and drop older "
+              "cuDNN folders from LD_LIBRARY_PATH and PATH."),
     Signature(r"unsupported GNU version! gcc versions later than (\d+) are not supported",
               "compiler-too-new", "error",
               "nvcc's host_config.h rejects a gcc newer than {1}.",
