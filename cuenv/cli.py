@@ -172,3 +172,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         except OSError:
             pass
         return 0
+    except Exception as exc:  # a bug: still one clear line, the traceback only when asked for (-v)
+        if any(a in ("-v", "--verbose") or a.startswith("-vv") for a in argv):
+            raise
+        sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("hint: This is a bug in cuenv. Run again with -v for the traceback and report it.\n")
+        return 1

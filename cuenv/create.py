@@ -90,9 +90,13 @@ def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_ha
 
 
 def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
-    s = meta["stack"]
+    s = meta.get("stack")
+    if not isinstance(s, Mapping) or "cuda" not in s:
+        name = meta.get("name", "?")
+        raise CuenvError(f"The metadata of environment {name!r} is damaged (no stack recorded).",
+                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.")
     return Stack(
-        label=f"env:{meta['name']}", cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
+        label=str(meta.get("name", "environment")), cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
         ptx=tuple(s.get("ptx", ())), has_nvcc=bool(s.get("has_nvcc")), os=tuple(s.get("os", ("linux",))),
         framework=s.get("framework"), framework_version=s.get("framework_version"), variant=s.get("variant"),
     )
@@ -136,3 +140,128 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
 
 
 Reporter = Callable[[str, str], None]
+
+
+def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
+    """--python wins; a venv otherwise uses this interpreter when the recipe allows it (no download),
+    else the recipe's default; conda engines install the recipe's default."""
+    import sys
+
+    if requested:
+        from cuenv.versions import Dotted
+
+        Dotted.parse(requested, what="Python version")
+        return requested
+    py = recipe.python_for(version)
+    if engine == "venv":
+        here = f"{sys.version_info.major}.{sys.version_info.minor}"
+        if not py.supported or _allows(py.supported, here):
+            return None
+    return py.default
+
+
+def _allows(spec: str, version: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(spec).contains(version, prereleases=True)
+
+
+def request_for(recipe, version: str | None, engine: str, python: str | None):
+    from cuenv.backends import Request
+    from cuenv.backends.base import CONDA_FAMILY
+
+    kind = "conda" if engine in CONDA_FAMILY or engine == "rattler" else "venv"
+    if kind not in recipe.engines(version):
+        can = recipe.engines(version)
+        raise UsageError(
+            f"Recipe {recipe.label(version)} has no {kind} install section, so engine {engine!r} cannot build it.",
+            hint=f"Use --engine {'venv' if 'venv' in can else 'rattler or conda'}." if can else None,
+        )
+    if kind == "conda":
+        return kind, Request(engine=engine, python=python, conda_channels=recipe.conda.channels,
+                             conda_specs=recipe.conda.specs_for(version))
+    return kind, Request(engine=engine, python=python, index_urls=recipe.venv.index_urls,
+                         requirements=recipe.venv.requirements_for(version))
+
+
+def plan_create(settings, environ, *, ref: str, name: str | None, engine: str | None, python: str | None,
+                machine, force: bool) -> CreatePlan:
+    """Everything decided before anything is downloaded: recipe, name, engine, verdict."""
+    from cuenv.backends import resolve_engine
+    from cuenv.check import check
+    from cuenv.recipes import load_catalogue
+
+    recipe, version = load_catalogue(settings).get(ref)
+    env_name = validate_name(name or recipe.name)
+    engine_name, why = resolve_engine(engine, environ, default=settings.engine)
+    py = choose_python(recipe, version, python, engine_name)
+    kind, request = request_for(recipe, version, engine_name, py)
+    stack = recipe.stack(version, engine=kind)
+    findings = check(stack, machine)
+    errors = blocking(findings)
+    if errors and not force:
+        raise CheckFailed(stack.label, errors)
+    plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
+                      stack=stack, findings=findings)
+    plan.meta = {"requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
+                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
+    return plan
+
+
+def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None) -> CreatePlan:
+    """Solve, then (unless dry_run) install from the solution in place and mark the env complete last."""
+    from cuenv.backends import Target, get_engine
+    from cuenv.fingerprint import fingerprint
+
+    store = Store.from_settings(settings)
+    engine = get_engine(plan.engine, environ)
+    cache = settings.cache_dir
+    store.envs_dir.mkdir(parents=True, exist_ok=True)
+    with store.locked(plan.name):
+        if not dry_run:
+            prepare_prefix(store, plan.name, force=force)
+        if progress:
+            progress("solve", f"{plan.stack.label} with {plan.engine}")
+        plan.solution = engine.solve(plan.meta["request"], target=Target.from_machine(machine), cache_dir=cache)
+        if dry_run:
+            return plan
+        prefix = store.path(plan.name)
+        plan.prefix = prefix
+        try:
+            engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
+            layout = engine.layout(prefix)
+            lock_hash = write_solution(prefix, plan.solution)
+            meta = build_meta(plan, layout=layout, fingerprint=fingerprint(environ), size=0, lock_hash=lock_hash)
+            store.write_meta(plan.name, meta)
+            render_activation(store, plan.name, settings)
+            from cuenv.diskuse import disk_usage
+
+            meta["size_bytes"] = disk_usage(prefix)
+            store.write_meta(plan.name, meta)
+            store.mark_complete(plan.name)
+        except BaseException:
+            # Ctrl-C, a failed download, a full disk: take it all back. A kill -9 cannot be caught;
+            # its leftover has no completion marker and shows as incomplete.
+            store.remove(plan.name)
+            raise
+        plan.meta = meta
+    return plan
+
+
+def write_solution(prefix: Path, solution) -> str:
+    """The environment's own lock: the exact solution it was installed from. Returns its hash."""
+    import hashlib
+    import json
+
+    text = json.dumps(solution.to_json(), indent=2, sort_keys=True) + "\n"
+    meta_dir = prefix / ".cuenv"
+    meta_dir.mkdir(parents=True, exist_ok=True)
+    (meta_dir / "solution.json").write_text(text, encoding="utf-8")
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def render_activation(store: Store, name: str, settings) -> None:
+    from cuenv.shells import render_scripts
+
+    record = store.get(name, allow_incomplete=True)
+    render_scripts(record.target(), record.meta_dir, envs_dir=store.envs_dir, prompt=settings.prompt)

@@ -31,6 +31,12 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line that stays (a warning), printed above the status line."""
+        self.done()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
     def done(self) -> None:
         if self.tty and self._width and not self.quiet:
             self.stream.write("\r" + " " * self._width + "\r")

@@ -1,29 +1,32 @@
-"""An environment's verdict on this machine, cached per machine fingerprint.
+"""An environment's verdict on this machine, cached per machine fingerprint (issue 5 §4).
 
-`cuenv list`, `cuenv use` and the TUI all ask "does this environment still run here?". The answer
-only changes with the driver, a reboot or an override variable, so it is computed once per
-fingerprint and kept in the environment's metadata (``validation``) and, for the shell hook, in
-``.cuenv/verdict``.
+`cuenv list`, `cuenv use`, `cuenv run` and the TUI all ask "does this environment still run
+here?". The answer only changes with the driver, a reboot or an override variable, so it is
+computed once per fingerprint (cuenv.fingerprint) and kept twice:
+
+- in ``meta.json`` under ``validation`` (the findings, for Python callers), and
+- in ``NAME/.cuenv/verdict`` for the shell hook: first line the fingerprint, then the lines to
+  print on stderr at activation (``error: ...``, ``warning: ...``, ``hint: ...``). The hook reads
+  it with no Python when the fingerprint matches and calls `cuenv shell-env SHELL verdict NAME`
+  otherwise.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Final, Mapping, Sequence
 
 from cuenv.fingerprint import fingerprint
 from cuenv.stack import Finding
-from cuenv.store import EnvRecord
+from cuenv.store import META_FILE, EnvRecord
 
-VERDICT_FILE = "verdict"
-
-
-def findings_from_json(rows: Any) -> list[Finding]:
-    return [Finding(**row) for row in rows or ()]
+VERDICT_FILE: Final = "verdict"
 
 
 def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
-    """Check the environment's recorded stack against this machine (detection is cached too)."""
+    """Check the environment's recorded stack against this machine (detection has its own cache)."""
     from cuenv.check import check
     from cuenv.create import stack_from_meta
     from cuenv.driver import detect
@@ -32,49 +35,68 @@ def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | Non
 
 
 def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
-    """The cached findings when the machine is unchanged, else fresh ones (and the cache updated)."""
+    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten)."""
     fp = fingerprint(environ)
     cached = record.meta.get("validation") or {}
     if cached.get("fingerprint") == fp:
-        return findings_from_json(cached.get("findings"))
+        return [Finding(**row) for row in cached.get("findings") or ()]
     findings = compute(record, environ, cache_dir)
-    write_cache(record, fp, findings)
+    save(record, fp, findings)
     return findings
 
 
-def write_cache(record: EnvRecord, fp: str, findings: list[Finding]) -> None:
-    """Store the verdict in meta.json and in the hook's plain-text cache; a read-only env just skips it."""
-    import json
-
-    from cuenv.store import META_FILE
-
+def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
+    """Store the verdict in meta.json and in the hook's cache; a read-only environment just skips it."""
     meta = dict(record.meta)
     meta["validation"] = {"fingerprint": fp, "findings": [f.to_json() for f in findings]}
     try:
         (record.meta_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        (record.meta_dir / VERDICT_FILE).write_text(render_hook_cache(fp, findings), encoding="utf-8")
     except OSError:
         pass
+    write(record.meta_dir, fp, lines_for(findings))
 
 
-def render_hook_cache(fp: str, findings: list[Finding]) -> str:
-    """Line 1: fingerprint; line 2: worst severity; then the lines the hook prints on stderr."""
-    lines = [fp, worst(findings)]
+def lines_for(findings: Sequence[Finding]) -> list[str]:
+    out = []
     for f in findings:
-        if f.severity in ("error", "warning"):
-            lines.append(f"{f.severity}: {f.message}")
-            if f.fix:
-                lines.append(f"hint: {f.fix}")
-    return "\n".join(lines) + "\n"
+        if f.severity not in ("error", "warning"):
+            continue
+        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
+        if f.fix:
+            out.append(f"hint: {' '.join(f.fix.splitlines())}")
+    return out
 
 
-def worst(findings: list[Finding]) -> str:
+def has_error(lines: Sequence[str]) -> bool:
+    return any(line.startswith("error:") for line in lines)
+
+
+def write(meta_dir: Path, fp: str, lines: Sequence[str]) -> None:
+    text = "\n".join([fp, *lines]) + "\n"
+    tmp = meta_dir / f".{VERDICT_FILE}.tmp{os.getpid()}"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, meta_dir / VERDICT_FILE)
+    except OSError:
+        pass  # a read-only environment still activates; the verdict is recomputed next time
+
+
+def read(meta_dir: Path, fp: str) -> list[str] | None:
+    """The hook cache's lines, or None when there is no cache for this fingerprint."""
+    try:
+        first, *rest = (meta_dir / VERDICT_FILE).read_text(encoding="utf-8").split("\n")
+    except (OSError, ValueError):
+        return None
+    return [r for r in rest if r] if first == fp else None
+
+
+def worst(findings: Sequence[Finding]) -> str:
     sev = {f.severity for f in findings}
     return "error" if "error" in sev else "warning" if "warning" in sev else "ok"
 
 
 def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> tuple[str, str]:
-    """(ok | warning | error | incomplete, the short reason: the first finding's code)."""
+    """(ok | warning | error | incomplete, the short reason: the first such finding's code)."""
     if not record.complete:
         return "incomplete", "interrupted or failed create"
     findings = findings_for(record, environ, cache_dir)

@@ -1,2 +1,97 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv check TARGET`: will this build run on this (or a described) machine? Exit 0 yes, 1 no, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from cuenv.commands._machine_flags import add_machine_flags, machine_from_args
+from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
+from cuenv.result import Result
+from cuenv.stack import Finding, Stack
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("target", metavar="TARGET",
+                        help="what to check: a package spec such as torch==2.1.0+cu121, paddlepaddle-gpu==2.6.1.post118,"
+                             " tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1")
+    add_machine_flags(parser)
+    parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
+    parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
+
+
+def _from_spec(text: str, ctx) -> Stack | None:
+    from cuenv.specs import looks_like_spec, parse_spec
+
+    return parse_spec(text, getattr(ctx.args, "index", None)) if looks_like_spec(text) else None
+
+
+def _from_environment(text: str, ctx) -> Stack | None:
+    """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
+    from cuenv.create import stack_from_meta
+    from cuenv.store import NAME_RE, Store
+
+    if not NAME_RE.fullmatch(text):
+        return None
+    store = Store.from_settings(ctx.settings)
+    if not store.path(text).is_dir():
+        return None
+    return stack_from_meta(store.get(text).meta)
+
+
+def _from_recipe(text: str, ctx) -> Stack | None:
+    from cuenv.recipes import load_catalogue
+
+    catalogue = load_catalogue(ctx.settings)
+    name = text.split("@", 1)[0]
+    if name not in catalogue.names():
+        return None
+    recipe, version = catalogue.get(text)
+    return recipe.stack(version)
+
+
+# Tried in order; the first that answers wins: an environment (what is installed), a recipe, a spec.
+RESOLVERS: list[Callable[[str, object], Stack | None]] = [_from_environment, _from_recipe, _from_spec]
+
+
+def resolve_target(text: str, ctx) -> Stack:
+    """The Stack a TARGET names: a recipe, an environment, or a package spec."""
+    for resolver in RESOLVERS:
+        stack = resolver(text, ctx)
+        if stack is not None:
+            return stack
+    from cuenv.specs import EXAMPLES
+
+    import difflib
+
+    from cuenv.recipes import load_catalogue
+
+    close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(ctx.settings).names(), n=3)
+    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
+    raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
+
+
+def run(ctx) -> Result:
+    from cuenv import versions
+    from cuenv.check import check, describe_machine, verdict
+
+    stack = resolve_target(ctx.args.target, ctx)
+    if ctx.args.gcc:
+        versions.Dotted.parse(ctx.args.gcc, what="gcc version")
+    machine, warnings = machine_from_args(ctx)
+    findings = check(stack, machine, gcc=ctx.args.gcc)
+    ok = verdict(findings)
+    data = {"target": ctx.args.target, "ok": ok, "findings": [f.to_json() for f in findings]}
+    return Result(data=data, text=render(ctx.args.target, findings, ok, describe_machine(machine)),
+                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+
+
+def render(target: str, findings: list[Finding], ok: bool, machine: str) -> str:
+    warned = any(f.severity == "warning" for f in findings)
+    state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
+    lines = [f"{target}: {state}", f"  {machine}"]
+    for f in findings:
+        lines += ["", f"{f.severity}: {f.code}", f"  {f.message}"]
+        if f.fix:
+            lines.append(f"  fix: {f.fix}")
+    return "\n".join(lines)

@@ -1,2 +1,70 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv create RECIPE[@VERSION]`: a named environment pinned to one CUDA stack (issue 4)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("recipe", metavar="RECIPE[@VERSION]", help="a recipe from `cuenv recipes`, e.g. torch-cu121@2.3.1")
+    parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
+    parser.add_argument("--engine", choices=("auto", "conda", "mamba", "micromamba", "rattler", "venv"),
+                        help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
+    parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
+    parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing environment, and build even when the check finds errors")
+    parser.add_argument("--target-driver", metavar="VERSION", help="validate and solve for a machine with this driver")
+    parser.add_argument("--target-gpu", action="append", default=[], metavar="NAME", help="a GPU of that machine (repeat)")
+    parser.add_argument("--target-cc", action="append", default=[], metavar="X.Y", help="a GPU of that machine by compute capability")
+
+
+def _machine(ctx):
+    a = ctx.args
+    if a.target_driver or a.target_gpu or a.target_cc:
+        from cuenv.commands._machine_flags import described_machine
+
+        return described_machine(a.target_driver, a.target_gpu, a.target_cc)
+    from cuenv.driver import detect
+
+    return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
+
+
+def run(ctx) -> Result:
+    from cuenv.create import NOT_BLOCKING, execute, plan_create
+    from cuenv.progress import Progress
+
+    a = ctx.args
+    machine = _machine(ctx)
+    plan = plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
+                       machine=machine, force=a.force)
+    # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
+    progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
+    for f in plan.findings:
+        if f.severity in ("error", "warning"):
+            progress.note(f"warning: {f.message}" + (" Building anyway." if f.code in NOT_BLOCKING else ""))
+    try:
+        plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
+                       progress=progress)
+    finally:
+        progress.done()
+    packages = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url} for p in plan.solution.packages]
+    data = {
+        "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
+        "dry_run": a.dry_run, "python": plan.solution.python, "packages": packages,
+        "findings": [f.to_json() for f in plan.findings],
+    }
+    if a.dry_run:
+        lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
+        lines += [f"  {p['name']} {p['version']}" for p in packages]
+        return Result(data=data, text="\n".join(lines))
+    data["path"] = str(plan.prefix)
+    data["size_bytes"] = plan.meta.get("size_bytes")
+    from cuenv.table import human_size
+
+    text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
+            f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
+            f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
+    return Result(data=data, text=text)

@@ -1,2 +1,71 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv export NAME --format FORMAT [-o DIR]`: turn an environment into files another tool reads."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    from cuenv.export import FORMATS
+
+    parser.add_argument("name", metavar="NAME", help="environment to export")
+    parser.add_argument("--format", "-F", dest="fmt", required=True, choices=list(FORMATS), metavar="FORMAT",
+                        help="one of: " + ", ".join(FORMATS))
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
+                        help="output directory (default: print a single-file format on stdout)")
+    parser.add_argument("--base", metavar="IMAGE", help="base image for dockerfile/apptainer")
+    parser.add_argument("--force", action="store_true", help="overwrite files in the output directory")
+
+
+def load_source(ctx, name: str):
+    from cuenv.backends import Solution
+    from cuenv.export import ExportSource
+    from cuenv.store import Store
+
+    import json
+
+    record = Store.from_settings(ctx.settings).get(name)
+    solution = Solution.from_json(json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8")))
+    return ExportSource(record=record, solution=solution, home=ctx.settings.home)
+
+
+def write_outputs(outputs, out_dir: Path, *, force: bool) -> list[str]:
+    """Write every output under ``out_dir``; refuse to overwrite unless forced, before writing any."""
+    from cuenv.errors import UsageError
+
+    targets = [(out_dir / o.path, o) for o in outputs]
+    clash = [str(p) for p, _ in targets if p.exists()]
+    if clash and not force:
+        raise UsageError(f"{clash[0]} already exists.", hint="Choose another -o DIR, or add --force to overwrite.")
+    written = []
+    for path, o in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = o.content.encode() if isinstance(o.content, str) else o.content
+        path.write_bytes(data)
+        path.chmod(o.mode)
+        written.append(str(path))
+    return written
+
+
+def run(ctx) -> Result:
+    from cuenv.errors import UsageError
+    from cuenv.export import format_module
+
+    a = ctx.args
+    module = format_module(a.fmt)
+    source = load_source(ctx, a.name)
+    outputs = module.export(source, {"base": a.base})
+    if a.output is None:
+        if len(outputs) != 1 or not isinstance(outputs[0].content, str):
+            raise UsageError(f"Format {a.fmt!r} writes several files.", hint="Give an output directory with -o DIR.")
+        if ctx.json:
+            return Result(data={"format": a.fmt, "files": [{"path": outputs[0].path, "content": outputs[0].content}]})
+        sys.stdout.write(outputs[0].content)
+        return Result()
+    written = write_outputs(outputs, a.output, force=a.force)
+    notes = [o.note for o in outputs if o.note]
+    return Result(data={"format": a.fmt, "files": written}, text="\n".join(["Wrote " + w for w in written] + notes))

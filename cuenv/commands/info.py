@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping, Sequence
 
-from cuenv.errors import NotFound
 from cuenv.result import Result
 
 
@@ -23,8 +22,47 @@ def run(ctx) -> Result:
 
 
 def _env_info(ctx, name: str) -> Result:
-    # Filled by the environment store; until then no environment can be found.
-    raise NotFound(f"No environment named {name!r}.", hint="Run `cuenv list` to see the environments.")
+    """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
+    from cuenv import verdict
+    from cuenv.store import Store
+
+    record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
+    meta = dict(record.meta)
+    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
+    findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
+    data = {"name": name, "path": str(record.path), "status": state, "reason": reason,
+            "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
+    return Result(data=data, text=_render_env(data))
+
+
+def _render_env(d: dict) -> str:
+    from cuenv.table import human_size
+
+    recipe = d.get("recipe") or {}
+    fw = d.get("framework") or {}
+    layout = d.get("layout") or {}
+    rows = [
+        ("Name", d["name"]), ("Path", d["path"]),
+        ("Status", d["status"] + (f" ({d['reason']})" if d.get("reason") else "")),
+        ("Recipe", f"{recipe.get('name', '-')}" + (f"@{recipe['version']}" if recipe.get("version") else "")),
+        ("Engine", f"{d.get('engine', '-')}  ({d.get('engine_reason', '')})"),
+        ("Python", d.get("python") or "-"),
+        ("CUDA", d.get("cuda") or "-"), ("cuDNN", d.get("cudnn") or "-"),
+        ("Framework", f"{fw['name']} {fw['version']}" if fw.get("name") else "-"),
+        ("Resolved", ", ".join(f"{k} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
+        ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
+        ("CUDA_HOME", layout.get("cuda_home") or "-"),
+    ]
+    lines = [f"{k:<10} {v}" for k, v in rows]
+    for key, label in (("bin_dirs", "PATH"), ("lib_dirs", "LD_LIB")):
+        for i, p in enumerate(layout.get(key) or ()):
+            lines.append(f"{label if i == 0 else '':<10} {p}")
+    for f in d.get("findings", []):
+        if f["severity"] in ("error", "warning"):
+            lines.append(f"{f['severity']}: {f['message']}")
+            if f.get("fix"):
+                lines.append(f"  fix: {f['fix']}")
+    return "\n".join(lines)
 
 
 def _machine_info(ctx) -> Result:

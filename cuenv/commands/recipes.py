@@ -1,2 +1,203 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv recipes [list | show NAME[@VERSION] | lint FILE...]`: the catalogue, one recipe in full, the linter."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cuenv.result import Result
+
+# finding code -> the one word shown in the machine column
+_REASON = {
+    "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
+    "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
+    "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
+}
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    from cuenv.cli import _common
+    from cuenv.commands._machine_flags import add_machine_flags
+
+    add_machine_flags(parser)
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = sub.add_parser("list", parents=[_common()], help="the catalogue with a mark for this machine (default)",
+                             description="The catalogue with a mark for this machine (or the one the flags describe).")
+    add_machine_flags(listing)
+    show = sub.add_parser("show", parents=[_common()], help="everything about one recipe",
+                          description="Everything about one recipe, including what each engine would install.")
+    show.add_argument("ref", metavar="NAME[@VERSION]")
+    add_machine_flags(show)
+    lint = sub.add_parser("lint", parents=[_common()], help="report every problem in recipe files",
+                          description="Report every problem in recipe files, with key and line. Exit 1 when any.")
+    lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
+
+
+def run(ctx) -> Result:
+    action = getattr(ctx.args, "action", None) or "list"
+    return {"list": _list, "show": _show, "lint": _lint}[action](ctx)
+
+
+def _catalogue(ctx):
+    from cuenv.recipes import load_catalogue
+
+    return load_catalogue(ctx.settings)
+
+
+def _detect_machine(ctx) -> Any:
+    from cuenv.commands._machine_flags import machine_from_args
+
+    return machine_from_args(ctx)[0]
+
+
+def _min_driver(recipe) -> str:
+    """Oldest driver that runs the recipe's CUDA (its major family's floor, minor-version compatibility)."""
+    from cuenv.matrix import family_floor
+    from cuenv.versions import cuda
+
+    floor = family_floor(cuda(recipe.cuda).major) if recipe.cuda else None
+    return str(floor) if floor else "-"
+
+
+def _mark(recipe, machine) -> tuple[str, str | None]:
+    """(mark, one-word reason): mark is runs | warning | no."""
+    from cuenv.check import check
+
+    findings = check(recipe.stack(), machine)
+    for severity, mark in (("error", "no"), ("warning", "warning")):
+        hit = next((f for f in findings if f.severity == severity), None)
+        if hit is not None:
+            return mark, _REASON.get(hit.code, hit.code)
+    return "runs", None
+
+
+def _cc_range(stack) -> str:
+    from cuenv.versions import cc
+
+    sass = sorted(stack.sass, key=cc)
+    text = f"{sass[0]}-{sass[-1]}" if sass else ""
+    if stack.ptx:
+        newest = max(stack.ptx, key=cc)
+        text += f"{' ' if text else ''}+PTX {newest}"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _list(ctx) -> Result:
+    from cuenv.recipes import RecipeError
+
+    catalogue = _catalogue(ctx)
+    recipes, warnings = [], []
+    for name in catalogue.names():
+        try:
+            recipes.append(catalogue.find(name))
+        except RecipeError as exc:  # one broken user recipe must not hide the catalogue
+            warnings.append(f"{exc.message} {exc.hint}")
+    machine = _detect_machine(ctx) if recipes else None
+    rows = []
+    for recipe in recipes:
+        stack = recipe.stack()
+        mark, reason = _mark(recipe, machine)
+        rows.append({
+            "name": recipe.name,
+            "framework": f"{recipe.framework.name} {recipe.framework.version}" if recipe.framework else None,
+            "versions": list(recipe.versions),
+            "cuda": recipe.cuda,
+            "cudnn": stack.cudnn,
+            "min_driver": _min_driver(recipe),
+            "cc": _cc_range(stack),
+            "engines": list(recipe.engines()),
+            "machine": mark,
+            "reason": reason,
+            "origin": recipe.origin,
+            "summary": recipe.summary,
+        })
+    table = _table(
+        ["NAME", "FRAMEWORK", "CUDA", "CUDNN", "MIN DRIVER", "COMPUTE CAP.", "THIS MACHINE"],
+        [[r["name"] + ("*" if r["origin"] == "user" else ""), r["framework"] or "-", r["cuda"], r["cudnn"] or "-",
+          r["min_driver"], r["cc"], r["machine"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows],
+    )
+    foot = "\n* user recipe" if any(r["origin"] == "user" for r in rows) else ""
+    foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
+    return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
+
+
+def _show(ctx) -> Result:
+    catalogue = _catalogue(ctx)
+    recipe, version = catalogue.get(ctx.args.ref)
+    stack = recipe.stack(version)
+    plan = recipe.install_plan(version)
+    python = recipe.python_for(version)
+    data = {
+        "name": recipe.name,
+        "label": stack.label,
+        "file": str(recipe.path) if recipe.path else None,
+        "origin": recipe.origin,
+        "shadows": [str(p) for p in catalogue.shadowed(recipe.name)],
+        "content_hash": recipe.content_hash(),
+        "version": version,
+        "stack": {"cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass), "ptx": list(stack.ptx),
+                  "has_nvcc": stack.has_nvcc, "os": list(stack.os), "framework": stack.framework,
+                  "framework_version": stack.framework_version, "variant": stack.variant},
+        "python": python.to_dict(),
+        "min_driver": _min_driver(recipe),
+        "install": plan,
+        "recipe": recipe.to_dict(),
+    }
+    lines = [f"{stack.label}: {recipe.summary}",
+             f"  file         {data['file']} ({recipe.origin})"]
+    lines += [f"  overrides    {p}" for p in data["shadows"]]
+    if recipe.framework:
+        others = ", ".join(v + (" (default)" if v == recipe.framework.version else "") for v in recipe.versions)
+        lines.append(f"  framework    {recipe.framework.name} {version}   versions: {others}")
+    lines += [
+        f"  CUDA         {stack.cuda}   cuDNN {stack.cudnn or '-'}   minimum driver {data['min_driver']}",
+        f"  SASS         {' '.join(stack.sass) or '-'}",
+        f"  PTX          {' '.join(stack.ptx) or '-'}",
+        f"  python       {python.default}" + (f" ({python.supported})" if python.supported else ""),
+        f"  platforms    {' '.join(recipe.platforms_for(version))}",
+    ]
+    for key, value in recipe.env:
+        lines.append(f"  env          {key}={value}")
+    for engine, section in plan.items():
+        lines.append(f"  {engine}" + (" (ships nvcc)" if section["nvcc"] else ""))
+        if engine == "conda":
+            lines.append(f"    channels   {' '.join(section['channels'])}")
+            lines += [f"    spec       {s}" for s in section["specs"]]
+        else:
+            lines += [f"    index      {u}" for u in section["index_urls"]] or ["    index      PyPI"]
+            lines += [f"    require    {r}" for r in section["requirements"]]
+    missing = [e for e in ("conda", "venv") if e not in plan]
+    if missing:
+        lines.append(f"  not available with: {', '.join(missing)}")
+    smoke = recipe.smoke_test
+    lines.append("  smoke test")
+    body = smoke.python if smoke.python is not None else " ".join(smoke.command or ())
+    lines += ["    " + line for line in body.rstrip("\n").splitlines()]
+    for note in recipe.notes:
+        lines.append(f"  note: {note}")
+    lines.append(f"  content hash {data['content_hash']}")
+    return Result(data=data, text="\n".join(lines))
+
+
+def _lint(ctx) -> Result:
+    from cuenv.errors import EXIT_OK, EXIT_PROBLEMS
+    from cuenv.recipe_lint import lint_file
+
+    problems = [p for f in ctx.args.files for p in lint_file(f)]
+    files = [str(f) for f in ctx.args.files]
+    data = {"ok": not problems, "files": files, "problems": [p.to_json() for p in problems]}
+    if problems:
+        text = "\n".join(str(p) for p in problems)
+        text += f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {len({p.file for p in problems})} of {len(files)} file{'s' if len(files) != 1 else ''}."
+    else:
+        text = f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
+    return Result(data=data, text=text, exit_code=EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
+    out = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
+    return "\n".join(out)

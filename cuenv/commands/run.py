@@ -1,2 +1,55 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv run NAME -- CMD ...`: run one command with the environment's activation applied.
+
+The environment is the same one `cuenv use` gives (activation.activated_env), and the command
+replaces this process, so its exit code, signals and terminal pass straight through.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+from cuenv.errors import CuenvError, UsageError
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("name", metavar="NAME", help="environment")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="command and its arguments")
+
+
+def prepared_env(ctx, name: str) -> dict[str, str]:
+    """The activated environment of ``name``, after warning on stderr when it cannot run here.
+
+    The command runs regardless (it may not need the GPU); a machine without any driver is not
+    repeated on every run (`cuenv list` and `cuenv doctor` say it).
+    """
+    from cuenv import verdict
+    from cuenv.activation import activated_env
+    from cuenv.create import NOT_BLOCKING
+    from cuenv.store import Store
+
+    settings = ctx.settings
+    record = Store.from_settings(settings).get(name)
+    for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
+        if f.severity in ("error", "warning") and f.code not in NOT_BLOCKING:
+            sys.stderr.write(f"warning: {f.message}\n")
+    return activated_env(ctx.environ, record.target(), home=settings.home)
+
+
+def run(ctx) -> Result:
+    argv = list(ctx.args.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("No command given.", hint=f"Write it after --: cuenv run {ctx.args.name} -- python -V")
+    env = prepared_env(ctx, ctx.args.name)
+    exe = shutil.which(argv[0], path=env.get("PATH", ""))
+    if exe is None:
+        raise CuenvError(f"Command {argv[0]!r} was not found in environment {ctx.args.name!r} nor on PATH.", exit_code=127)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(exe, argv, env)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,2 +1,157 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv shell-init`, `cuenv init` and the hook's hidden helper `cuenv shell-env` (issue 5).
+
+`shell-env SHELL use|verdict|deactivate ...` writes only shell code on stdout; messages (the
+validation findings, errors) go to stderr, and a failure writes no code at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cuenv.errors import CuenvError, NotFound, UsageError
+from cuenv.result import Result
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    if name == "shell-init":
+        parser.add_argument("shell", choices=SHELLS, help="the shell to print the hook for")
+    elif name == "init":
+        parser.add_argument("shell", nargs="?", choices=SHELLS, help="default: the shell in $SHELL")
+        parser.add_argument("--undo", action="store_true", help="remove the hook from the rc file")
+    else:
+        parser.add_argument("shell", choices=SHELLS)
+        sub = parser.add_subparsers(dest="action", required=True, parser_class=type(parser))
+        use = sub.add_parser("use")
+        use.add_argument("--strict", action="store_true")
+        use.add_argument("name", nargs="?")
+        verdict = sub.add_parser("verdict")
+        verdict.add_argument("--strict", action="store_true")
+        verdict.add_argument("name")
+        sub.add_parser("deactivate")
+
+
+def run(ctx) -> Result:  # noqa: ANN001
+    if ctx.args.command == "shell-init":
+        from cuenv.shells import hook_text
+
+        s = ctx.settings
+        return Result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
+    if ctx.args.command == "init":
+        return _init(ctx)
+    return {"use": _use, "verdict": _verdict, "deactivate": _deactivate}[ctx.args.action](ctx)
+
+
+# -- cuenv init ------------------------------------------------------------------------------
+def _init(ctx) -> Result:  # noqa: ANN001
+    import os
+
+    from cuenv.shells import rcfile
+
+    shell = ctx.args.shell or os.path.basename(ctx.environ.get("SHELL", ""))
+    if shell not in SHELLS:
+        raise UsageError(f"Cannot tell which shell to set up (SHELL={ctx.environ.get('SHELL', '')!r}).",
+                         hint="Name it: `cuenv init bash`, `cuenv init zsh` or `cuenv init fish`.")
+    path = rcfile.rc_path(shell, ctx.environ)
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+    except OSError as exc:
+        raise CuenvError(f"Cannot read {path}: {exc.strerror}.") from None
+    new = rcfile.remove_block(old) if ctx.args.undo else rcfile.add_block(old, shell)
+    changed = new != old
+    if changed:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.cuenv-tmp")
+            tmp.write_text(new, encoding="utf-8")
+            if path.exists():
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise CuenvError(f"Cannot write {path}: {exc.strerror}.") from None
+    if ctx.args.undo:
+        text = f"Removed the cuenv hook from {path}." if changed else f"No cuenv hook in {path}; nothing to do."
+    elif changed:
+        text = f"Added the cuenv hook to {path}. Open a new {shell}, or run: {rcfile.hook_line(shell)}"
+    else:
+        text = f"The cuenv hook is already in {path}."
+    return Result(data={"shell": shell, "rc_file": str(path), "changed": changed, "undo": ctx.args.undo}, text=text)
+
+
+# -- cuenv shell-env (the hook's helper) -------------------------------------------------------
+def _deactivate(ctx) -> Result:  # noqa: ANN001
+    if ctx.args.shell == "fish":
+        return Result(text="if set -q __cuenv_active; __cuenv_restore; end")
+    return Result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
+
+
+def _resolve_name(ctx) -> tuple[str, object]:  # noqa: ANN001
+    """The environment to use: the argument, or the nearest .cuenv file's."""
+    from cuenv import project
+
+    if ctx.args.name:
+        return ctx.args.name, None
+    cwd = Path.cwd()
+    pin = project.find(cwd)
+    if pin is None:
+        raise UsageError(f"No environment named, and no {project.PROJECT_FILE} file in {cwd} or above.",
+                         hint="Run `cuenv use NAME`, or write `env: NAME` into a .cuenv file in your project.")
+    return pin.env, pin
+
+
+def _verdict_lines(record, environ, cache_dir=None) -> list[str]:  # noqa: ANN001
+    from cuenv import verdict
+
+    return verdict.lines_for(verdict.findings_for(record, environ, cache_dir))
+
+
+def _report(name: str, lines: list[str], strict: bool) -> None:
+    from cuenv import verdict
+
+    for line in lines:
+        sys.stderr.write(line + "\n")
+    if strict and verdict.has_error(lines):
+        raise CuenvError(f"Not activating {name}: it cannot run on this machine (--strict).",
+                         hint="Fix the error above, or activate without --strict.")
+
+
+def _verdict(ctx) -> Result:  # noqa: ANN001
+    from cuenv.store import Store
+
+    record = Store.from_settings(ctx.settings).get(ctx.args.name)
+    _report(record.name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
+    return Result()
+
+
+def _use(ctx) -> Result:  # noqa: ANN001
+    from cuenv.shells.render import render_scripts, render_target
+    from cuenv.store import Store
+    from cuenv.toolkit_scan import is_system, system_target, toolkit_roots
+
+    settings = ctx.settings
+    name, pin = _resolve_name(ctx)
+    roots = toolkit_roots(ctx.environ)
+    if is_system(name):
+        target = system_target(name, ctx.environ)
+    else:
+        store = Store.from_settings(settings)
+        try:
+            record = store.get(name)
+        except NotFound as exc:
+            if pin is not None and getattr(pin, "lock", None):
+                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.",
+                               hint=f"Create it from its lockfile: `cuenv sync {pin.lock} -n {name}`.") from None
+            raise exc
+        _report(name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
+        target = record.target()
+        script = record.meta_dir / f"activate.{ctx.args.shell}"
+        if not script.exists():  # rendered by an older cuenv, or removed: repair the fast path
+            try:
+                render_scripts(target, record.meta_dir, envs_dir=settings.envs_dir, prompt=settings.prompt)
+            except OSError:
+                pass
+    text = render_target(target, ctx.args.shell, envs_dir=settings.envs_dir, prompt=settings.prompt, other_roots=roots)
+    return Result(text=text)

@@ -1,2 +1,45 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv test NAME`: run the recipe's smoke test inside the environment (import the framework, ask for the GPU)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, CuenvError
+from cuenv.result import Result
+
+TIMEOUT_S = 600.0
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("name", metavar="NAME", help="environment")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S", help="give up after S seconds")
+
+
+def smoke_argv(smoke: dict | None) -> list[str]:
+    """The smoke test as argv: a python snippet runs with the environment's python."""
+    if not smoke:
+        raise CuenvError("This environment's recipe has no smoke test.", hint="Add `smoke_test:` to the recipe.")
+    if smoke.get("python") is not None:
+        return ["python", "-c", smoke["python"]]
+    return list(smoke.get("command") or ())
+
+
+def run(ctx) -> Result:
+    import shutil
+
+    from cuenv import runner
+    from cuenv.commands.run import prepared_env
+    from cuenv.store import Store
+
+    record = Store.from_settings(ctx.settings).get(ctx.args.name)
+    argv = smoke_argv(record.meta.get("smoke_test"))
+    env = prepared_env(ctx, ctx.args.name)
+    exe = shutil.which(argv[0], path=env.get("PATH", ""))
+    if exe is None:
+        raise CuenvError(f"{argv[0]!r} is not in environment {ctx.args.name!r}.")
+    done = runner.run([exe, *argv[1:]], timeout=ctx.args.timeout, env=env, check=False)
+    ok = done.returncode == 0
+    data = {"name": ctx.args.name, "ok": ok, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+    verdict_line = f"smoke test of {ctx.args.name}: {'passed' if ok else f'failed (exit {done.returncode})'}"
+    text = "\n".join(x for x in (done.stdout.rstrip(), done.stderr.rstrip() if not ok else "", verdict_line) if x)
+    return Result(data=data, text=text, exit_code=EXIT_OK if ok else EXIT_PROBLEMS)

@@ -1,0 +1,54 @@
+"""Export formats: one module per format, each turning an environment into files (issues 6 and 7).
+
+A format module defines ``SUMMARY`` (one line for --help) and
+``export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]``; it writes nothing
+itself. The command writes the outputs under ``-o DIR`` (or prints a single text output).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, Final, Mapping
+
+from cuenv.errors import UsageError
+
+# format name -> module under cuenv.export
+FORMATS: Final = {
+    "dockerfile": "dockerfile",
+    "apptainer": "apptainer",
+    "lmod": "lmod",
+    "tcl": "tcl",
+    "explicit": "explicit",
+    "environment-yml": "environment_yml",
+    "requirements": "requirements",
+    "conda-lock": "conda_lock",
+}
+
+
+@dataclass(frozen=True)
+class ExportSource:
+    """What every format starts from: the environment record and the exact solution it was built from."""
+
+    record: Any  # cuenv.store.EnvRecord
+    solution: Any  # cuenv.backends.Solution
+    home: Any  # CUENV_HOME (Path), for activation paths
+
+
+@dataclass(frozen=True)
+class Output:
+    path: str  # relative to the output directory
+    content: str | bytes
+    mode: int = 0o644
+    note: str = field(default="")
+
+
+def format_module(name: str):
+    if name not in FORMATS:
+        raise UsageError(f"Unknown export format {name!r}.", hint="Formats: " + ", ".join(FORMATS) + ".")
+    try:
+        return import_module(f"cuenv.export.{FORMATS[name]}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"cuenv.export.{FORMATS[name]}":
+            raise
+        raise UsageError(f"Export format {name!r} is not available in this version of cuenv yet.") from None

@@ -1,0 +1,182 @@
+# cuenv shell hook for fish (issue 5). Install with:  cuenv shell-init fish | source
+#
+# `cuenv use NAME` sources $CUENV_HOME/envs/NAME/.cuenv/activate.fish, rendered when the
+# environment was created: no Python on the common path. The validation verdict is read from
+# NAME/.cuenv/verdict when it was computed for this machine's fingerprint. Anything else runs
+# `command cuenv shell-env fish ...`: its output is captured first and sourced only on success.
+
+set -g __cuenv_home_default '@CUENV_HOME@'
+set -g __cuenv_auto_default '@CUENV_AUTO_ACTIVATE@'
+
+function __cuenv_return
+    return $argv[1]
+end
+
+function cuenv --description 'cuenv: named CUDA environments'
+    switch "$argv[1]"
+        case use
+            __cuenv_use $argv[2..-1]
+        case deactivate
+            __cuenv_deactivate
+        case '*'
+            command cuenv $argv
+    end
+end
+
+function __cuenv_py
+    set -l script (command cuenv shell-env fish $argv); or return $status
+    printf '%s\n' $script | source
+end
+
+function __cuenv_use
+    set -l strict
+    set -l name
+    for arg in $argv
+        switch $arg
+            case --strict
+                set strict --strict
+            case --off
+                __cuenv_deactivate
+                return
+            case -h --help
+                command cuenv use --help
+                return
+            case '-*'
+                __cuenv_py use $argv
+                return
+            case '*'
+                if test -n "$name"
+                    __cuenv_py use $argv
+                    return
+                end
+                set name $arg
+        end
+    end
+    set -l from_file
+    if test -z "$name"
+        __cuenv_find_project
+        set name $__cuenv_pname
+        set from_file 1
+    end
+    set -l home "$CUENV_HOME"
+    test -n "$home"; or set home $__cuenv_home_default
+    set -l dir "$home/envs/$name/.cuenv"
+    # system:X.Y, no .cuenv file, a bad name or no rendered script: the program answers
+    if string match -qr -- '\A[A-Za-z0-9][A-Za-z0-9._-]*\z' "$name"; and test -f "$dir/complete"; and test -r "$dir/activate.fish"
+        __cuenv_verdict $dir $name "$strict"; or return 1
+        source "$dir/activate.fish"
+        return 0
+    end
+    if test -n "$from_file"  # the program finds the .cuenv file again and can name it
+        __cuenv_py use $strict
+    else
+        __cuenv_py use $strict -- $name
+    end
+end
+
+function __cuenv_deactivate
+    if set -q __cuenv_active
+        __cuenv_restore
+    else if set -q CUENV_ACTIVE
+        printf '%s\n' "cuenv: $CUENV_ACTIVE was activated in a parent shell; type `exit` to leave it." >&2
+    end
+    return 0
+end
+
+# Same string as cuenv.fingerprint.fingerprint(): boot id, driver line, overrides.
+function __cuenv_fingerprint
+    set -l b -
+    set -l d -
+    test -r /proc/sys/kernel/random/boot_id; and read b </proc/sys/kernel/random/boot_id
+    test -r /proc/driver/nvidia/version; and read d </proc/driver/nvidia/version
+    set -g __cuenv_fp "$b|$d|$CUENV_DRIVER|$CUENV_GPUS|$CONDA_OVERRIDE_CUDA"
+end
+
+# Print the cached findings; return 1 to refuse (--strict and an error).
+function __cuenv_verdict -a dir name strict
+    __cuenv_fingerprint
+    set -l hit
+    set -l err
+    set -l first 1
+    if test -r "$dir/verdict"
+        while read line
+            if test -n "$first"
+                set first
+                test "$line" = "$__cuenv_fp"; or break
+                set hit 1
+                continue
+            end
+            printf '%s\n' $line >&2
+            string match -q -- 'error:*' $line; and set err 1
+        end <"$dir/verdict"
+    end
+    if test -z "$hit"
+        set -l flag
+        test -n "$strict"; and set flag --strict
+        if not command cuenv shell-env fish verdict $flag -- $name
+            test -n "$strict"; and return 1
+        end
+    else if test -n "$err" -a -n "$strict"
+        printf '%s\n' "cuenv: not activating $name: it cannot run on this machine (--strict)." >&2
+        return 1
+    end
+    return 0
+end
+
+# The nearest .cuenv file from $PWD up: sets __cuenv_pname (its environment) and __cuenv_pdir.
+function __cuenv_find_project
+    set -g __cuenv_pname ''
+    set -g __cuenv_pdir ''
+    set -l d $PWD
+    while true
+        if test -f "$d/.cuenv" -a -r "$d/.cuenv"
+            set -g __cuenv_pdir $d
+            while read line
+                set line (string replace -r -- '#.*' '' "$line")
+                set line (string replace -ra -- '\s+' '' "$line")
+                switch "$line"
+                    case '' 'lock:*'
+                    case 'env:*'
+                        set -g __cuenv_pname (string replace -- 'env:' '' "$line")
+                        break
+                    case '*'
+                        set -g __cuenv_pname "$line"
+                        break
+                end
+            end <"$d/.cuenv"
+            return 0
+        end
+        test "$d" = /; and return 0
+        string match -q -- '/*' "$d"; or return 0
+        set d (string replace -r -- '/[^/]*\z' '' "$d")
+        test -n "$d"; or set d /
+    end
+end
+
+# Auto-activation (opt-in): entering a tree with a .cuenv file activates its environment,
+# leaving it restores the shell, unless the user switched to something else meanwhile.
+function __cuenv_auto
+    set -l on (string lower -- "$CUENV_AUTO_ACTIVATE")
+    test -n "$on"; or set on $__cuenv_auto_default
+    contains -- $on 0 false no off; and return 0
+    __cuenv_find_project
+    if test -n "$__cuenv_pname"
+        if test "$__cuenv_active" != "$__cuenv_pname"
+            cuenv use $__cuenv_pname
+            set -g __cuenv_auto_env "$__cuenv_active"
+        end
+    else if test -n "$__cuenv_auto_env"
+        test "$__cuenv_active" = "$__cuenv_auto_env"; and __cuenv_deactivate
+        set -g __cuenv_auto_env ''
+    end
+    return 0
+end
+
+set -l __cuenv_on (string lower -- "$CUENV_AUTO_ACTIVATE")
+test -n "$__cuenv_on"; or set __cuenv_on $__cuenv_auto_default
+if not contains -- $__cuenv_on 0 false no off
+    function __cuenv_auto_on_pwd --on-variable PWD
+        __cuenv_auto
+    end
+    __cuenv_auto
+end

@@ -1,0 +1,179 @@
+# shellcheck shell=bash
+# cuenv shell hook for bash and zsh (issue 5). Install with:  eval "$(cuenv shell-init bash)"  (or zsh)
+#
+# `cuenv use NAME` sources $CUENV_HOME/envs/NAME/.cuenv/activate.<shell>, rendered when the
+# environment was created: no Python on the common path. The validation verdict is read from
+# NAME/.cuenv/verdict when it was computed for this machine's fingerprint. Anything else runs
+# `command cuenv shell-env <shell> ...`, whose stdout is only shell code; nothing is evaluated
+# after a failure. Builtins carry a leading backslash so user aliases cannot hijack them, and every
+# function returns 0 explicitly so `set -e` shells survive.
+
+__cuenv_home_default='@CUENV_HOME@'
+__cuenv_auto_default='@CUENV_AUTO_ACTIVATE@'
+if [ -n "${ZSH_VERSION-}" ]; then __cuenv_sh=zsh; else __cuenv_sh=bash; fi
+
+cuenv() {
+    if [ -n "${ZSH_VERSION-}" ]; then \builtin emulate -L zsh; fi
+    case "${1-}" in
+        use) \builtin shift; __cuenv_use "$@" ;;
+        deactivate) __cuenv_deactivate ;;
+        *) \command cuenv "$@" ;;
+    esac
+}
+
+# Run the Python side; evaluate its stdout only when it succeeded.
+__cuenv_py() {
+    __cuenv_script="$(\command cuenv shell-env "$__cuenv_sh" "$@")" || \return
+    \builtin eval "$__cuenv_script"
+}
+
+__cuenv_use() {
+    __cuenv_strict=
+    __cuenv_name=
+    __cuenv_from_file=
+    while [ "$#" -gt 0 ]; do
+        case $1 in
+            --strict) __cuenv_strict=1 ;;
+            --off) __cuenv_deactivate; \return ;;
+            -h | --help) \command cuenv use --help; \return ;;
+            -*) __cuenv_py use "$@"; \return ;;  # bad flags: the program explains
+            *)
+                if [ -n "$__cuenv_name" ]; then __cuenv_py use "$@"; \return; fi
+                __cuenv_name=$1 ;;
+        esac
+        \builtin shift
+    done
+    if [ -z "$__cuenv_name" ]; then
+        __cuenv_find_project
+        __cuenv_name=$__cuenv_pname
+        __cuenv_from_file=1
+    fi
+    __cuenv_dir="${CUENV_HOME:-$__cuenv_home_default}/envs/$__cuenv_name/.cuenv"
+    case $__cuenv_name in
+        '' | [._-]* | *[!A-Za-z0-9._-]*) ;;  # system:X.Y, no .cuenv file, or a bad name: the program answers
+        *) if [ -f "$__cuenv_dir/complete" ] && [ -r "$__cuenv_dir/activate.$__cuenv_sh" ]; then
+            __cuenv_verdict || \return 1
+            \builtin . "$__cuenv_dir/activate.$__cuenv_sh"
+            \return 0
+        fi ;;
+    esac
+    if [ -n "$__cuenv_from_file" ]; then  # the program finds the .cuenv file again and can name it
+        __cuenv_py use ${__cuenv_strict:+--strict}
+    else
+        __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
+    fi
+}
+
+__cuenv_deactivate() {
+    if [ -n "${__cuenv_active+x}" ]; then
+        __cuenv_restore
+    elif [ -n "${CUENV_ACTIVE-}" ]; then
+        \builtin printf '%s\n' "cuenv: $CUENV_ACTIVE was activated in a parent shell; type \`exit\` to leave it." >&2
+    fi
+    \return 0
+}
+
+# Same string as cuenv.fingerprint.fingerprint(): boot id, driver line, overrides.
+__cuenv_fingerprint() {
+    __cuenv_b=-
+    __cuenv_d=-
+    if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= \builtin read -r __cuenv_b </proc/sys/kernel/random/boot_id || :; fi
+    if [ -r /proc/driver/nvidia/version ]; then IFS= \builtin read -r __cuenv_d </proc/driver/nvidia/version || :; fi
+    __cuenv_fp="$__cuenv_b|$__cuenv_d|${CUENV_DRIVER-}|${CUENV_GPUS-}|${CONDA_OVERRIDE_CUDA-}"
+    \return 0
+}
+
+# Print the cached findings of $__cuenv_name; return 1 to refuse (--strict and an error).
+__cuenv_verdict() {
+    __cuenv_fingerprint
+    __cuenv_hit=
+    __cuenv_err=
+    if [ -r "$__cuenv_dir/verdict" ]; then
+        {
+            IFS= \builtin read -r __cuenv_l || :
+            if [ "$__cuenv_l" = "$__cuenv_fp" ]; then
+                __cuenv_hit=1
+                while IFS= \builtin read -r __cuenv_l || [ -n "$__cuenv_l" ]; do
+                    \builtin printf '%s\n' "$__cuenv_l" >&2
+                    case $__cuenv_l in error:*) __cuenv_err=1 ;; esac
+                done
+            fi
+        } <"$__cuenv_dir/verdict"
+    fi
+    if [ -z "$__cuenv_hit" ]; then
+        if ! \command cuenv shell-env "$__cuenv_sh" verdict ${__cuenv_strict:+--strict} -- "$__cuenv_name"; then
+            if [ -n "$__cuenv_strict" ]; then \return 1; fi
+        fi
+    elif [ -n "$__cuenv_err" ] && [ -n "$__cuenv_strict" ]; then
+        \builtin printf '%s\n' "cuenv: not activating $__cuenv_name: it cannot run on this machine (--strict)." >&2
+        \return 1
+    fi
+    \return 0
+}
+
+# The nearest .cuenv file from $PWD up: sets __cuenv_pname (its environment) and __cuenv_pdir.
+__cuenv_find_project() {
+    __cuenv_pname=
+    __cuenv_pdir=
+    __cuenv_d=$PWD
+    while :; do
+        if [ -f "$__cuenv_d/.cuenv" ] && [ -r "$__cuenv_d/.cuenv" ]; then
+            __cuenv_pdir=$__cuenv_d
+            while IFS= \builtin read -r __cuenv_l || [ -n "$__cuenv_l" ]; do
+                __cuenv_l=${__cuenv_l%%#*}
+                __cuenv_l=${__cuenv_l//[[:space:]]/}
+                case $__cuenv_l in
+                    '' | lock:*) ;;
+                    env:*) __cuenv_pname=${__cuenv_l#env:}; \builtin break ;;
+                    *) __cuenv_pname=$__cuenv_l; \builtin break ;;
+                esac
+            done <"$__cuenv_d/.cuenv"
+            \return 0
+        fi
+        case $__cuenv_d in /* ) ;; *) \return 0 ;; esac
+        if [ "$__cuenv_d" = / ]; then \return 0; fi
+        __cuenv_d=${__cuenv_d%/*}
+        if [ -z "$__cuenv_d" ]; then __cuenv_d=/; fi
+    done
+}
+
+# Auto-activation (opt-in): entering a tree with a .cuenv file activates its environment,
+# leaving it restores the shell, unless the user switched to something else meanwhile.
+__cuenv_auto() {
+    if [ -n "${ZSH_VERSION-}" ]; then \builtin emulate -L zsh; fi
+    case ${CUENV_AUTO_ACTIVATE:-$__cuenv_auto_default} in 0 | false | no | off | False | FALSE | No | NO | Off | OFF) \return 0 ;; esac
+    if [ "$PWD" = "${__cuenv_auto_pwd-}" ]; then \return 0; fi
+    __cuenv_auto_pwd=$PWD
+    __cuenv_find_project
+    if [ -n "$__cuenv_pname" ]; then
+        if [ "${__cuenv_active-}" != "$__cuenv_pname" ]; then
+            cuenv use "$__cuenv_pname" || :
+            __cuenv_auto_env=${__cuenv_active-}
+        fi
+    elif [ -n "${__cuenv_auto_env-}" ]; then
+        if [ "${__cuenv_active-}" = "$__cuenv_auto_env" ]; then __cuenv_deactivate; fi
+        __cuenv_auto_env=
+    fi
+    \return 0
+}
+
+__cuenv_prompt_hook() {
+    __cuenv_status=$?  # keep $? for the user's prompt
+    __cuenv_auto
+    \return "$__cuenv_status"
+}
+
+case ${CUENV_AUTO_ACTIVATE:-$__cuenv_auto_default} in
+    0 | false | no | off | False | FALSE | No | NO | Off | OFF) ;;
+    *)
+        if [ -n "${ZSH_VERSION-}" ]; then
+            \builtin autoload -Uz add-zsh-hook
+            add-zsh-hook chpwd __cuenv_auto
+            __cuenv_auto
+        else
+            case ";${PROMPT_COMMAND-};" in
+                *";__cuenv_prompt_hook;"*) ;;  # registered once, even when the hook is evaluated twice
+                *) PROMPT_COMMAND="__cuenv_prompt_hook${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;;
+            esac
+        fi ;;
+esac

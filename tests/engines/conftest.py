@@ -1,0 +1,59 @@
+"""Fixtures for the engine tests: the local conda channel, fake conda tools, a shared cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # `import channel` from test modules here
+
+import channel as _channel  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def conda_channel() -> Path:
+    """The local conda channel built from NVIDIA's wheels (see channel.py), shared by all tests."""
+    return _channel.cached_channel()
+
+
+@pytest.fixture
+def cache_dir() -> Path:
+    """cuenv's cache (uv and rattler) shared across the session, as CUENV_CACHE_DIR is."""
+    path = Path(os.environ["CUENV_CACHE_DIR"])
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class FakeConda:
+    def __init__(self, root: Path, channel_dir: Path) -> None:
+        self.bin = root / "bin"
+        self.log = root / "argv.jsonl"
+        self.bin.mkdir(parents=True)
+        source = (HERE / "fake_conda.py").read_text()
+        for tool in ("conda", "mamba", "micromamba"):
+            exe = self.bin / tool
+            exe.write_text(f"#!{sys.executable}\n" + source)
+            exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+        self.environ = {
+            "PATH": f"{self.bin}{os.pathsep}/usr/bin:/bin",
+            "HOME": str(root),
+            "FAKE_CONDA_LOG": str(self.log),
+            "FAKE_CONDA_RECORDINGS": str(HERE / "recordings"),
+            "FAKE_CONDA_CHANNEL": str(channel_dir),
+        }
+
+    def calls(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def fake_conda(tmp_path: Path, conda_channel: Path) -> FakeConda:
+    return FakeConda(tmp_path / "fake", conda_channel)

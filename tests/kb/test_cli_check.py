@@ -1,0 +1,117 @@
+"""`cuenv check` and `cuenv suggest` through the CLI: text, the JSON contract, exit codes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+
+def test_check_text_and_exit_1(cli) -> None:
+    code, out, err = cli("check", "torch==2.1.0+cu121", "--driver", "470.82.01", "--cc", "8.6")
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "torch==2.1.0+cu121: does not run"
+    assert "error: driver-too-old" in lines
+    assert ("  torch 2.1.0+cu121 needs a driver >= 525.60.13 (CUDA 12.x); this machine has 470.82.01,"
+            " which supports CUDA 11.4.") in lines
+    assert any(line.startswith("  fix: Install an NVIDIA driver >= 530.30.02") for line in lines)
+
+
+def test_check_json_contract(cli) -> None:
+    code, out, _ = cli("check", "torch==2.8.0+cu128", "--driver", "535.104.05", "--cc", "8.6", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert list(data) == ["target", "ok", "findings"]
+    assert data["target"] == "torch==2.8.0+cu128" and data["ok"] is True
+    assert [list(f) for f in data["findings"]] == [["code", "severity", "message", "fix"]]
+    assert data["findings"][0]["code"] == "driver-minor-compat"
+
+
+def test_check_json_error_verdict(cli) -> None:
+    code, out, _ = cli("--json", "check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--cc", "12.0")
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False
+    assert [f["code"] for f in data["findings"]] == ["arch-unsupported"]
+
+
+def test_check_runs_exit_0(cli) -> None:
+    code, out, _ = cli("check", "torch==2.7.1+cu128", "--driver", "570.124.06", "--cc", "12.0")
+    assert code == 0 and out.splitlines()[0] == "torch==2.7.1+cu128: runs"
+
+
+def test_check_gcc_and_index(cli) -> None:
+    code, out, _ = cli("check", "cuda==12.1", "--driver", "535.104.05", "--cc", "8.6", "--gcc", "13")
+    assert code == 1 and "error: compiler-too-new" in out
+    code, out, _ = cli("check", "paddlepaddle-gpu==3.0.0", "--index", "cu126", "--driver", "560.28.03", "--cc", "8.6")
+    assert code == 0, out
+
+
+def test_check_windows(cli) -> None:
+    code, out, _ = cli("check", "tensorflow==2.15.0", "--driver", "537.13", "--cc", "8.6", "--os", "windows")
+    assert code == 1 and "error: os-unsupported" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "torch==9.9.0", "--driver", "535.104.05"),
+    ("check", "not a spec!", "--driver", "535.104.05"),
+    ("check", "torch-cu999", "--driver", "535.104.05"),
+    ("check", "torch==2.1.0+cu121", "--driver", "five-three-five"),
+    ("check", "torch==2.1.0+cu121", "--cc", "eight"),
+    ("check", "cuda==12.1", "--cc", "8.6", "--gcc", "thirteen"),
+    ("check", "torch==2.1.0+cu121", "--os", "macos"),
+    ("suggest", "caffe", "--driver", "535.104.05"),
+])
+def test_bad_input_exit_2_two_lines(cli, argv) -> None:
+    code, out, err = cli(*argv)
+    assert code == 2 and out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("error: ") and lines[1].startswith("hint: ") and len(lines) == 2
+
+
+def test_check_with_gpu_name(cli) -> None:
+    if importlib.util.find_spec("cuenv.gpus") is None:
+        pytest.skip("the GPU catalogue (cuenv.gpus) is not on this branch")
+    code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "NVIDIA GeForce RTX 5090", "--json")
+    data = json.loads(out)
+    assert code == 1 and [f["code"] for f in data["findings"]] == ["arch-unsupported"]
+    code, _, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "No Such GPU 9000")
+    assert code == 2 and "--cc" in err
+
+
+def test_suggest_text_and_json(cli) -> None:
+    code, out, _ = cli("suggest", "--driver", "550.54.14", "--cc", "6.1", "--cc", "8.9")
+    # recipes are the candidates, so the answer is something `cuenv create` takes
+    assert code == 0 and out.splitlines()[0].startswith("best torch build: torch-cu126"), out
+    code, out, _ = cli("suggest", "torch", "--driver", "580.65.06", "--cc", "9.0", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["best"]["cuda"].startswith("13.") and data["reasoning"]
+
+
+def test_suggest_nothing_runs_exit_1(cli) -> None:
+    code, out, _ = cli("suggest", "torch", "--driver", "440.33", "--cc", "8.6")
+    assert code == 1 and out.startswith("no torch build runs")
+
+
+def test_gpu_flag_uses_the_catalogue_lookup(cli, monkeypatch) -> None:
+    """The --gpu path against the catalogue's interface (lookup(name) -> record or None), stubbed at the boundary."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Info:
+        name: str
+        compute_capability: str
+        architecture: str
+        memory_mib: int
+
+    table = {"rtx 5090": Info("NVIDIA GeForce RTX 5090", "12.0", "Blackwell", 32607)}
+    fake = types.ModuleType("cuenv.gpus")
+    fake.lookup = lambda name: table.get(name.lower())
+    monkeypatch.setitem(sys.modules, "cuenv.gpus", fake)
+    code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "RTX 5090")
+    assert code == 1 and "NVIDIA GeForce RTX 5090 (12.0)" in out and "error: arch-unsupported" in out
+    code, _, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999")
+    assert code == 2 and "does not know the GPU 'GTX 9999'" in err and "--cc" in err

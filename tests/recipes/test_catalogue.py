@@ -1,0 +1,143 @@
+"""The catalogue: built-ins plus user folders, NAME@VERSION, closest names, the Stack a recipe asks for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cuenv.errors import NotFound, UsageError
+from cuenv.recipes import Catalogue, RecipeError, builtin_dir, load_catalogue, parse, split_ref
+from cuenv.stack import Stack
+
+from .conftest import VALID
+
+
+@pytest.fixture
+def builtin() -> Catalogue:
+    return Catalogue(builtin_dir())
+
+
+def test_names_are_sorted_numerically(builtin):
+    names = builtin.names()
+    assert names.index("cuda-11.8") < names.index("cuda-12.1") < names.index("cuda-13.0")
+    for wanted in ("torch-cu118", "torch-cu121", "torch-cu124", "torch-cu126", "torch-cu128", "torch-cu130",
+                   "paddle-cu118", "paddle-cu126", "tensorflow-cu125", "jax-cu12", "jax-cu13",
+                   "cuda-11.8", "cuda-12.1", "cuda-12.4", "cuda-12.6", "cuda-12.8", "cuda-13.0"):
+        assert wanted in names
+
+
+def test_name_at_version_applies_that_versions_overrides(builtin):
+    recipe, version = builtin.get("torch-cu121@2.3.1")
+    assert version == "2.3.1"
+    assert recipe.stack(version) == Stack(
+        label="torch-cu121@2.3.1", cuda="12.1", cudnn="8.9",
+        sass=("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"), ptx=(), has_nvcc=False,
+        os=("linux", "windows"), framework="torch", framework_version="2.3.1", variant="cu121")
+    assert recipe.install_plan(version)["venv"]["requirements"] == ["torch==2.3.1+cu121"]
+    assert recipe.install_plan(version)["conda"]["specs"] == ["pytorch==2.3.1", "pytorch-cuda=12.1"]
+    recipe, version = builtin.get("torch-cu121")
+    assert version == "2.5.1" and recipe.stack().label == "torch-cu121" and recipe.stack().cudnn == "9.1"
+
+
+def test_engine_sections_limit_versions(builtin):
+    recipe, _ = builtin.get("torch-cu124")
+    assert recipe.engines("2.5.1") == ("conda", "venv")
+    assert recipe.engines("2.6.0") == ("venv",)  # PyTorch's conda channel stopped at 2.5.1
+    assert set(recipe.install_plan("2.6.0")) == {"venv"}
+
+
+def test_bare_stack_nvcc_depends_on_engine(builtin):
+    recipe, version = builtin.get("cuda-12.1")
+    assert version is None
+    assert recipe.stack(engine="venv").has_nvcc is False  # cu12 nvcc wheel: ptxas only
+    assert recipe.stack(engine="conda").has_nvcc is True
+    assert recipe.stack().has_nvcc is True  # unknown engine: the conservative answer
+    assert recipe.install_plan()["venv"]["requirements"] == ["nvidia-cuda-runtime-cu12==12.1.105",
+                                                             "nvidia-cuda-nvcc-cu12==12.1.105"]
+    assert builtin.get("cuda-13.0")[0].stack(engine="venv").has_nvcc is True
+
+
+def test_unsupported_version_lists_the_supported_ones(builtin):
+    with pytest.raises(UsageError) as exc:
+        builtin.get("torch-cu121@2.9.0")
+    assert "does not support torch 2.9.0" in exc.value.message
+    assert exc.value.hint == "Supported versions: 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1 (default 2.5.1)."
+    with pytest.raises(UsageError, match="has no framework"):
+        builtin.get("cuda-12.1@12.1.1")
+
+
+def test_unknown_name_gives_closest_names(builtin):
+    with pytest.raises(NotFound) as exc:
+        builtin.get("torch-cu12")
+    assert exc.value.message == "Unknown recipe 'torch-cu12'."
+    assert exc.value.hint.startswith("Closest: torch-cu12")  # torch-cu121 .. torch-cu128
+    assert exc.value.exit_code == 2
+    with pytest.raises(UsageError):
+        split_ref("torch-cu121@")
+
+
+def test_user_recipe_wins_and_settings_order(tmp_path, write_recipe):
+    first, second = tmp_path / "first", tmp_path / "second"
+    shadow = VALID.replace("name: demo-cu121", "name: torch-cu121").replace("A demo stack", "mine")
+    write_recipe(shadow, name="torch-cu121", folder=second)
+    write_recipe(shadow.replace("mine", "first wins"), name="torch-cu121", folder=first)
+    write_recipe(folder=second)
+
+    class Settings:
+        recipe_dirs = (first, second, tmp_path / "missing")
+
+    catalogue = load_catalogue(Settings())
+    recipe, version = catalogue.get("torch-cu121")
+    assert (recipe.summary, recipe.origin, version) == ("first wins", "user", "2.5.1")
+    assert catalogue.shadowed("torch-cu121") == [second / "torch-cu121.yaml", builtin_dir() / "torch-cu121.yaml"]
+    assert "demo-cu121" in catalogue.names() and "cuda-12.1" in catalogue.names()
+
+
+def test_broken_user_recipe_is_a_two_line_error(tmp_path, write_recipe):
+    write_recipe(VALID.replace('cuda: "12.1"', 'cuda: "12.x"'), folder=tmp_path / "r")
+    with pytest.raises(RecipeError) as exc:
+        Catalogue(builtin_dir(), (tmp_path / "r",)).get("demo-cu121")
+    assert ':7: cuda: "12.x" is not a valid CUDA version' in exc.value.message
+    assert exc.value.hint.startswith("Run `cuenv recipes lint ")
+
+
+def test_content_hash_ignores_formatting_not_values():
+    base = parse(VALID, stem="demo-cu121")
+    reformatted = parse("# a comment\n" + VALID.replace('sass: ["8.0", "9.0"]', 'sass:\n    - "8.0"\n    - "9.0"'),
+                        stem="demo-cu121")
+    changed = parse(VALID.replace('cudnn: "9.1"', 'cudnn: "9.2"'), stem="demo-cu121")
+    assert base.content_hash() == reformatted.content_hash() != changed.content_hash()
+    assert base.content_hash().startswith("sha256:") and len(base.content_hash()) == 7 + 64
+
+
+def test_cli_recipes_table_and_user_marker(cli, tmp_path, write_recipe):
+    write_recipe(folder=tmp_path / "mine")
+    code, out, _ = cli("recipes", "--recipes", str(tmp_path / "mine"))
+    assert code == 0
+    header = out.splitlines()[0].split()
+    assert header[:5] == ["NAME", "FRAMEWORK", "CUDA", "CUDNN", "MIN"]
+    assert any(line.startswith("demo-cu121*") for line in out.splitlines())
+    code, out, _ = cli("recipes", "list", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["recipes"]}
+    assert rows["torch-cu128"]["cc"] == "7.5-12.0" and rows["torch-cu130"]["cc"] == "7.5-12.0 +PTX 12.0"
+    assert rows["cuda-12.1"]["engines"] == ["conda", "venv"]
+
+
+def test_cli_show_json_and_errors(cli):
+    code, out, _ = cli("recipes", "show", "jax-cu12@0.4.38", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["label"] == "jax-cu12@0.4.38" and data["stack"]["cudnn"] == "9.1"
+    assert data["install"] == {"venv": {"index_urls": [], "requirements": ["jax[cuda12]==0.4.38"], "nvcc": False}}
+    assert data["content_hash"].startswith("sha256:")
+    code, _, err = cli("recipes", "show", "pytorch-cu121")
+    assert code == 2 and err.startswith("error: Unknown recipe 'pytorch-cu121'.\nhint: Closest: torch-cu121")
+    code, out, _ = cli("recipes", "show", "cuda-12.1")
+    assert code == 0 and "require    nvidia-cuda-runtime-cu12==12.1.105" in out and "(ships nvcc)" in out
+
+
+def test_cli_list_survives_a_broken_user_recipe(cli, tmp_path, write_recipe):
+    write_recipe(VALID.replace('cuda: "12.1"', "cuda: 12.1"), folder=tmp_path / "mine")
+    code, out, err = cli("recipes", "--recipes", str(tmp_path / "mine"))
+    assert code == 0 and "torch-cu121" in out and "demo-cu121" not in out
+    assert err.startswith("warning: Recipe ") and "expected a string, got a number" in err

@@ -1,0 +1,92 @@
+"""Build real environments for the shell tests: a uv venv with NVIDIA's CUDA wheels from PyPI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cuenv.layout import ActivationTarget, CudaLayout
+from cuenv.shells import render_scripts
+from cuenv.store import Store, layout_to_json
+
+WHEELS = {
+    "12.1": ["nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105"],
+    "12.4": ["nvidia-cuda-runtime-cu12==12.4.127"],
+}
+
+
+def download(cache: Path, spec: str) -> Path:
+    """One wheel, downloaded once per machine into the shared test cache."""
+    dist, version = spec.split("==")
+    stem = dist.replace("-", "_") + "-" + version + "-"
+    import fcntl
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".download.lock", "w") as lock:  # pytest-xdist workers share the cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = sorted(cache.glob(stem + "*.whl"))
+        if not found:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(cache), spec],
+                           check=True, capture_output=True)
+            found = sorted(cache.glob(stem + "*.whl"))
+    return found[0]
+
+
+def uv() -> str:
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def make_venv(prefix: Path, wheels: list[Path], uv_cache: Path) -> Path:
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "UV_NO_CONFIG": "1", "UV_OFFLINE": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    subprocess.run([uv(), "venv", "-q", "--python", sys.executable, str(prefix)], check=True, env=env, capture_output=True)
+    subprocess.run([uv(), "pip", "install", "-q", "--no-deps", "--python", str(prefix / "bin" / "python"),
+                    *map(str, wheels)], check=True, env=env, capture_output=True)
+    return next((prefix / "lib").glob("python3*/site-packages"))
+
+
+def venv_layout(prefix: Path, site: Path) -> CudaLayout:
+    nv = site / "nvidia"
+    bins = [prefix / "bin"] + sorted(p for p in nv.glob("*/bin") if p.is_dir())
+    libs = sorted(p for p in nv.glob("*/lib") if p.is_dir())
+    return CudaLayout(prefix=prefix, kind="venv", bin_dirs=tuple(bins), lib_dirs=tuple(libs),
+                      include_dirs=tuple(sorted(nv.glob("*/include"))), cuda_home=None)
+
+
+def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, str] | None = None,
+             *, prompt: bool = True) -> ActivationTarget:
+    """Write meta.json, the activation scripts and the completion marker, as `cuenv create` does."""
+    store = Store(envs_dir)
+    cuda = name.split("-", 1)[-1] if name.startswith("cuda-") else None
+    stack = {"cuda": cuda, "cudnn": None, "sass": ["7.0", "8.0", "9.0"], "ptx": ["9.0"], "has_nvcc": False,
+             "os": ["linux"], "framework": None, "framework_version": None, "variant": None}
+    store.write_meta(name, {"name": name, "stack": stack, "layout": layout_to_json(layout),
+                            "env_vars": env_vars or {}, "activate_scripts": []})
+    target = store.get(name, allow_incomplete=True).target()
+    render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt)
+    store.mark_complete(name)
+    return target
+
+
+def build_cuda_env(envs_dir: Path, name: str, cuda: str, wheel_cache: Path, template: Path | None = None,
+                   env_vars: dict[str, str] | None = None) -> ActivationTarget:
+    """A real venv environment NAME with the CUDA `cuda` wheels; copied from ``template`` when given."""
+    prefix = envs_dir / name
+    if template is not None:
+        shutil.copytree(template, prefix, symlinks=True)
+        # venvs embed their path: this copy is only used for its CUDA libraries and tools
+        site = next((prefix / "lib").glob("python3*/site-packages"))
+    else:
+        wheels = [download(wheel_cache, s) for s in WHEELS[cuda]]
+        site = make_venv(prefix, wheels, wheel_cache / "uv")
+    return register(envs_dir, name, venv_layout(prefix, site), env_vars)
+
+
+def dump_layout(target: ActivationTarget) -> str:
+    return json.dumps(layout_to_json(target.layout), indent=1)
