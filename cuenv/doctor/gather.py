@@ -105,7 +105,8 @@ def library_version(path: Path) -> str | None:
     """The release of a libcudart/libcudnn file: from its versioned name, its wheel, its conda
     package, its toolkit or the header beside it; None when nothing says."""
     real = Path(os.path.realpath(path))
-    m = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", real.name)
+    # "libcudart.so.12.1.105" names its version; "libcudart.so.11.0" is only CUDA 11's soname
+    m = re.search(r"\.so\.(\d+\.\d+\.\d+(?:\.\d+)*)$", real.name)
     if m:
         return m.group(1)
     parts = real.parts

@@ -32,6 +32,7 @@ class Check:
 
 def make_check(name: str, detail: list[str] | tuple[str, ...], findings: list[Finding] | tuple[Finding, ...]) -> Check:
     """A check whose status is the worst severity among its findings (info counts as ok)."""
+    findings = tuple(dict.fromkeys(findings))  # identical GPUs give identical findings: say each once
     sev = {f.severity for f in findings}
     status = "error" if "error" in sev else "warning" if "warning" in sev else "ok"
     return Check(name, status, tuple(detail), tuple(findings))

@@ -154,6 +154,11 @@ def _cuda_of_tag(text: str | None) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
+def _mm_digits(cuda: str) -> str:
+    """ "12.1.105" -> "121"."""
+    return "".join(cuda.split(".")[:2])
+
+
 def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
     try:
         from cuenv.specs import parse_spec
@@ -181,12 +186,14 @@ def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
     if m:
         arch = tuple(m.group(1).split())
     stack = None
-    if version and not built and not arch:
+    if version:  # the knowledge base knows the build's arch list and cuDNN
         base = re.sub(r"\+.*$", "", version)
-        tag = "cpu" if cpu else (f"cu{cuda.replace('.', '')}" if cuda else None)
+        tag = "cpu" if cpu else (f"cu{_mm_digits(cuda)}" if cuda else None)
         stack = _spec_stack(f"torch=={base}" + (f"+{tag}" if tag else ""))
-    if stack is not None and cuda is None:
-        cuda = stack.cuda
+    if stack is not None:
+        cuda = cuda or stack.cuda
+        if arch:  # what the installed build says it carries beats the knowledge base
+            stack = replace(stack, sass=tuple(f"{a[3:-1]}.{a[-1]}" for a in arch), ptx=())
     probe = FrameworkProbe(
         name="torch", version=version, cuda=None if cpu else cuda,
         available=None if available is None else available.strip().lower() in ("true", "yes"),
