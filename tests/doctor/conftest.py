@@ -1,27 +1,22 @@
-"""Fixtures for the doctor tests: real NVIDIA wheels (shared, hash-checked helpers of the engine and
-shell tests), a real venv environment, system toolkit trees and custom linker caches built here,
-and the gcc-built fake driver of the machine tests."""
+"""Fixtures for the doctor tests: real NVIDIA wheels (the engine tests' hash-checked helper), a real
+venv environment (the shell tests' builder), system toolkit trees built here, and the gcc-built fake
+driver of the machine tests."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-for helper in ("engines", "machine"):  # channel.ensure_wheels, fakedriver: shared, not copied
-    sys.path.insert(0, str(TESTS / helper))
+sys.path.insert(0, str(Path(__file__).parent))
+from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402
 
 import channel  # noqa: E402
 import fakedriver  # noqa: E402
 
 from tests.shells import envbuild  # noqa: E402
-
-RT12, NVCC12, RT11 = "nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105", "nvidia-cuda-runtime-cu11==11.8.89"
-REPORTS = Path(__file__).with_name("fixtures") / "reports"
 
 
 @pytest.fixture(scope="session")
@@ -33,14 +28,6 @@ def wheels() -> dict[str, Path]:
     return found
 
 
-def unpack(wheel: Path, member: str, dest: Path) -> Path:
-    """One file of a wheel, written to ``dest``."""
-    import zipfile
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as zf:
-        dest.write_bytes(zf.read(member))
-    return dest
 
 
 @pytest.fixture(scope="session")
@@ -67,17 +54,6 @@ def cuda11_tree(tmp_path: Path, wheels: dict[str, Path]) -> Path:
     return root
 
 
-def build_ld_cache(cache: Path, *dirs: Path) -> Path:
-    """A linker cache holding ``dirs`` plus the trusted folders, written by the real ldconfig."""
-    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
-    if ldconfig is None:
-        pytest.skip("ldconfig is needed to build a linker cache")
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    empty = cache.with_name("ld.so.conf")
-    empty.write_text("")
-    subprocess.run([ldconfig, "-X", "-f", str(empty), "-C", str(cache), *map(str, dirs)], check=True,
-                   capture_output=True)
-    return cache
 
 
 @pytest.fixture(scope="session")

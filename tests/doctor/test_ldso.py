@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RT12, build_ld_cache, unpack
+from doctorkit import RT12, build_ld_cache, unpack
 from cuenv.doctor import ldso
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("ldd") is None, reason="needs gcc and ldd")

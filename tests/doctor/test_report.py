@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPORTS
+from doctorkit import REPORTS
 
 SOURCES = yaml.safe_load((REPORTS / "SOURCES.yaml").read_text(encoding="utf-8"))
 MACHINE_FIXTURES = Path(__file__).resolve().parents[1] / "machine" / "fixtures"
