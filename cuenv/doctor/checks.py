@@ -336,8 +336,8 @@ def compiler(f: Facts) -> Check | None:
         detail.append("no gcc found (nvcc needs a host compiler to build CUDA code)")
     nvcc = c.nvcc_version
     if not nvcc:
-        if f.origin == "this machine":
-            detail.append("no nvcc on PATH: the host compiler is not checked against one")
+        detail.append("no nvcc on PATH: the host compiler is not checked against one" if f.origin == "this machine"
+                      else "no nvcc version in the report: gcc not checked against one")
         return make_check("compiler", detail, found)
     limit = _max_gcc(nvcc)
     if limit is None:

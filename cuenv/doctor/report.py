@@ -293,7 +293,7 @@ def parse(text: str) -> Facts:
     if cudnn is None:
         missing.append("no cuDNN version in the report")
     gcc = None
-    m = re.search(r"^\s*(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8}.*)?\s*$",
+    m = re.search(r"^\s*(?:[-*]\s+)?(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8}.*)?\s*$",
                   joined, re.MULTILINE)
     if m:
         gcc = m.group(1)
