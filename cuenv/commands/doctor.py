@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from cuenv.errors import NotFound, UsageError
+from cuenv.errors import CuenvError, NotFound, UsageError
 from cuenv.result import Result
 
 
@@ -71,8 +71,11 @@ def _gather(ctx):  # noqa: ANN202 - cuenv.doctor.model.Facts
     record = None
     if name:
         store = Store.from_settings(settings)
-        if active and not store.path(name).is_dir():
-            record = None  # a system toolkit (system:13.0) or a removed env: nothing inside to probe
+        if active:  # a system toolkit (system:13.0) or a removed env has nothing inside to probe
+            try:
+                record = store.get(name) if store.path(name).is_dir() else None
+            except CuenvError:
+                record = None
         else:
             record = store.get(name)
     root = Path(args.root)

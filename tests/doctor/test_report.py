@@ -122,3 +122,11 @@ def test_report_takes_no_environment_name(cli):
 def test_unknown_environment(cli):
     code, out, err = cli("doctor", "nope")
     assert code == 2 and out == "" and err.startswith("error: No environment named 'nope'.")
+
+
+def test_active_system_toolkit_is_not_an_environment(cli, isolated):
+    import os
+
+    env = {**os.environ, "CUENV_ACTIVE": "system:13.0", "CUENV_HOME": str(isolated / "home")}
+    code, out, err = cli("doctor", "--json", environ=env)
+    assert err == "" and "environment" not in json.loads(out)
