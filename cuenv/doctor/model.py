@@ -1,0 +1,188 @@
+"""What doctor knows (Facts) and what it concludes (Check). Frozen records, no I/O.
+
+Facts come either from this machine (``cuenv.doctor.gather``) or from pasted text
+(``cuenv.doctor.report``). A section that is ``None`` was not observed at all (a report that
+says nothing about nvcc); an observed absence is a section with empty values (no nvcc on PATH).
+Checks skip what was not observed and say so in ``Facts.missing``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Final
+
+from cuenv.layout import CudaLayout
+from cuenv.machine import Machine
+from cuenv.stack import Finding, Stack
+
+STATUSES: Final = ("ok", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # driver | toolkits | libraries | cudnn | compiler | container | framework | machine | errors
+    status: str  # ok | warning | error
+    detail: tuple[str, ...] = ()  # what was seen, one line each
+    findings: tuple[Finding, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "detail": list(self.detail),
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def make_check(name: str, detail: list[str] | tuple[str, ...], findings: list[Finding] | tuple[Finding, ...]) -> Check:
+    """A check whose status is the worst severity among its findings (info counts as ok)."""
+    findings = tuple(dict.fromkeys(findings))  # identical GPUs give identical findings: say each once
+    sev = {f.severity for f in findings}
+    status = "error" if "error" in sev else "warning" if "warning" in sev else "ok"
+    return Check(name, status, tuple(detail), tuple(findings))
+
+
+# --------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class DeviceNode:
+    path: str  # /dev/nvidia0
+    readable: bool
+    writable: bool
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where the dynamic loader would find one library, and why."""
+
+    soname: str  # libcudart.so.12
+    path: str | None  # None: not found
+    via: str  # "LD_LIBRARY_PATH", "RUNPATH of .../libtorch_cuda.so", "linker cache", "default directory", "not found"
+    version: str | None = None  # the library's CUDA (or cuDNN) release, "12.1.105"
+    real_path: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    kernel_module: str | None = None  # version of the loaded nvidia.ko
+    kernel_module_source: str | None = None  # /proc/driver/nvidia/version | /sys/module/nvidia/version
+    library: str | None = None  # version of the user-space driver library
+    library_source: str | None = None  # "NVML", "libnvidia-ml.so.535.104.05", "report"
+    nvml_error: str | None = None  # why NVML did not initialise
+    device_nodes: tuple[DeviceNode, ...] | None = None  # None: not looked at (reports)
+    libcuda: Resolution | None = None  # where libcuda.so.1 comes from (a toolkit stub is a classic)
+
+
+@dataclass(frozen=True)
+class CudaTool:
+    """An nvcc (or ptxas) that PATH reaches, with the CUDA release it belongs to."""
+
+    path: str
+    version: str | None  # "13.0"
+    tool: str = "nvcc"
+
+
+@dataclass(frozen=True)
+class ToolkitFacts:
+    toolkits: tuple = ()  # cuenv.toolkits.SystemToolkit
+    nvcc: CudaTool | None = None  # the nvcc PATH finds first; None: no nvcc on PATH
+    on_path: tuple[CudaTool, ...] = ()  # every nvcc/ptxas on PATH, in PATH order
+    cuda_vars: tuple[tuple[str, str, str | None], ...] = ()  # (CUDA_HOME, value, its CUDA release)
+
+
+@dataclass(frozen=True)
+class LdEntry:
+    path: str
+    exists: bool
+    cudart: tuple[str, ...] = ()  # CUDA releases of the libcudart files in it
+
+
+@dataclass(frozen=True)
+class LibraryFacts:
+    ld_library_path: tuple[LdEntry, ...] = ()
+    cache_source: str | None = None  # "ldconfig -p", "ldconfig -p -C FILE"; None: no cache read
+    requester: str | None = None  # the library whose RPATH/RUNPATH was followed (libtorch_cuda.so)
+    cudart: tuple[Resolution, ...] = ()  # every libcudart soname visible, resolved
+    required: tuple[Resolution, ...] = ()  # what the environment/framework needs, resolved
+    wanted_cuda: str | None = None  # the environment's CUDA release, when one is diagnosed
+
+
+@dataclass(frozen=True)
+class CudnnFacts:
+    headers: tuple[tuple[str, str], ...] = ()  # (cudnn_version.h path, version)
+    libraries: tuple[tuple[str, str | None], ...] = ()  # (real path of libcudnn.so.N, version)
+    loaded: Resolution | None = None  # the libcudnn the loader would pick
+
+
+@dataclass(frozen=True)
+class CompilerFacts:
+    gcc: str | None = None  # "12.2.0"; None: no gcc
+    gcc_path: str | None = None
+    host_compiler_var: tuple[str, str] | None = None  # ("CUDAHOSTCXX", "/usr/bin/g++-12")
+    nvcc_version: str | None = None  # the nvcc it would be used with
+
+
+@dataclass(frozen=True)
+class ContainerFacts:
+    engines: tuple[tuple[str, str], ...] = ()  # (docker, /usr/bin/docker)
+    toolkit: tuple[tuple[str, str], ...] = ()  # (nvidia-ctk, path), (nvidia-container-cli, path)
+    docker_runtimes: tuple[str, ...] = ()  # from /etc/docker/daemon.json
+    daemon_json: str | None = None  # its path when it exists
+    cdi_specs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FrameworkProbe:
+    name: str  # torch | paddle | tensorflow | jax
+    version: str | None = None
+    cuda: str | None = None  # what it was built with
+    cudnn: str | None = None
+    available: bool | None = None  # torch.cuda.is_available() and its peers
+    device_count: int | None = None
+    arch_list: tuple[str, ...] = ()  # sm_80, compute_90
+    error: str | None = None  # import or query failure
+    messages: tuple[str, ...] = ()  # warnings and errors it printed
+    stack: Stack | None = None  # what `cuenv check` knows of this build (reports: from the version)
+
+
+@dataclass(frozen=True)
+class FrameworkFacts:
+    python: str | None = None  # the interpreter asked; None: no environment to ask
+    probes: tuple[FrameworkProbe, ...] = ()
+    error: str | None = None  # the probe itself failed (timeout, no python)
+
+
+@dataclass(frozen=True)
+class EnvFacts:
+    name: str
+    active: bool  # from CUENV_ACTIVE rather than named
+    stack: Stack | None = None
+    layout: CudaLayout | None = None
+
+
+@dataclass(frozen=True)
+class ErrorHit:
+    """A well-known error message found in a report or in a framework's output."""
+
+    text: str  # the line as found
+    code: str
+    severity: str
+    message: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    origin: str  # "this machine" | "report"
+    machine: Machine | None = None
+    driver: DriverFacts | None = None
+    toolkits: ToolkitFacts | None = None
+    libraries: LibraryFacts | None = None
+    cudnn: CudnnFacts | None = None
+    compiler: CompilerFacts | None = None
+    container: ContainerFacts | None = None
+    framework: FrameworkFacts | None = None
+    disk: tuple[str, int] | None = None  # (CUENV_HOME or its nearest existing parent, free bytes)
+    env: EnvFacts | None = None
+    errors: tuple[ErrorHit, ...] = ()
+    missing: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,319 @@
+"""Facts from pasted text: how maintainers triage "CUDA not available" reports (issue 8, --report).
+
+Any mix of: the plain ``nvidia-smi`` table, ``nvidia-smi -q``, ``-q -x``, the query CSV (with its
+header), ``python -m torch.utils.collect_env``, ``nvcc --version``, /proc/driver/nvidia/version,
+``pip list`` / ``pip freeze`` / ``conda list`` lines, gcc's banner, and error messages or
+tracebacks. Pure: text in, Facts out; nvidia-smi sections go through cuenv.driver's parsers.
+What the text does not say is listed in ``Facts.missing``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Final
+
+from cuenv.doctor import signatures
+from cuenv.doctor.model import (
+    CompilerFacts, CudaTool, CudnnFacts, DriverFacts, Facts, FrameworkFacts, FrameworkProbe, ToolkitFacts,
+)
+from cuenv.machine import Driver, Gpu, Machine
+
+_QUOTE: Final = re.compile(r"^\s*(?:>\s?)+")  # markdown quotes around pasted output
+_PKG: Final = re.compile(
+    r"^\s*(?:\[(?:pip3?|conda)\]\s*)?(?P<name>torch|pytorch|paddlepaddle-gpu|paddlepaddle|tensorflow(?:-gpu|-cpu)?|"
+    r"jax|jaxlib|jax-cuda1[23]-plugin|nvidia-cudnn-cu1[123]|nvidia-cuda-runtime(?:-cu1[12])?|cudatoolkit|pytorch-cuda|"
+    r"cudnn|cuda-version|cuda-cudart)\s*(?:==|\s)\s*(?P<version>\d[\w.+!-]*)(?:\s+(?P<build>\S+))?",
+    re.IGNORECASE,
+)
+
+
+def _clean(text: str) -> list[str]:
+    return [_QUOTE.sub("", line.rstrip("\r")) for line in text.replace("\t", "    ").splitlines()]
+
+
+def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.driver.SmiReport | None
+    from cuenv.driver import parse_smi_table
+
+    for i, line in enumerate(lines):
+        if "NVIDIA-SMI" in line and re.search(r"(Driver|KMD) Version", line):
+            start = i - 1 if i > 0 and lines[i - 1].lstrip().startswith("+") else i
+            block = []
+            for row in lines[start:]:
+                stripped = row.strip()
+                if stripped and stripped[0] not in "|+":
+                    break
+                block.append(stripped)
+            report = parse_smi_table("\n".join(block))
+            if report.driver_version or report.gpus:
+                return report
+    return None
+
+
+def _smi_xml(text: str):  # noqa: ANN202
+    from cuenv.driver import parse_smi_xml
+
+    m = re.search(r"<nvidia_smi_log>.*?</nvidia_smi_log>", text, re.DOTALL)
+    if not m:
+        return None
+    try:
+        return parse_smi_xml(m.group(0))
+    except ValueError:
+        return None
+
+
+def _smi_csv(lines: list[str]):  # noqa: ANN202
+    from cuenv.driver import parse_smi_csv
+
+    for i, line in enumerate(lines):
+        low = line.strip().lower()
+        if "," in low and ("driver_version" in low or "compute_cap" in low or low.startswith("index, name")):
+            fields = [re.sub(r"\s*\[[^\]]*\]$", "", f.strip()) for f in line.split(",")]
+            body = [line]
+            for row in lines[i + 1:]:
+                if row.count(",") != line.count(","):
+                    break
+                body.append(row)
+            report = parse_smi_csv("\n".join(body), fields)
+            if report.gpus:
+                return report
+    return None
+
+
+def _smi_q(lines: list[str]) -> tuple[str | None, str | None, tuple[Gpu, ...]]:
+    """``nvidia-smi -q``: "Driver Version : 535.104.05", "Product Name : ...", FB Memory Usage/Total."""
+    driver = cuda = None
+    gpus: list[Gpu] = []
+    in_fb = False
+    for line in lines:
+        m = re.match(r"^\s*(Driver Version|CUDA Version|Product Name|Total)\s*:\s*(.+?)\s*$", line)
+        if re.match(r"^\s*FB Memory Usage\s*$", line):
+            in_fb = True
+            continue
+        if not m:
+            continue
+        key, value = m.groups()
+        if key == "Driver Version":
+            driver = driver or value
+        elif key == "CUDA Version":
+            cuda = cuda or value
+        elif key == "Product Name":
+            gpus.append(Gpu(index=len(gpus), name=value, compute_capability=None))
+        elif key == "Total" and in_fb and gpus:
+            mm = re.match(r"(\d+)\s*MiB", value)
+            if mm:
+                gpus[-1] = replace(gpus[-1], memory_mib=int(mm.group(1)))
+            in_fb = False
+    return driver, cuda, tuple(gpus)
+
+
+def _field(text: str, label: str) -> str | None:
+    m = re.search(rf"^\s*{label}\s*:\s*(.+?)\s*$", text, re.MULTILINE | re.IGNORECASE)
+    if not m or re.match(r"(could not collect|n/a|none)$", m.group(1), re.IGNORECASE):
+        return None
+    return m.group(1)
+
+
+def _collect_env_gpus(lines: list[str]) -> tuple[Gpu, ...]:
+    gpus: list[Gpu] = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*GPU models and configuration\s*:\s*(.*)$", line)
+        if not m:
+            continue
+        rows = [m.group(1)] + lines[i + 1:i + 17]
+        for row in rows:
+            g = re.match(r"^\s*GPU (\d+)\s*:\s*(.+?)\s*(?:\(UUID:.*)?$", row)
+            if g:
+                gpus.append(Gpu(int(g.group(1)), g.group(2), None))
+            elif row is rows[0] and row.strip() and not re.match(r"(could not collect|$)", row.strip(), re.I):
+                gpus.append(Gpu(0, row.strip(), None))
+            elif row is not rows[0]:
+                break
+        break
+    return tuple(gpus)
+
+
+def _packages(lines: list[str]) -> dict[str, tuple[str, str | None]]:
+    found: dict[str, tuple[str, str | None]] = {}
+    for line in lines:
+        m = _PKG.match(line)
+        if m:
+            found.setdefault(m.group("name").lower(), (m.group("version"), m.group("build")))
+    return found
+
+
+def _cuda_of_tag(text: str | None) -> str | None:
+    """ "+cu121" / "post118" / "cuda12.1" (conda build strings) -> "12.1"."""
+    if not text:
+        return None
+    m = re.search(r"(?:\+cu|post|cuda_?)(\d{2,3})(?!\d|\.\d)", text)
+    if m:
+        d = m.group(1)
+        return f"{int(d[:-1])}.{d[-1]}"
+    m = re.search(r"cuda(\d+)\.(\d+)", text)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _mm_digits(cuda: str) -> str:
+    """ "12.1.105" -> "121"."""
+    return "".join(cuda.split(".")[:2])
+
+
+def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
+    try:
+        from cuenv.specs import parse_spec
+    except ImportError:
+        return None
+    try:
+        return parse_spec(spec)
+    except Exception:  # noqa: BLE001 - a release the knowledge base does not know
+        return None
+
+
+def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
+    version = _field(text, "PyTorch version")
+    built = _field(text, "CUDA used to build PyTorch")
+    available = _field(text, "Is CUDA available")
+    pkg = pkgs.get("torch") or pkgs.get("pytorch")
+    if version is None and pkg:
+        version = pkg[0]
+    if version is None and built is None:
+        return None
+    cuda = built or _cuda_of_tag(version) or _cuda_of_tag(pkg[1] if pkg and pkg[1] else None)
+    cpu = bool(re.search(r"\+cpu\b", version or "")) or (pkg is not None and bool(re.search(r"(^|_)cpu(_|$)", pkg[1] or "")))
+    arch = ()
+    m = re.search(r"current PyTorch install supports CUDA capabilities ((?:sm_\d+\s*)+)", text)
+    if m:
+        arch = tuple(m.group(1).split())
+    stack = None
+    if version:  # the knowledge base knows the build's arch list and cuDNN
+        base = re.sub(r"\+.*$", "", version)
+        tag = "cpu" if cpu else (f"cu{_mm_digits(cuda)}" if cuda else None)
+        stack = _spec_stack(f"torch=={base}" + (f"+{tag}" if tag else ""))
+    if stack is not None:
+        cuda = cuda or stack.cuda
+        if arch:  # what the installed build says it carries beats the knowledge base
+            stack = replace(stack, sass=tuple(f"{a[3:-1]}.{a[-1]}" for a in arch), ptx=())
+    probe = FrameworkProbe(
+        name="torch", version=version, cuda=None if cpu else cuda,
+        available=None if available is None else available.strip().lower() in ("true", "yes"),
+        arch_list=arch, stack=stack,
+    )
+    return probe
+
+
+def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
+    found = []
+    for name, dist in (("paddle", "paddlepaddle-gpu"), ("paddle", "paddlepaddle"), ("tensorflow", "tensorflow")):
+        if dist in pkgs and not any(p.name == name for p in found):
+            version = pkgs[dist][0]
+            cuda = _cuda_of_tag(version) if dist != "tensorflow" else None
+            stack = _spec_stack(f"{dist}=={version}")
+            found.append(FrameworkProbe(name=name, version=version, cuda=cuda or (stack.cuda if stack else None),
+                                        stack=stack))
+    return found
+
+
+def parse(text: str) -> Facts:
+    """Everything the text says, as Facts; what it does not say goes to ``missing``."""
+    from cuenv.driver import max_cuda_for_driver, parse_proc_version
+    from cuenv.toolkits import parse_nvcc_version
+
+    lines = _clean(text)
+    joined = "\n".join(lines)
+    missing: list[str] = []
+
+    # -- driver and GPUs: nvidia-smi (table, -q -x, CSV, -q), collect_env, /proc
+    table, xml, csv = _smi_table(lines), _smi_xml(joined), _smi_csv(lines)
+    q_driver, q_cuda, q_gpus = _smi_q(lines)
+    smi_driver = next((r.driver_version for r in (table, xml, csv) if r and r.driver_version), None) or q_driver
+    smi_cuda = next((r.cuda_version for r in (table, xml) if r and r.cuda_version), None) or q_cuda
+    gpus = next((r.gpus for r in (table, xml, csv) if r and r.gpus), ()) or q_gpus or _collect_env_gpus(lines)
+    driver_version = smi_driver or _field(joined, "Nvidia driver version")
+    module = None
+    m = re.search(r"^.*NVRM version:.*$", joined, re.MULTILINE)
+    if m:
+        module = parse_proc_version(m.group(0))
+    warn = re.search(r"(NVIDIA [^\n]+?|[A-Z][^\n]+?) with CUDA capability sm_(\d+)(\d) is not compatible", joined)
+    if warn and not gpus:
+        gpus = (Gpu(0, warn.group(1).strip(), f"{warn.group(2)}.{warn.group(3)}"),)
+    paddle = re.search(r"GPU Compute Capability: (\d+\.\d+), Driver API Version: (\d+\.\d+)", joined)
+    if paddle and not gpus:
+        gpus = (Gpu(0, f"GPU with compute capability {paddle.group(1)}", paddle.group(1)),)
+    driver_version = driver_version or module
+    driver = None
+    if driver_version or smi_cuda:
+        level = re.match(r"\d+\.\d+", smi_cuda or "")
+        max_cuda = level.group(0) if level else (max_cuda_for_driver(driver_version) if driver_version else None)
+        driver = Driver(driver_version or "", max_cuda, "report")
+    elif paddle:  # Paddle's "Driver API Version" is the newest CUDA the driver supports
+        driver = Driver("", paddle.group(2), "report")
+    gpus = tuple(_complete(g) for g in gpus)
+    machine = Machine(driver=driver, gpus=gpus) if (driver or gpus) else None
+    if driver is None:
+        missing.append("no driver version in the report (paste `nvidia-smi` or /proc/driver/nvidia/version)")
+    if not gpus:
+        missing.append("no GPU model in the report (paste `nvidia-smi` or `nvidia-smi -L`)")
+    nvml_lib = re.search(r"NVML library version:\s*([\d.]+)", joined)
+    nvml_error = re.search(r"Failed to initialize NVML:\s*(.+)", joined)
+    driver_facts = None
+    if module or nvml_lib or nvml_error:
+        driver_facts = DriverFacts(
+            kernel_module=module, kernel_module_source="/proc/driver/nvidia/version" if module else None,
+            library=nvml_lib.group(1) if nvml_lib else None, library_source="NVML library version" if nvml_lib else None,
+            nvml_error=nvml_error.group(1).strip() if nvml_error else None,
+        )
+
+    # -- toolkit: nvcc --version, or collect_env's "CUDA runtime version" (which is nvcc's)
+    nvcc = parse_nvcc_version(joined)
+    if nvcc is None:
+        runtime = _field(joined, "CUDA runtime version")
+        if runtime and re.match(r"\d+\.\d+", runtime):
+            nvcc = re.match(r"\d+\.\d+", runtime).group(0)
+    toolkit = ToolkitFacts(nvcc=CudaTool("nvcc (from the report)", nvcc)) if nvcc else None
+    if toolkit is None:
+        missing.append("no nvcc version in the report (paste `nvcc --version`)")
+
+    # -- packages, frameworks, cuDNN, compiler
+    pkgs = _packages(lines)
+    probes = [p for p in (_torch(joined, lines, pkgs),) if p] + _other_frameworks(pkgs)
+    framework = FrameworkFacts(python="report", probes=tuple(probes)) if probes else None
+    if framework is None:
+        missing.append("no framework version in the report (paste `python -m torch.utils.collect_env` or `pip list`)")
+    cudnn_libs = []
+    for m in re.finditer(r"(/\S*libcudnn\.so\.(\d+\.\d+\.\d+))", joined):
+        cudnn_libs.append((m.group(1), m.group(2)))
+    for dist in ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"):
+        if dist in pkgs:
+            cudnn_libs.append((f"{dist} (package)", pkgs[dist][0]))
+    cudnn_field = _field(joined, "cuDNN version")
+    if cudnn_field and re.fullmatch(r"\d+(\.\d+)*", cudnn_field):
+        cudnn_libs.append(("cuDNN version (collect_env)", cudnn_field))
+    cudnn = CudnnFacts(libraries=tuple(dict.fromkeys(cudnn_libs))) if cudnn_libs else None
+    if cudnn is None:
+        missing.append("no cuDNN version in the report")
+    gcc = None
+    m = re.search(r"^\s*(?:[-*]\s+)?(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8}.*)?\s*$",
+                  joined, re.MULTILINE)
+    if m:
+        gcc = m.group(1)
+    unsupported = re.search(r"gcc versions later than (\d+) are not supported", joined)
+    compiler = CompilerFacts(gcc=gcc, nvcc_version=nvcc) if gcc else None
+    if compiler is None and not unsupported:
+        missing.append("no gcc version in the report")
+
+    errors = signatures.scan(lines)
+    if not errors:
+        missing.append("no error message recognised in the report")
+    return Facts(origin="report", machine=machine, driver=driver_facts, toolkits=toolkit, cudnn=cudnn,
+                 compiler=compiler, framework=framework, errors=errors, missing=tuple(missing))
+
+
+def _complete(gpu: Gpu) -> Gpu:
+    from cuenv import gpus as catalogue
+
+    model = catalogue.lookup(gpu.name) if gpu.name else None
+    cc = gpu.compute_capability or (model.compute_capability if model else None)
+    memory = gpu.memory_mib if gpu.memory_mib is not None else (model.memory_mib if model else None)
+    return replace(gpu, compute_capability=cc, memory_mib=memory,
+                   architecture=catalogue.architecture_for(cc) if cc else gpu.architecture)
