@@ -12,15 +12,11 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from envkit import TESTS  # noqa: E402
+
 sys.path.insert(0, str(TESTS / "engines"))
-
 import channel as _channel  # noqa: E402
-
-LOAD_CUDART = (
-    "import ctypes, sys; rt = ctypes.CDLL('libcudart.so.' + sys.argv[1]); v = ctypes.c_int(); "
-    "rc = rt.cudaRuntimeGetVersion(ctypes.byref(v)); print(v.value if rc == 0 else 'rc%d' % rc)"
-)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import LOAD_CUDART
+from envkit import LOAD_CUDART
 
 
 @pytest.mark.network

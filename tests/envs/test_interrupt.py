@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LOAD_CUDART
+from envkit import LOAD_CUDART
 
 
 def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:

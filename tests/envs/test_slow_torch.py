@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from conftest import TESTS
+from envkit import TESTS
 
 
 @pytest.mark.slow

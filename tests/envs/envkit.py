@@ -1,0 +1,13 @@
+"""Shared by the environment tests (imported by name: `conftest` is ambiguous across test folders)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+
+# Load libcudart.so.<major> with ctypes and print cudaRuntimeGetVersion (12010 for CUDA 12.1).
+LOAD_CUDART = (
+    "import ctypes, sys; rt = ctypes.CDLL('libcudart.so.' + sys.argv[1]); v = ctypes.c_int(); "
+    "rc = rt.cudaRuntimeGetVersion(ctypes.byref(v)); print(v.value if rc == 0 else 'rc%d' % rc)"
+)
