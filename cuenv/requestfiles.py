@@ -99,6 +99,9 @@ def from_requirements(text: str, *, file: str, name: str | None, cuda: str | Non
             else:
                 index = option.group(2)
             continue
+        # Per-requirement hashes (`--hash=sha256:...`, as `cuenv export --format requirements` writes):
+        # the solve records each artifact's sha256 itself.
+        line = re.sub(r"\s+--hash[= ]\S+", "", line).strip()
         if line.startswith("-"):
             raise UsageError(f"{file}:{number}: option {line.split()[0]} is not supported.",
                              hint="Only requirements, -i/--index-url and --extra-index-url are read.")
