@@ -38,9 +38,16 @@ def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | Non
         doc = from_requirements(text, file=str(path), name=name, cuda=cuda, platform=platform)
     import yaml
 
-    from cuenv.recipes import parse
+    from cuenv.recipe_lint import check_text
+    from cuenv.recipes import from_data
 
-    return parse(yaml.safe_dump(doc, sort_keys=False), file=f"{path} (read as a recipe)", stem=doc["name"], origin="user")
+    # The recipes' own validation; its line numbers would point into the generated document, so none are shown.
+    data, problems = check_text(yaml.safe_dump(doc, sort_keys=False), str(path), stem=doc["name"], thorough=False)
+    if problems:
+        first = problems.items[0]
+        raise UsageError(f"{path} does not make a valid recipe: {first.key + ': ' if first.key else ''}{first.message}",
+                         hint="Fix the file, or give the value with a flag (-n NAME, --cuda X.Y).")
+    return from_data(data, path=None, origin="user")
 
 
 def from_environment_yml(text: str, *, file: str, name: str | None, cuda: str | None, platform: str) -> dict[str, Any]:
