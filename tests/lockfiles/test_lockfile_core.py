@@ -155,3 +155,14 @@ def test_drift() -> None:
     assert not lockfile.drift(locked, locked)
     rehashed = dataclasses.replace(locked[0], sha256="e" * 64)
     assert lockfile.drift(locked[:1], (rehashed,)).changed
+
+
+def test_reference_example_parses_and_every_key_is_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "lockfile.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    lock = lockfile.parse(example, platform="linux-64")
+    assert lockfile.dump(lock) == example  # the example is exactly what cuenv writes
+    for key in [*lockfile._TOP_KEYS, *lockfile._PACKAGE_KEYS, "min_driver", "sass", "ptx", "solved_for", "indexes"]:
+        assert f"`{key}`" in doc, key
