@@ -1,5 +1,9 @@
 """`cuenv create`: validate -> solve -> lock -> install from the lock -> layout -> activation -> mark complete.
 
+`cuenv create --from-lock` and `cuenv sync` run the same pipeline with one step replaced: the
+solution is taken from the lockfile instead of solved (``plan.locked``), and the validation is the
+lock's hardware contract (plan_from_lock). There is one install path.
+
 The environment is built in place (prefixes embed their path) and only the completion marker,
 written last, makes it usable. Any failure, Ctrl-C included, removes what was built; a kill -9
 leaves a folder without the marker, which `cuenv list` shows as incomplete and `create`/`remove`
@@ -22,12 +26,13 @@ NOT_BLOCKING = NO_GPU_HERE
 
 
 class CheckFailed(CuenvError):
-    def __init__(self, target: str, errors: Sequence[Finding]) -> None:
+    def __init__(self, target: str, errors: Sequence[Finding],
+                 how: str = "Use --force to build anyway, or --target-driver/--target-gpu for another machine.") -> None:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(
             f"{target} will not run on this machine: {first.message}{more}",
-            hint=(first.fix + " " if first.fix else "") + "Use --force to build anyway, or --target-driver/--target-gpu for another machine.",
+            hint=(first.fix + " " if first.fix else "") + how,
         )
         self.findings = list(errors)
 
@@ -44,6 +49,8 @@ class CreatePlan:
     solution: Any = None
     prefix: Path | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    locked: Any = None  # a Solution from a lockfile: replaces the solve step
+    lock_hash: str | None = None  # that lockfile's content hash, recorded as meta.lock_hash
 
 
 def blocking(findings: Sequence[Finding]) -> list[Finding]:
@@ -56,11 +63,10 @@ def now() -> str:
 
 def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_hash: str | None) -> dict[str, Any]:
     stack = plan.stack
-    recipe = plan.recipe
     return {
         "schema": 1,
         "name": plan.name,
-        "recipe": {"name": recipe.name, "version": plan.version, "hash": recipe.content_hash()},
+        "recipe": dict(plan.meta["recipe"]),
         "engine": plan.engine,
         "engine_reason": plan.engine_reason,
         "python": plan.solution.python,
@@ -83,7 +89,7 @@ def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_ha
         "activate_scripts": [],
         "smoke_test": plan.meta.get("smoke_test"),
         "size_bytes": size,
-        "lock_hash": lock_hash,
+        "lock_hash": plan.lock_hash or lock_hash,
     }
 
 
@@ -185,14 +191,17 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
                          requirements=recipe.venv.requirements_for(version))
 
 
-def plan_create(settings, environ, *, ref: str, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool) -> CreatePlan:
-    """Everything decided before anything is downloaded: recipe, name, engine, verdict."""
+def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
+                machine, force: bool, recipe=None) -> CreatePlan:
+    """Everything decided before anything is downloaded: recipe, name, engine, verdict.
+
+    ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``.
+    """
     from cuenv.backends import resolve_engine
     from cuenv.check import check
     from cuenv.recipes import load_catalogue
 
-    recipe, version = load_catalogue(settings).get(ref)
+    recipe, version = (recipe, None) if recipe is not None else load_catalogue(settings).get(ref)
     env_name = validate_name(name or recipe.name)
     store = Store.from_settings(settings)
     if not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
@@ -207,14 +216,52 @@ def plan_create(settings, environ, *, ref: str, name: str | None, engine: str | 
         raise CheckFailed(stack.label, errors)
     plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
                       stack=stack, findings=findings)
-    plan.meta = {"requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
+    plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
+                 "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
                  "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
     return plan
 
 
-def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None) -> CreatePlan:
-    """Solve, then (unless dry_run) install from the solution in place and mark the env complete last."""
-    from cuenv.backends import Target, get_engine
+def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
+                   force: bool) -> CreatePlan:
+    """Everything decided before any download, for a lockfile: its packages for this platform, and its
+    hardware contract checked against ``machine`` (an error stops here unless ``force``)."""
+    from cuenv.lockfile import content_hash, contract_findings
+
+    solution = lock.solution_for(platform)
+    engine = None if engine == "auto" else engine
+    env_name = validate_name(name or lock.recipe["name"])
+    findings = contract_findings(lock, machine)
+    errors = blocking(findings)
+    if errors and not force:
+        raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.")
+    engine_name, why = (engine, f"{engine}: requested") if engine else (lock.engine, f"{lock.engine}: from the lockfile")
+    plan = CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
+                      engine_reason=why, stack=lock.contract.stack(), findings=findings, locked=solution,
+                      lock_hash=content_hash(lock))
+    plan.meta = {"recipe": {k: lock.recipe.get(k) for k in ("name", "version", "hash")}, "requested": [],
+                 "env_vars": dict(lock.recipe.get("env") or {}), "smoke_test": None}
+    return plan
+
+
+def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
+    """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
+    from cuenv.backends import Target
+
+    if plan.locked is not None:
+        if progress:
+            progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
+        return plan.locked
+    if progress:
+        progress("solve", f"{plan.stack.label} with {plan.engine}")
+    return engine.solve(plan.meta["request"], target=Target.from_machine(machine), cache_dir=cache)
+
+
+def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None,
+            update: bool = False) -> CreatePlan:
+    """Solve (or take the locked solution), then (unless dry_run) install it in place and mark the env
+    complete last. ``update`` installs over the existing environment (`cuenv sync`) instead of replacing it."""
+    from cuenv.backends import get_engine
     from cuenv.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
@@ -222,15 +269,16 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     cache = settings.cache_dir
     store.envs_dir.mkdir(parents=True, exist_ok=True)
     with store.locked(plan.name):
-        if not dry_run:
+        if not dry_run and not update:
             prepare_prefix(store, plan.name, force=force)
-        if progress:
-            progress("solve", f"{plan.stack.label} with {plan.engine}")
-        plan.solution = engine.solve(plan.meta["request"], target=Target.from_machine(machine), cache_dir=cache)
+        plan.solution = obtain_solution(plan, engine, machine, cache, progress)
         if dry_run:
             return plan
         prefix = store.path(plan.name)
         plan.prefix = prefix
+        before = engine.installed(prefix) if update else ()
+        if update:
+            store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
             engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
             layout = engine.layout(prefix)
@@ -245,8 +293,12 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             store.mark_complete(plan.name)
         except BaseException:
             # Ctrl-C, a failed download, a full disk: take it all back. A kill -9 cannot be caught;
-            # its leftover has no completion marker and shows as incomplete.
-            store.remove(plan.name)
+            # its leftover has no completion marker and shows as incomplete. An update whose engine
+            # refused before changing anything (hashes are verified before linking) stays as it was.
+            if not update:
+                store.remove(plan.name)
+            elif engine.installed(prefix) == before:
+                store.mark_complete(plan.name)
             raise
         plan.meta = meta
     return plan

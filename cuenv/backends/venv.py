@@ -181,7 +181,8 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""))
     mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
     if mismatch:
-        return HashMismatch(mismatch.group(1), expected=mismatch.group(2), actual=mismatch.group(3))
+        # uv wraps long lines to the terminal's width: one message line again.
+        return HashMismatch(" ".join(mismatch.group(1).split()), expected=mismatch.group(2), actual=mismatch.group(3))
     failed = re.search(r"Failed to (?:fetch|download)[^`]*`([^`]+)`", stderr)
     if failed:
         return DownloadFailed(failed.group(1), runner.stderr_tail(stderr, lines=2))

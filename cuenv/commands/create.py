@@ -1,14 +1,24 @@
-"""`cuenv create RECIPE[@VERSION]`: a named environment pinned to one CUDA stack (issue 4)."""
+"""`cuenv create RECIPE[@VERSION]`: a named environment pinned to one CUDA stack (issue 4).
+
+Also from a lockfile (`--from-lock FILE`: no solve, the lock's hardware contract checked first) and
+from another tool's files (`-f environment.yml`, `-r requirements.txt --cuda X.Y`), issue 6.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from cuenv.result import Result
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("recipe", metavar="RECIPE[@VERSION]", help="a recipe from `cuenv recipes`, e.g. torch-cu121@2.3.1")
+    parser.add_argument("recipe", nargs="?", metavar="RECIPE[@VERSION]", help="a recipe from `cuenv recipes`, e.g. torch-cu121@2.3.1")
+    src = parser.add_argument_group("instead of a recipe")
+    src.add_argument("--from-lock", metavar="FILE", help="install exactly a lockfile's packages (from `cuenv lock`), no solve")
+    src.add_argument("-f", "--file", metavar="ENVIRONMENT_YML", help="a conda environment.yml")
+    src.add_argument("-r", "--requirements", metavar="FILE", help="a pip requirements.txt (needs --cuda)")
+    src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default for -f: read from its specs)")
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
     parser.add_argument("--engine", choices=("auto", "conda", "mamba", "micromamba", "rattler", "venv"),
                         help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
@@ -32,14 +42,47 @@ def _machine(ctx):
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
+def _plan(ctx, machine):
+    """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt."""
+    from cuenv.create import plan_create
+    from cuenv.errors import UsageError
+
+    a = ctx.args
+    given = [flag for flag, v in (("RECIPE", a.recipe), ("--from-lock", a.from_lock), ("-f", a.file),
+                                  ("-r", a.requirements)) if v]
+    if len(given) != 1:
+        raise UsageError("Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt"
+                         + (f" (got {', '.join(given)})." if given else "."),
+                         hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
+    if a.cuda and not (a.file or a.requirements):
+        raise UsageError("--cuda goes with -f or -r.", hint="A recipe or a lockfile already says its CUDA.")
+    if a.from_lock:
+        from cuenv.commands._lockio import catalogue_extras, host_platform, read_lock
+        from cuenv.create import plan_from_lock
+
+        platform = host_platform()
+        lock = read_lock(a.from_lock, platform=platform)
+        plan = plan_from_lock(ctx.settings, ctx.environ, lock=lock, name=a.name, engine=a.engine, machine=machine,
+                              platform=platform, force=a.force)
+        plan.meta.update(catalogue_extras(ctx.settings, lock))
+        return plan
+    recipe = None
+    if a.file or a.requirements:
+        from cuenv.requestfiles import recipe_from_file
+
+        recipe = recipe_from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
+                                  name=a.name, cuda=a.cuda)
+    return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
+                       machine=machine, force=a.force, recipe=recipe)
+
+
 def run(ctx) -> Result:
-    from cuenv.create import NOT_BLOCKING, execute, plan_create
+    from cuenv.create import NOT_BLOCKING, execute
     from cuenv.progress import Progress
 
     a = ctx.args
     machine = _machine(ctx)
-    plan = plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force)
+    plan = _plan(ctx, machine)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
     for f in plan.findings:

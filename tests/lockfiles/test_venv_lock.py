@@ -1,0 +1,91 @@
+"""Lock -> recreate -> compare with the venv engine and NVIDIA's real cu12 wheels from PyPI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cuenv.backends import get_engine
+
+pytestmark = pytest.mark.network
+
+RUNTIME_SHA = "6e258468ddf5796e25f1dc591a31029fa317d97a0a94ed93468fc86301d61e40"  # PyPI's, as in tests/engines/channel.py
+FAKE = "f" * 64
+
+
+def _installed(envs: Path, name: str) -> set[tuple]:
+    return {(p.name, p.version, p.url, p.sha256) for p in get_engine("venv", os.environ).installed(envs / name)}
+
+
+def test_lock_recreate_relock_and_check(cli, work, envs) -> None:
+    assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0
+    code, out, err = cli("lock", "cuda-12.1")
+    assert code == 0 and "(venv; 2 packages for linux-64)" in out, err
+    text = (work / "cuenv.lock").read_text()
+    data = yaml.safe_load(text)
+    runtime = next(p for p in data["packages"]["linux-64"] if p["name"] == "nvidia-cuda-runtime-cu12")
+    assert runtime["sha256"] == RUNTIME_SHA and runtime["index_url"] == "https://pypi.org/simple"
+    assert runtime["url"].startswith("https://files.pythonhosted.org/")
+
+    code, out, err = cli("create", "--from-lock", "cuenv.lock", "-n", "copy")
+    assert code == 0, err
+    assert _installed(envs, "copy") == _installed(envs, "cuda-12.1") and len(_installed(envs, "copy")) == 2
+    assert cli("lock", "copy", "-o", "copy.lock")[0] == 0
+    assert (work / "copy.lock").read_text() == text
+    libcudart = envs / "copy" / ".cuenv" / "cuda" / "lib64" / "libcudart.so.12"
+    probe = ("import ctypes,sys; v=ctypes.c_int(); ctypes.CDLL(sys.argv[1]).cudaRuntimeGetVersion(ctypes.byref(v)); "
+             "print(v.value)")
+    assert subprocess.run(["python3", "-c", probe, str(libcudart)], capture_output=True, text=True).stdout.strip() == "12010"
+
+    # Drift: a package removed behind cuenv's back.
+    from uv import find_uv_bin
+
+    subprocess.run([find_uv_bin(), "pip", "uninstall", "--python", str(envs / "copy" / "bin" / "python"),
+                    "nvidia-cuda-nvcc-cu12"], check=True, capture_output=True)
+    code, out, err = cli("lock", "--check", "copy", "cuenv.lock")
+    assert code == 1 and "  - nvidia-cuda-nvcc-cu12 12.1.105 (locked, not installed)" in out.splitlines()
+    code, out, err = cli("sync", "cuenv.lock", "-n", "copy")
+    assert code == 0, err
+    assert cli("lock", "--check", "copy", "cuenv.lock")[0] == 0
+
+
+def test_edited_sha256_is_refused_by_uv(cli, work, envs) -> None:
+    assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0
+    assert cli("lock", "cuda-12.1")[0] == 0
+    (work / "edited.lock").write_text((work / "cuenv.lock").read_text().replace(RUNTIME_SHA, FAKE))
+    code, out, err = cli("create", "--from-lock", "edited.lock", "-n", "tampered")
+    assert code == 1
+    error = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith("error: Hash mismatch for ") and FAKE in error[0], err
+    assert not (envs / "tampered").exists()
+
+
+def test_several_platforms_with_uv(cli, work, tmp_path, monkeypatch) -> None:
+    """uv's --python-platform solves for Windows from Linux; a lock made here holds both lists."""
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    text = (Path(__file__).resolve().parents[2] / "recipes" / "cuda-12.1.yaml").read_text()
+    (recipes / "cu121-win.yaml").write_text(
+        text.replace("name: cuda-12.1", "name: cu121-win").replace('platforms: ["linux-64"]', 'platforms: ["linux-64", "win-64"]'))
+    monkeypatch.setenv("CUENV_RECIPES", str(recipes))
+    code, out, err = cli("lock", "cu121-win", "--engine", "venv", "--platform", "win-64", "--platform", "linux-64")
+    assert code == 0, err
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    assert data["contract"]["os"] == ["linux", "windows"]
+    assert set(data["contract"]["min_driver"]) == {"linux", "windows"}
+    wheels = {p: sorted(q["filename"] for q in data["packages"][p]) for p in data["platforms"]}
+    assert all("manylinux" in f for f in wheels["linux-64"]) and all("win_amd64" in f for f in wheels["win-64"])
+
+
+def test_lock_builtin_recipe_for_a_cluster_node(cli, work, envs) -> None:
+    """On this GPU-less machine: a lock for an H100 node with driver 550, nothing installed."""
+    code, out, err = cli("lock", "cuda-12.1", "--engine", "venv", "--target-driver", "550.54.14", "--target-gpu", "H100")
+    assert code == 0, err
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    assert data["made_on"]["solved_for"]["driver"] == "550.54.14"
+    assert {p["name"] for p in data["packages"]["linux-64"]} == {"nvidia-cuda-runtime-cu12", "nvidia-cuda-nvcc-cu12"}
+    assert not envs.exists() or not any(p for p in envs.iterdir() if not p.name.startswith("."))
