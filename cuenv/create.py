@@ -148,8 +148,7 @@ Reporter = Callable[[str, str], None]
 
 def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
     """--python wins; a venv otherwise uses this interpreter when the recipe allows it (no download),
-    else the recipe's default; conda engines install the recipe's default, and no Python at all for
-    a bare CUDA stack (a conda prefix with only the runtime and compiler pieces)."""
+    else the recipe's default; conda engines install the recipe's default (none if it names none)."""
     import sys
 
     if requested:
@@ -162,9 +161,7 @@ def choose_python(recipe, version: str | None, requested: str | None, engine: st
         here = f"{sys.version_info.major}.{sys.version_info.minor}"
         if not py.supported or _allows(py.supported, here):
             return None
-    elif recipe.framework is None:
-        return None
-    return py.default
+    return py.default if py else None
 
 
 def _allows(spec: str, version: str) -> bool:
@@ -192,10 +189,12 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
 
 
 def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None) -> CreatePlan:
+                machine, force: bool, recipe=None, new_env: bool = True) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
     ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``.
+    ``new_env`` is False when nothing will be installed (`cuenv lock RECIPE`): an environment of the
+    same name is then no obstacle.
     """
     from cuenv.backends import resolve_engine
     from cuenv.check import check
@@ -204,7 +203,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     recipe, version = (recipe, None) if recipe is not None else load_catalogue(settings).get(ref)
     env_name = validate_name(name or recipe.name)
     store = Store.from_settings(settings)
-    if not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
+    if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
         prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
     engine_name, why = resolve_engine(engine, environ, default=settings.engine)
     py = choose_python(recipe, version, python, engine_name)

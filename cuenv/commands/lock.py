@@ -184,7 +184,7 @@ def _lock_recipe(ctx, here):
         machine = described_machine(a.target_driver, a.target_gpu, a.target_cc)
     else:
         machine = here
-    plan = plan_create(ctx.settings, ctx.environ, ref=a.target, name=None, engine=a.engine, python=a.python,
+    plan = plan_create(ctx.settings, ctx.environ, ref=a.target, name=None, engine=a.engine, python=a.python, new_env=False,
                        machine=machine, force=a.force)
     for f in plan.findings:
         if f.severity == "error":

@@ -11,6 +11,7 @@ cuda-cudart        12.1.105    linux   targets/x86_64-linux/lib/libcudart.so.12 
                                        targets/x86_64-linux/include/cuda_runtime_api.h   (.conda)
 cuda-cudart        11.8.89     linux   lib/libcudart.so.11.0                             (.tar.bz2)
 cuda-nvcc-tools    12.1.105    linux   bin/ptxas                                         (.conda)
+python             3.11.9      linux   nothing (metadata only: stands in for the interpreter)
 cuenv-hello        1.0         noarch  etc/cuenv-hello.txt holding a prefix placeholder  (.tar.bz2)
 =================  ==========  ======  ==============================================================
 
@@ -103,6 +104,8 @@ PACKAGES: tuple[Spec, ...] = (
         depends=("cuda-version >=12.1,<12.2.0a0",),
         files=(Payload("bin/ptxas", _NVCC12, "nvidia/cuda_nvcc/bin/ptxas", executable=True),),
     ),
+    # metadata only: recipes name a Python, and conda engines install it (no interpreter is needed here)
+    Spec("python", "3.11.9", "linux-64", build="h0_cuenv"),
     Spec(
         "cuenv-hello", "1.0", "noarch",
         files=(Payload("etc/cuenv-hello.txt", text=f"prefix={PLACEHOLDER}\n"),),

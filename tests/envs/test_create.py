@@ -81,7 +81,7 @@ def test_target_machine_flags_validate_another_machine(cuenv, local_recipes):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["dry_run"] is True
-    assert {p["name"] for p in data["packages"]} == {"cuda-version", "cuda-cudart", "cuda-nvcc-tools"}
+    assert {p["name"] for p in data["packages"]} == {"cuda-version", "cuda-cudart", "cuda-nvcc-tools", "python"}
     assert not [f for f in data["findings"] if f["severity"] == "error"]
     # an RTX 5090 (12.0) has no SASS here, only the PTX 9.0 JIT path: a warning, still buildable
     jit = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),

@@ -22,7 +22,6 @@ sys.path.insert(0, str(HERE.parent / "engines"))
 import channel as _channel  # noqa: E402
 
 EXTRA = (
-    _channel.Spec("python", "3.11.9", "linux-64", build="h0_cuenv"),
     _channel.Spec("python", "3.11.9", "linux-aarch64", build="h0_cuenv"),
     _channel.Spec("cuda-cudart", "12.1.105", "linux-aarch64", depends=("cuda-version >=12.1,<12.2.0a0",),
                   files=(_channel.Payload("lib/libcudart.so.12", text="aarch64 stand-in\n"),)),
