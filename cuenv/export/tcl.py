@@ -12,13 +12,19 @@ _SPECIAL: Final = {"\\": "\\\\", '"': '\\"', "$": "\\$", "[": "\\[", "]": "\\]",
 
 
 def tcl(value: str) -> str:
-    """A Tcl double-quoted word with no substitution left in it: $, [ ], \\ and " escaped."""
+    """A Tcl double-quoted word with no substitution left in it: $, [ ], \\ and " escaped, ASCII only."""
     out = []
     for ch in value:
         if ch in _SPECIAL:
             out.append(_SPECIAL[ch])
         elif ord(ch) < 32 or ord(ch) == 127:
             out.append(f"\\{ord(ch):03o}")  # octal: at most three digits are read, so a digit after it is safe
+        elif ord(ch) > 0xFFFF:
+            out.append(f"\\U{ord(ch):08x}")
+        elif ord(ch) > 127:
+            # ASCII-only files: Environment Modules and Lmod's tcl2lua read modulefiles in whatever
+            # encoding the locale names, and \\u is read the same in all of them
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
@@ -43,9 +49,10 @@ def render(spec: ModuleSpec) -> str:
         f'    error "cuenv environment {tcl(spec.name)[1:-1]} is not at $prefix on this node: mount the shared filesystem that holds it"',
         "}",
         "",
-        "# pushenv (Environment Modules >= 5.1, Lmod) puts the old value back on unload.",
+        "# pushenv (Environment Modules >= 5.1) puts the old value back on unload; Lmod 8.6 reading a Tcl",
+        "# modulefile does not undo a pushenv on unload, so there (and in older versions) setenv.",
         "proc cuenv_set {name value} {",
-        "    if {[info commands pushenv] ne {}} { pushenv $name $value } else { setenv $name $value }",
+        "    if {[info commands pushenv] ne {} && ![info exists ::env(LMOD_VERSION)]} { pushenv $name $value } else { setenv $name $value }",
         "}",
         "",
     ]
