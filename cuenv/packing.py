@@ -183,7 +183,7 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
     from cuenv.backends import Solution
     from cuenv.check import check
-    from cuenv.create import CheckFailed, blocking, prepare_prefix, render_activation, stack_from_meta, write_solution
+    from cuenv.create import blocking, prepare_prefix, render_activation, stack_from_meta, write_solution
     from cuenv.fingerprint import fingerprint
     from cuenv.relocate import moved_meta
     from cuenv.store import Store, validate_name
@@ -195,7 +195,10 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
-        raise CheckFailed(stack.label, errors)
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CuenvError(f"{stack.label} will not run on this machine: {first.message}{more}",
+                         hint=(first.fix + " " if first.fix else "") + "Use --force to unpack it anyway.")
     store = Store.from_settings(settings)
     store.envs_dir.mkdir(parents=True, exist_ok=True)
     with store.locked(env_name):

@@ -51,10 +51,16 @@ def recipe_with_env(dest: Path, *, name: str, conda_channel: Path | None = None)
 @pytest.fixture(scope="session")
 def export_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The engine tests' channel plus `python` 3.11 (site-packages only: the recipes ask for a Python)."""
-    root = tmp_path_factory.mktemp("channel") / "ch"
+    import asyncio
+
+    import rattler.index
+
+    root = _channel.copy_channel(_channel.cached_channel(), tmp_path_factory.mktemp("channel") / "ch")
     py = _channel.Spec("python", "3.11.0", "linux-64", files=(
         _channel.Payload("lib/python3.11/site-packages/cuenv-test.txt", text="a test python's site-packages\n"),))
-    return _channel.build_channel(root, packages=(*_channel.PACKAGES, py))
+    _channel.build_archive(py, {}, root / py.subdir)
+    asyncio.run(rattler.index.index_fs(root, write_zst=False, write_shards=False))
+    return root
 
 
 @pytest.fixture

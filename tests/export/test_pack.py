@@ -65,6 +65,7 @@ def test_unpack_refuses_a_machine_the_stack_cannot_run_on(venv_env: str, tmp_pat
     env = {**other_home(tmp_path), "CUENV_DRIVER": "470.82.01", "CUENV_GPUS": "8.0"}  # CUDA 11.4 driver
     done = cuenv("unpack", str(archive), env=env, check=False)
     assert done.returncode == 1 and done.stderr.startswith("error: ") and "driver" in done.stderr
+    assert "Use --force to unpack it anyway." in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 2
     assert not (Path(env["CUENV_HOME"]) / "envs" / venv_env).exists()
     cuenv("unpack", str(archive), "--force", env=env)
