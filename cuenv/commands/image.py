@@ -1,2 +1,58 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv image build NAME [-t TAG] [--output oci-archive:FILE|docker-archive:FILE]`.
+
+Exports the environment's Dockerfile context to a temporary folder and builds it with docker,
+podman or buildah (cuenv.imagebuild), then optionally writes the image to an archive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    from cuenv.cli import _common
+    from cuenv.imagebuild import BUILDERS
+
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = sub.add_parser("build", parents=[_common()], help="build a container image of an environment",
+                       description="Build a container image that rebuilds the environment from its lock.")
+    p.add_argument("name", metavar="NAME", help="environment")
+    p.add_argument("-t", "--tag", metavar="TAG", help="image tag (default: cuenv-NAME)")
+    p.add_argument("--output", metavar="KIND:FILE", help="also write the image to oci-archive:FILE or docker-archive:FILE")
+    p.add_argument("--base", metavar="IMAGE", help="base image (default: python:X.Y-slim-bookworm for a venv, debian:bookworm-slim for conda)")
+    p.add_argument("--builder", choices=BUILDERS, help="use this builder (default: the first that works of " + ", ".join(BUILDERS) + ")")
+
+
+def run(ctx) -> Result:
+    import tempfile
+    from pathlib import Path
+
+    from cuenv import runner
+    from cuenv.commands.export import load_source, write_outputs
+    from cuenv.export import format_module
+    from cuenv.imagebuild import BUILD_TIMEOUT, build_argv, find_builder, parse_output, save_argv, validate_tag
+
+    a = ctx.args
+    tag = validate_tag(a.tag or f"cuenv-{a.name.lower()}")
+    output = parse_output(a.output) if a.output else None
+    source = load_source(ctx, a.name)
+    outputs = format_module("dockerfile").export(source, {"base": a.base})
+    builder = find_builder(ctx.environ, wanted=a.builder)
+    if output is not None:
+        save_argv(builder, tag=tag, output=output)  # refuses an unsupported pair before the long build
+        output.path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cuenv-image-") as tmp:
+        context = Path(tmp)
+        write_outputs(outputs, context, force=True)
+        if not ctx.json:
+            sys.stderr.write(f"Building {tag} from {a.name} with {builder.name} ...\n")
+        runner.run(build_argv(builder, context=context, tag=tag), timeout=BUILD_TIMEOUT, env=ctx.environ)
+    if output is not None:
+        runner.run(save_argv(builder, tag=tag, output=output), timeout=BUILD_TIMEOUT, env=ctx.environ)
+    data = {"name": a.name, "tag": tag, "builder": builder.name, "output": f"{output.kind}:{output.path}" if output else None}
+    text = f"Built {tag} with {builder.name}" + (f"; wrote {output.kind}:{output.path}" if output else "") + "."
+    run_hint = f"Run it: docker run --rm --gpus all {tag} cuenv-smoke-test"
+    return Result(data=data, text=text + "\n" + run_hint)

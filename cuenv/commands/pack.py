@@ -1,2 +1,66 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv pack NAME -o FILE` and `cuenv unpack FILE [-n NAME]`: move an environment to a machine
+without network (cuenv.packing)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    if name == "pack":
+        parser.add_argument("name", metavar="NAME", help="environment to pack")
+        parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="archive to write (default: NAME.cuenv.tar)")
+        parser.add_argument("--force", action="store_true", help="overwrite FILE")
+    else:
+        parser.add_argument("archive", type=Path, metavar="FILE", help="archive made by `cuenv pack`")
+        parser.add_argument("-n", "--name", metavar="NAME", help="name of the environment here (default: its packed name)")
+        parser.add_argument("--force", action="store_true",
+                            help="unpack even if the check finds it cannot run here; replace an environment of that name")
+
+
+def _progress(ctx):
+    if ctx.json or getattr(ctx.args, "quiet", False):
+        return None
+    return lambda event, detail: sys.stderr.write(f"{event}: {detail}\n")
+
+
+def run(ctx) -> Result:
+    if ctx.args.command == "pack":
+        return _pack(ctx)
+    return _unpack(ctx)
+
+
+def _pack(ctx) -> Result:
+    from cuenv.errors import UsageError
+    from cuenv.packing import pack
+    from cuenv.store import Store
+
+    a = ctx.args
+    record = Store.from_settings(ctx.settings).get(a.name)
+    out = (a.output or Path(f"{a.name}.cuenv.tar")).expanduser().absolute()
+    if out.exists() and not a.force:
+        raise UsageError(f"{out} already exists.", hint="Choose another -o FILE, or add --force to overwrite it.")
+    manifest = pack(record, out, cache_dir=ctx.settings.cache_dir, progress=_progress(ctx))
+    size = out.stat().st_size
+    data = {"name": a.name, "archive": str(out), "kind": manifest["kind"], "method": manifest["method"], "size_bytes": size}
+    text = (f"Packed {a.name} ({manifest['kind']}, {manifest['method']}) into {out} ({size / 1e6:.1f} MB).\n"
+            f"On the other machine: cuenv unpack {out.name}")
+    return Result(data=data, text=text)
+
+
+def _unpack(ctx) -> Result:
+    from cuenv.driver import detect
+    from cuenv.packing import unpack
+
+    a = ctx.args
+    machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
+    record, findings = unpack(a.archive.expanduser().absolute(), name=a.name, settings=ctx.settings, environ=ctx.environ,
+                              machine=machine, force=a.force, progress=_progress(ctx))
+    warnings = [f.message for f in findings if f.severity in ("error", "warning")]
+    data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
+    text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."
+    return Result(data=data, text=text, warnings=warnings)

@@ -1,0 +1,152 @@
+"""Lmod and Tcl modulefiles, loaded in a real bash with Lmod; the Tcl file also through tclsh."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import HOSTILE, cuenv, have, meta_of
+
+from cuenv.export.lmod import lua
+from cuenv.export.tcl import tcl
+
+LMOD_INIT = Path("/usr/share/lmod/lmod/init/bash")
+needs_lmod = pytest.mark.skipif(not LMOD_INIT.is_file(), reason="Lmod is not installed")
+needs_tclsh = pytest.mark.skipif(not have("tclsh"), reason="tclsh is not installed")
+TRICKY = [HOSTILE, "", "tab\there", "new\nline", "cr\rbell\a1", "]]", "\\", "$", "[", "{", "}", '"', "9\x019"]
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+UTF8 = {"PATH": BASE_PATH, "LANG": "C.UTF-8"}  # tclsh reads scripts in the encoding LANG names
+
+
+@pytest.mark.skipif(not have("lua"), reason="lua is not installed")
+def test_lua_strings_round_trip() -> None:
+    script = "\n".join(f"io.write({lua(v)}, '\\0')" for v in TRICKY)
+    out = subprocess.run(["lua", "-"], input=script.encode(), capture_output=True, check=True).stdout
+    assert out.decode().split("\0")[:-1] == TRICKY
+
+
+@needs_tclsh
+def test_tcl_words_round_trip() -> None:
+    script = "fconfigure stdout -translation binary\n" + "\n".join(
+        f"puts -nonewline [encoding convertto utf-8 [string cat {tcl(v)} \\0]]" for v in TRICKY)
+    out = subprocess.run(["tclsh"], input=script.encode(), capture_output=True, check=True, env=UTF8).stdout
+    assert out.decode().split("\0")[:-1] == TRICKY
+
+
+def bash(script: str, env: dict[str, str]) -> str:
+    full = f"source {LMOD_INIT}\n{script}"
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", full], capture_output=True, env=env)
+    done = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def lmod_env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": BASE_PATH, "HOME": str(tmp_path), "LMOD_CACHE_DIR": str(tmp_path / "lmodcache"),
+            "CUDA_HOME": "/opt/site/cuda-11.0", "LANG": "C.UTF-8", "PYTHONNOUSERSITE": "1"}
+
+
+@needs_lmod
+@pytest.mark.network
+@pytest.mark.parametrize("fmt", ["lmod", "tcl"])
+def test_module_load_finds_the_environments_cuda_and_unload_restores(fmt: str, venv_env: str, tmp_path: Path) -> None:
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", fmt, "-o", str(mods))
+    assert (mods / "cuenv" / (f"{venv_env}.lua" if fmt == "lmod" else venv_env)).is_file()
+    prefix = meta_of(venv_env)["layout"]["prefix"]
+    python = subprocess.run(["python3", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True).stdout.strip()
+    probe = ("import ctypes; r = ctypes.CDLL('libcudart.so.12'); v = ctypes.c_int(); r.cudaRuntimeGetVersion(ctypes.byref(v)); "
+             "print(v.value, next(l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l))")
+    out = bash(f"""
+        echo "before=$PATH|$CUDA_HOME"
+        module use {shlex.quote(str(mods))}
+        module load cuenv/{venv_env}
+        echo "ptxas=$(command -v ptxas)"
+        {shlex.quote(python)} -c {shlex.quote(probe)}
+        printf 'hostile=%s\\n' "$CUENV_HOSTILE"
+        echo "home=$CUDA_HOME active=$CUENV_ACTIVE"
+        module unload cuenv/{venv_env}
+        echo "after=$PATH|$CUDA_HOME|${{CUENV_ACTIVE-unset}}|${{CUENV_HOSTILE-unset}}"
+    """, lmod_env(tmp_path))
+    lines = out.splitlines()
+    before = lines[0].split("=", 1)[1]
+    assert lines[1] == f"ptxas={prefix}/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas"
+    assert lines[2] == f"12010 {prefix}/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
+    if fmt == "lmod":
+        assert lines[3] == f"hostile={HOSTILE}"
+    else:  # Lmod's tcl2lua does not round-trip non-ASCII text (the tclsh test covers it); the rest is exact
+        assert lines[3].replace("\ufffdn\ufffd", "ünï") == f"hostile={HOSTILE}"
+    assert lines[4] == f"home={prefix}/.cuenv/cuda active={venv_env}"
+    if fmt == "lmod":  # PATH and the site's CUDA_HOME are back exactly (pushenv)
+        assert lines[5] == f"after={before}|unset|unset"
+    else:  # through Lmod's Tcl reader, setenv: unload unsets
+        assert lines[5] == f"after={before.split('|')[0]}||unset|unset"
+
+
+@needs_lmod
+@pytest.mark.network
+def test_family_cuda_keeps_one_cuda_stack(venv_env: str, tmp_path: Path) -> None:
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "lmod", "-o", str(mods))
+    site = mods / "cuda"
+    site.mkdir()
+    (site / "12.4.lua").write_text('family("cuda")\nprepend_path("PATH", "/opt/site/cuda-12.4/bin")\nsetenv("CUDA_HOME", "/opt/site/cuda-12.4")\n')
+    env = lmod_env(tmp_path)
+    use = f"module use {shlex.quote(str(mods))}"
+    # a site CUDA after cuenv's: the family swaps cuenv's out
+    out = bash(f"{use}\nmodule load cuenv/{venv_env}\nmodule load cuda/12.4 2>/dev/null\nmodule -t list 2>&1\necho \"active=${{CUENV_ACTIVE-unset}}\"", env)
+    assert "cuda/12.4" in out and f"cuenv/{venv_env}" not in out and "active=unset" in out
+    # with automatic swapping off, Lmod refuses the second member of the family
+    env_noswap = {**env, "LMOD_AUTO_SWAP": "no"}
+    done = subprocess.run(["bash", "--norc", "-c", f"source {LMOD_INIT}\n{use}\nmodule load cuenv/{venv_env}\nmodule load cuda/12.4"],
+                          capture_output=True, text=True, env=env_noswap)
+    assert "family" in done.stderr and "cuda" in done.stderr
+    # a site CUDA already loaded: cuenv's module conflicts with it
+    done = subprocess.run(["bash", "--norc", "-c", f"source {LMOD_INIT}\n{use}\nmodule load cuda/12.4\nmodule load cuenv/{venv_env} && echo loaded"],
+                          capture_output=True, text=True, env=env_noswap)
+    assert "loaded" not in done.stdout
+
+
+@needs_tclsh
+@pytest.mark.network
+def test_tcl_modulefile_with_a_module_command_shim(venv_env: str, tmp_path: Path) -> None:
+    """Environment Modules conflicts with Lmod on Debian: tclsh with the module commands recorded."""
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "tcl", "-o", str(mods))
+    file = mods / "cuenv" / venv_env
+    assert file.read_text().startswith("#%Module1.0\n")
+    shim = """
+        fconfigure stdout -translation binary
+        proc record {args} { puts -nonewline [encoding convertto utf-8 "[join $args \\x1f]\\x1e"] }
+        foreach cmd {module-whatis conflict family prepend-path setenv pushenv} { proc $cmd {args} "record $cmd {*}\\$args" }
+        proc module-info {args} { return 1 }
+        source [lindex $argv 0]
+    """
+    out = subprocess.run(["tclsh", "/dev/stdin", str(file)], input=shim.encode(), capture_output=True, check=True, env=UTF8).stdout.decode()
+    calls = [row.split("\x1f") for row in out.split("\x1e")[:-1]]
+    meta = meta_of(venv_env)
+    prefix = meta["layout"]["prefix"]
+    assert ["family", "cuda"] in calls and ["conflict", "cuda", "cudatoolkit"] in calls
+    prepends = [c[2] for c in calls if c[0] == "prepend-path" and c[1] == "PATH"]
+    assert list(reversed(prepends)) == meta["layout"]["bin_dirs"]
+    assert ["pushenv", "CUENV_HOSTILE", HOSTILE] in calls  # UTF-8, quotes, $, [ ], braces, backslashes: exact
+    assert ["pushenv", "CUDA_HOME", f"{prefix}/.cuenv/cuda"] in calls
+    # without pushenv (Environment Modules < 5.1), setenv
+    out = subprocess.run(["tclsh", "/dev/stdin", str(file)], input=shim.replace(" pushenv}", "}").encode(),
+                         capture_output=True, check=True, env=UTF8).stdout.decode()
+    assert ["setenv", "CUENV_HOSTILE", HOSTILE] in [row.split("\x1f") for row in out.split("\x1e")[:-1]]
+
+
+@needs_lmod
+@pytest.mark.network
+def test_module_refuses_to_load_when_the_prefix_is_missing(venv_env: str, tmp_path: Path) -> None:
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "lmod", "-o", str(mods))
+    text = (mods / "cuenv" / f"{venv_env}.lua").read_text()
+    (mods / "cuenv" / "gone.lua").write_text(text.replace(os.environ["CUENV_HOME"], str(tmp_path / "not-mounted")))
+    done = subprocess.run(["bash", "--norc", "-c", f"source {LMOD_INIT}\nmodule use {mods}\nmodule load cuenv/gone && echo loaded"],
+                          capture_output=True, text=True, env=lmod_env(tmp_path))
+    assert "loaded" not in done.stdout and "is not at" in " ".join(done.stderr.split())

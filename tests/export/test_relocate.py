@@ -1,0 +1,28 @@
+"""cuenv.relocate: recorded paths moved to a new prefix, nothing else touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuenv.layout import CudaLayout
+from cuenv.relocate import moved, moved_layout, moved_meta
+from cuenv.store import layout_to_json
+
+
+def test_moved() -> None:
+    assert moved("/a/envs/x/bin", "/a/envs/x", "/b/y") == "/b/y/bin"
+    assert moved("/a/envs/x", "/a/envs/x/", "/b/y") == "/b/y"
+    assert moved("/a/envs/xy/bin", "/a/envs/x", "/b/y") == "/a/envs/xy/bin"  # a sibling with a longer name
+    assert moved("/usr/bin", "/a/envs/x", "/b/y") == "/usr/bin"
+
+
+def test_moved_layout_and_meta() -> None:
+    old = CudaLayout(Path("/h/envs/e"), "venv", (Path("/h/envs/e/bin"), Path("/usr/local/bin")),
+                     (Path("/h/envs/e/lib"),), (Path("/h/envs/e/include"),), Path("/h/envs/e/.cuenv/cuda"))
+    new = moved_layout(old, "/n/envs/f")
+    assert new == CudaLayout(Path("/n/envs/f"), "venv", (Path("/n/envs/f/bin"), Path("/usr/local/bin")),
+                             (Path("/n/envs/f/lib"),), (Path("/n/envs/f/include"),), Path("/n/envs/f/.cuenv/cuda"))
+    meta = {"name": "e", "layout": layout_to_json(old), "activate_scripts": ["/h/envs/e/etc/conda/activate.d/x.sh"], "cuda": "12.1"}
+    out = moved_meta(meta, name="f", new="/n/envs/f")
+    assert out == {**meta, "name": "f", "layout": layout_to_json(new), "activate_scripts": ["/n/envs/f/etc/conda/activate.d/x.sh"]}
+    assert meta["name"] == "e"  # the input is not changed
