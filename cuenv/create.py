@@ -51,6 +51,9 @@ class CreatePlan:
     meta: dict[str, Any] = field(default_factory=dict)
     locked: Any = None  # a Solution from a lockfile: replaces the solve step
     lock_hash: str | None = None  # that lockfile's content hash, recorded as meta.lock_hash
+    # False when the findings are about another machine (--target-*): then they are not cached as
+    # this machine's verdict, and the first `list`/`use` here computes its own.
+    checked_here: bool = True
 
 
 def blocking(findings: Sequence[Finding]) -> list[Finding]:
@@ -282,9 +285,14 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
             layout = engine.layout(prefix)
             lock_hash = write_solution(prefix, plan.solution)
-            meta = build_meta(plan, layout=layout, fingerprint=fingerprint(environ), size=0, lock_hash=lock_hash)
+            fp = fingerprint(environ) if plan.checked_here else ""
+            meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
             store.write_meta(plan.name, meta)
             render_activation(store, plan.name, settings)
+            if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
+                from cuenv import verdict
+
+                verdict.write(prefix / ".cuenv", fp, verdict.lines_for(plan.findings))
             from cuenv.diskuse import disk_usage
 
             meta["size_bytes"] = disk_usage(prefix)

@@ -168,6 +168,18 @@ def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Se
     )
 
 
+def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
+    """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
+    import dataclasses
+
+    from cuenv.create import stack_from_meta
+
+    stack = stack_from_meta(meta)
+    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
+    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
+    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))
+
+
 def made_on(machine: Any) -> dict[str, Any]:
     """The machine a lock was made on, as information: driver version and GPUs."""
     driver = getattr(machine, "driver", None)

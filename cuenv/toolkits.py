@@ -80,6 +80,12 @@ def _is_toolkit(path: Path) -> bool:
         or (path / "version.txt").exists() or any(path.glob("targets/*/include/cuda_runtime_api.h"))
 
 
+def _is_cuenv_env(path: Path) -> bool:
+    """An active cuenv environment's CUDA_HOME (its prefix, or the prefix's .cuenv/cuda tree) is not a
+    system toolkit."""
+    return (path / ".cuenv").is_dir() or ".cuenv" in path.parts
+
+
 def _candidates(environ: Mapping[str, str], root: Path) -> list[tuple[Path, str]]:
     """CUDA_HOME/CUDA_PATH, then ``cuda*`` folders under the usual parents, or under the parents
     listed in CUENV_TOOLKIT_ROOTS (':'-separated; for unusual installs and for tests)."""
@@ -100,7 +106,7 @@ def discover(environ: Mapping[str, str], root: Path = Path("/")) -> list[SystemT
     """Every distinct toolkit (by real path), in the order found; the nvcc on PATH included."""
     by_real: dict[Path, dict] = {}
     for path, source in _candidates(environ, root):
-        if not path.is_dir() or not _is_toolkit(path):
+        if not path.is_dir() or not _is_toolkit(path) or _is_cuenv_env(path):
             continue
         real = path.resolve()
         entry = by_real.setdefault(real, {"path": str(real), "version": version_from_files(real),

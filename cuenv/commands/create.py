@@ -83,6 +83,7 @@ def run(ctx) -> Result:
     a = ctx.args
     machine = _machine(ctx)
     plan = _plan(ctx, machine)
+    plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
     for f in plan.findings:

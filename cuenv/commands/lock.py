@@ -108,12 +108,10 @@ def _needs(lock) -> str:
 
 
 def _lock_env(ctx, store, name: str, here):
-    import dataclasses
     import json
 
     from cuenv import lockfile
     from cuenv.backends import Solution
-    from cuenv.create import stack_from_meta
     from cuenv.errors import CuenvError
 
     record = store.get(name)
@@ -123,16 +121,12 @@ def _lock_env(ctx, store, name: str, here):
         raise CuenvError(f"Environment {name!r} has no readable solution.json ({exc}).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
     meta = record.meta
-    stack = stack_from_meta(meta)
-    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
     wanted = ctx.args.platform or [own.platform]
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
         solutions += _solve_env_recipe(ctx, meta, own, others)
-    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
-    return lockfile.build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions,
-                          made_on=lockfile.made_on(here))
+    return lockfile.for_environment(meta, solutions, here)
 
 
 def _solve_env_recipe(ctx, meta, own, platforms):

@@ -212,7 +212,8 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
 
 
 def lock_files(source: ExportSource) -> tuple[Output, ...]:
-    """solution.json as the environment recorded it, and the exact install list derived from it."""
+    """solution.json as the environment recorded it, the exact install list derived from it, and the
+    environment's cuenv.lock (packages plus the hardware contract, for `cuenv create --from-lock`)."""
     record, solution = source.record, source.solution
     raw = (record.meta_dir / "solution.json").read_text(encoding="utf-8")
     if record.meta["layout"]["kind"] == "venv":
@@ -223,7 +224,11 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
         from cuenv.backends.conda import explicit_file
 
         listed = Output(f"{CONTEXT_DIR}/explicit.txt", explicit_file(solution))
-    return Output(f"{CONTEXT_DIR}/solution.json", raw), listed
+    from cuenv.lockfile import dump, for_environment
+    from cuenv.machine import Machine
+
+    lock = dump(for_environment(record.meta, [solution], Machine(driver=None)))
+    return Output(f"{CONTEXT_DIR}/solution.json", raw), listed, Output(f"{CONTEXT_DIR}/cuenv.lock", lock)
 
 
 def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Mapping[str, str]) -> ImageSpec:

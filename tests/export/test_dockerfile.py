@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE, cuenv, meta_of
+from exportkit import HOSTILE, cuenv, meta_of
 
 from cuenv.activation import activated_env
 from cuenv.export.dockerfile import quote

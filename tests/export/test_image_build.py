@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from baseimage import BUILDAH_ENV, ensure_base, usable
-from conftest import HOSTILE, cuenv, have, meta_of
+from exportkit import HOSTILE, cuenv, have, meta_of
 
 from cuenv.export.imagespec import image_prefix
 from cuenv.imagebuild import Builder, build_argv, buildah_flags, parse_output, save_argv

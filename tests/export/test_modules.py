@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE, cuenv, have, meta_of
+from exportkit import HOSTILE, cuenv, have, meta_of
 
 from cuenv.export.lmod import lua
 from cuenv.export.tcl import tcl
