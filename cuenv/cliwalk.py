@@ -46,6 +46,7 @@ class Command:
     options: tuple[Option, ...]
     positionals: tuple[Positional, ...]
     subcommands: tuple["Command", ...]
+    epilog: str = ""
 
     @property
     def name(self) -> str:
@@ -126,6 +127,7 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help_text:
         options=tuple(options),
         positionals=tuple(positionals),
         subcommands=tuple(subcommands),
+        epilog=parser.epilog or "",
     )
 
 

@@ -64,6 +64,8 @@ def _section(command: Command) -> list[str]:
         description = command.description[:1].upper() + command.description[1:]
         lines += [description if description.endswith((".", "?", "!")) else description + ".", ""]
     lines += ["```text", command.usage, "```", ""]
+    if command.epilog:
+        lines += [command.epilog, ""]
     if command.subcommands:
         lines += ["**Subcommands**", ""]
         lines += [f"* [`{sub.name}`](#{_anchor(sub)}): {sub.help}" for sub in command.subcommands]
