@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,8 +90,7 @@ def test_console_blocks_run(path: Path, tmp_path: Path, request: pytest.FixtureR
             break
         actual = (out / f"{n}.out").read_text(errors="replace")
         rc = int(rc_file.read_text())
-        index = commands.index(command)
-        want = consoledoc.expected_status(tuple(commands), index)
+        want = consoledoc.expected_status(tuple(commands), n)
         if want is not None and rc != want:
             problems.append(f"{where}: exit status {rc}, the page expects {want}\n{actual[-1500:]}")
             continue
