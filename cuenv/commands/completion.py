@@ -1,2 +1,36 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv completion [bash|zsh|fish]`: print completions generated from the parser (cuenv.completion)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from cuenv.errors import UsageError
+from cuenv.result import Result
+
+SHELLS = ("bash", "zsh", "fish")
+_INSTALL = {
+    "bash": 'eval "$(cuenv completion bash)" in ~/.bashrc, or save it as ~/.local/share/bash-completion/completions/cuenv',
+    "zsh": 'save it as _cuenv in a folder on $fpath before compinit runs, or eval "$(cuenv completion zsh)" after compinit',
+    "fish": "save it as ~/.config/fish/completions/cuenv.fish",
+}
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("shell", nargs="?", choices=SHELLS, help="default: the shell in $SHELL")
+    parser.epilog = "Install: " + "; ".join(f"{s}: {how}" for s, how in _INSTALL.items()) + "."
+
+
+def run(ctx) -> Result:  # noqa: ANN001
+    from cuenv import __version__, completion
+    from cuenv.cliwalk import command_tree
+    from cuenv.recipes import builtin_dir
+
+    shell = ctx.args.shell or os.path.basename(ctx.environ.get("SHELL", ""))
+    if shell not in SHELLS:
+        raise UsageError(f"Cannot tell which shell to complete for (SHELL={ctx.environ.get('SHELL', '')!r}).",
+                         hint="Name it: `cuenv completion bash`, `cuenv completion zsh` or `cuenv completion fish`.")
+    settings = ctx.settings
+    baked = completion.Baked(home=settings.home, builtin_recipes=builtin_dir(), recipe_dirs=tuple(settings.recipe_dirs))
+    text = completion.render(shell, command_tree(), baked, __version__)
+    return Result(data={"shell": shell, "script": text}, text=text)
