@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final, Mapping, Sequence
 
 from cuenv.fingerprint import fingerprint
-from cuenv.stack import NO_GPU_HERE, Finding
+from cuenv.stack import Finding
 from cuenv.store import META_FILE, EnvRecord
 
 VERDICT_FILE: Final = "verdict"
@@ -57,13 +57,12 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
 
 
 def lines_for(findings: Sequence[Finding]) -> list[str]:
-    """What `use` prints. A machine without a GPU is a warning there: activating still makes sense."""
+    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error)."""
     out = []
     for f in findings:
         if f.severity not in ("error", "warning"):
             continue
-        severity = "warning" if f.code in NO_GPU_HERE else f.severity
-        out.append(f"{severity}: {' '.join(f.message.splitlines())}")
+        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
         if f.fix:
             out.append(f"hint: {' '.join(f.fix.splitlines())}")
     return out
