@@ -183,9 +183,12 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
     if mismatch:
         # uv wraps long lines to the terminal's width: one message line again.
         return HashMismatch(" ".join(mismatch.group(1).split()), expected=mismatch.group(2), actual=mismatch.group(3))
-    failed = re.search(r"Failed to (?:fetch|download)[^`]*`([^`]+)`", stderr)
+    failed = re.search(r"Failed to (?:fetch|download)(?:[^`\n]*`([^`]+)`|:\s*(\S+))", stderr)
     if failed:
-        return DownloadFailed(failed.group(1), runner.stderr_tail(stderr, lines=2))
+        url = failed.group(1) or failed.group(2)
+        causes = re.findall(r"cause:\s*(.+)", stderr)
+        reason = causes[-1].strip() if causes else runner.stderr_tail(stderr, lines=2)
+        return DownloadFailed(url, reason)
     return ToolError(f"uv failed: {runner.stderr_tail(stderr)}")
 
 

@@ -218,3 +218,21 @@ def test_solve_refuses_two_cuda_majors_and_missing_packages(cache_dir: Path) -> 
     nope = Request(engine="venv", python=None, index_urls=PYPI, requirements=("nvidia-cuda-runtime-cu12==99.0",))
     with pytest.raises((PackagesNotFound, Unsatisfiable), match="nvidia-cuda-runtime-cu12"):
         engine.solve(nope, target=TARGET, cache_dir=cache_dir)
+
+
+def test_unreachable_index_is_one_clear_line():
+    """uv's text when an index host cannot be resolved (seen with download.pytorch.org offline)."""
+    from cuenv.backends import DownloadFailed
+    from cuenv.backends.venv import explain_uv_failure
+
+    stderr = (
+        "error: Request failed after 3 retries in 8.0s\n"
+        "  cause: Failed to fetch: https://download.pytorch.org/whl/cu128/torch/\n"
+        "  cause: error sending request for url (https://download.pytorch.org/whl/cu128/torch/)\n"
+        "  cause: client error (Connect)\n  cause: dns error\n  cause: error resolving DNS\n"
+        "  cause: failed to lookup address information: Name or service not known\n"
+    )
+    err = explain_uv_failure(stderr, where="the index")
+    assert isinstance(err, DownloadFailed)
+    assert err.message == ("Could not download https://download.pytorch.org/whl/cu128/torch/: "
+                           "failed to lookup address information: Name or service not known.")
