@@ -125,6 +125,9 @@ class ExportScreen(_Modal):
                 yield Button("Export", id="go", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
 
+    def on_mount(self) -> None:
+        self.query_one("#export-dir", Input).focus()  # enter exports; tab reaches the format
+
     @on(Input.Submitted)
     @on(Button.Pressed, "#go")
     def _go(self) -> None:
