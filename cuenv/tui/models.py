@@ -97,7 +97,8 @@ class EnvRow:
 
     def cells(self) -> tuple[str, ...]:
         """The row as shown, in ENV_COLUMNS order (status without its colour)."""
-        status = self.status + (f" ({self.reason})" if self.reason else "")
+        shown = self.reason and self.status != "incomplete"  # the detail pane says why, at length
+        status = self.status + (f" ({self.reason})" if shown else "")
         return (self.name, self.recipe, self.engine, self.cuda, self.cudnn, self.framework, self.size, status)
 
 

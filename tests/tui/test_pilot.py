@@ -275,7 +275,7 @@ def test_lock_and_doctor_are_off_until_their_modules_exist(make_env, services: S
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
-        assert "u         use: leave and activate it in your shell" in text
+        assert "u        use: leave, and activate it in your shell" in text
         if not services.can_lock:
             assert "lock (l) is off" in text
         await pilot.press("escape")

@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from cuenv.tui.models import STATUS_STYLE
+from cuenv.tui.widgets.common import line
 
 
 class _Modal(ModalScreen):
@@ -36,7 +37,7 @@ class ConfirmScreen(_Modal):
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="title")
             if self.detail:
-                yield Static(self.detail)
+                yield Static(line(self.detail))
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="error")
                 yield Button("Keep it (n)", id="no")
@@ -64,9 +65,9 @@ class ErrorScreen(_Modal):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog error"):
             yield Label(self.title_text, classes="title")
-            yield Static(Content.styled("error: ", "$error bold") + Content(self.message), id="error-message")
+            yield Static(line("error: ", "$error bold") + line(self.message), id="error-message")
             if self.hint:
-                yield Static(Content.styled("fix: ", "bold") + Content(self.hint), id="error-hint")
+                yield Static(line("fix: ", "bold") + line(self.hint), id="error-hint")
             with Horizontal(classes="buttons"):
                 yield Button("Close (esc)", id="close", variant="primary")
 
@@ -177,15 +178,15 @@ class DoctorScreen(_Modal):
     def compose(self) -> ComposeResult:
         lines: list[Content] = []
         for c in self.checks:
-            lines.append(Content.styled(f"{c.status:8}", STATUS_STYLE.get(c.status, "")) + Content(c.name))
+            lines.append(line(f"{c.status:8}", STATUS_STYLE.get(c.status, "")) + line(c.name))
             for f in c.findings:
-                lines.append(Content.styled(f"  {f.severity}: ", STATUS_STYLE.get(f.severity, "")) + Content(f.message))
+                lines.append(line(f"  {f.severity}: ", STATUS_STYLE.get(f.severity, "")) + line(f.message))
                 if f.fix:
-                    lines.append(Content(f"    fix: {f.fix}"))
+                    lines.append(line(f"    fix: {f.fix}"))
         with Vertical(classes="dialog wide"):
             yield Label("cuenv doctor" + (f" {self.env}" if self.env else ""), classes="title")
             with VerticalScroll():
-                yield Static(Content("\n").join(lines) if lines else "No checks reported.")
+                yield Static(Content("\n").join(lines) if lines else line("No checks reported."))
             with Horizontal(classes="buttons"):
                 yield Button("Close (esc)", id="close", variant="primary")
 
@@ -196,20 +197,21 @@ class DoctorScreen(_Modal):
 
 HELP = """\
 Environments tab (1)
-  up/down   move          /  filter as you type (enter: back to the table)
-  o / O     sort by the next column / reverse    (or click a column title)
-  u         use: leave and activate it in your shell (through the shell hook)
-  x         remove (asks first)          s  run its smoke test (output below)
-  e         export (pick a format)       l  lock (write a lockfile)
-  d         doctor                       r  reload
+  up/down  move            /      filter as you type (enter: back)
+  o / O    sort by the next column / reverse (or click a title)
+  u        use: leave, and activate it in your shell (the hook)
+  x        remove (asks first)     s      run its smoke test
+  e        export (pick a format)  l      lock (write a lockfile)
+  d        doctor                  r      reload
 Recipes tab (2)
-  c, enter  create an environment from the recipe (log and progress below)
-  esc       cancel a running create: it stops at its next step and removes
-            what it built; nothing half-built is left usable
+  c, enter create an environment from the highlighted recipe
+  esc      cancel a running create: it stops at its next step and
+           removes what it built; nothing half-built is left usable
 Everywhere
-  ?  this help    ctrl+t  light/dark    ctrl+p  command palette    q  quit
-`u` hands the name to the shell hook (eval "$(cuenv shell-init bash)");
-without the hook, cuenv prints the `cuenv use NAME` to run.
+  ?  this help   ctrl+t  light/dark   ctrl+p  commands   q  quit
+
+`u` hands the name to the shell hook (eval "$(cuenv shell-init bash)").
+Without the hook, cuenv prints the `cuenv use NAME` to run.
 """
 
 
@@ -224,7 +226,7 @@ class HelpScreen(_Modal):
         with Vertical(classes="dialog wide"):
             yield Label("cuenv tui: keys", classes="title")
             with VerticalScroll():
-                yield Static(HELP + "".join(f"note: {n}\n" for n in self.notes), id="help-text")
+                yield Static(line(HELP + "".join(f"note: {n}\n" for n in self.notes)), id="help-text")
             with Horizontal(classes="buttons"):
                 yield Button("Close (esc)", id="close", variant="primary")
 

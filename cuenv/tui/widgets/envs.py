@@ -12,13 +12,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import DataTable, Input, RichLog, Static
 from textual.worker import get_current_worker
 
 from cuenv.tui import messages as msg
 from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
-from cuenv.tui.widgets.common import WorkerErrors, status_cell, styled
+from cuenv.tui.widgets.common import WorkerErrors, fill_table, line, styled
 
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 
@@ -55,9 +54,6 @@ class EnvironmentsView(WorkerErrors, Vertical):
         yield RichLog(id="env-log", classes="log hidden", wrap=True, min_width=20)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for key, title in ENV_COLUMNS:
-            table.add_column(title, key=key)
         self.load()
 
     # -- loading -------------------------------------------------------------------------------------------
@@ -82,11 +78,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
     def refill(self) -> None:
         table = self.query_one(DataTable)
         keep = self.selected
-        table.clear()
-        for row in self.shown():
-            cells = list(row.cells())
-            cells[-1] = status_cell(row.status, cells[-1])
-            table.add_row(*cells, key=row.name)
+        fill_table(table, ENV_COLUMNS, self.shown(), state="status")
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
         if not table.row_count:
@@ -205,7 +197,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         if name:
             log = self.query_one("#env-log", RichLog)
             log.remove_class("hidden")
-            log.write(Content.styled(f"$ cuenv test {name}  (the recipe's smoke test, inside the environment)", "bold"))
+            log.write(line(f"$ cuenv test {name}  (the recipe's smoke test, inside the environment)", "bold"))
             self.smoke(name)
 
     @work(**_WORK, group="action", description="Running the smoke test")
@@ -223,7 +215,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
     @on(msg.LogLine)
     def _log(self, message: msg.LogLine) -> None:
         log = self.query_one("#env-log", RichLog)
-        log.write(Content.styled(message.text, message.style) if message.style else Content(message.text))
+        log.write(line(message.text, message.style))
 
     def action_export(self) -> None:
         from cuenv.export import FORMATS

@@ -13,12 +13,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Button, DataTable, ProgressBar, RichLog, Static
 
 from cuenv.tui import messages as msg
 from cuenv.tui.models import RECIPE_COLUMNS
-from cuenv.tui.widgets.common import WorkerErrors, status_cell, styled
+from cuenv.tui.widgets.common import WorkerErrors, fill_table, line, styled
 
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 # progress events of cuenv.create/engines -> how far along the bar is (steps of _STEPS)
@@ -54,11 +53,6 @@ class RecipesView(WorkerErrors, Vertical):
                 yield Button("Cancel", id="create-cancel", variant="error", compact=True)
             yield RichLog(id="create-log", classes="log", wrap=True, min_width=20)
 
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for key, title in RECIPE_COLUMNS:
-            table.add_column(title, key=key)
-
     def set_machine(self, machine) -> None:  # noqa: ANN001
         self.machine = machine
         self.load()
@@ -74,11 +68,7 @@ class RecipesView(WorkerErrors, Vertical):
         self.rows = message.rows
         table = self.query_one(DataTable)
         table.loading = False
-        table.clear()
-        for row in self.rows:
-            cells = list(row.cells())
-            cells[-1] = status_cell(row.mark, cells[-1])
-            table.add_row(*cells, key=row.name)
+        fill_table(table, RECIPE_COLUMNS, self.rows, state="mark")
         for warning in message.warnings:
             self.app.notify(warning, severity="warning")
         if self.rows:
@@ -142,7 +132,7 @@ class RecipesView(WorkerErrors, Vertical):
         self.cancel_event = threading.Event()
         panel = self.query_one("#create-panel")
         panel.remove_class("hidden")
-        self.query_one("#create-log", RichLog).write(Content.styled(f"$ cuenv create {recipe} -n {self.creating}", "bold"))
+        self.query_one("#create-log", RichLog).write(line(f"$ cuenv create {recipe} -n {self.creating}", "bold"))
         self.query_one(ProgressBar).update(total=_STEPS, progress=0)
         self.query_one("#create-status", Static).update("starting")
         self.query_one("#create-cancel", Button).disabled = False
@@ -173,7 +163,7 @@ class RecipesView(WorkerErrors, Vertical):
         text = shorten(f"{message.event}: {message.detail}" if message.detail else message.event,
                        self.services.settings.home)
         style = "$warning" if message.event == "warning" else ""
-        self.query_one("#create-log", RichLog).write(Content.styled(text, style) if style else Content(text))
+        self.query_one("#create-log", RichLog).write(line(text, style))
         step = _STEP.get(message.event)
         if step is not None:
             self.query_one(ProgressBar).update(progress=step)
@@ -190,15 +180,15 @@ class RecipesView(WorkerErrors, Vertical):
         if message.outcome == "created":
             self.query_one(ProgressBar).update(progress=_STEPS)
             status.update("created")
-            log.write(Content.styled(f"created {message.name}: `u` on the Environments tab activates it", "$success"))
+            log.write(line(f"created {message.name}: `u` on the Environments tab activates it", "$success"))
             self.app.notify(f"Created {message.name}.")
         elif message.outcome == "cancelled":
             status.update("cancelled")
-            log.write(Content.styled(f"cancelled: {message.name} was removed, nothing half-built is left", "$warning"))
+            log.write(line(f"cancelled: {message.name} was removed, nothing half-built is left", "$warning"))
             self.app.notify(f"Create of {message.name} cancelled; nothing was left behind.", severity="warning")
         else:
             status.update("failed")
-            log.write(Content.styled(f"failed: {message.name} was not created", "$error"))
+            log.write(line(f"failed: {message.name} was not created", "$error"))
         self.post_message(msg.EnvironmentsChanged())
 
     def action_cancel(self) -> None:
@@ -206,7 +196,7 @@ class RecipesView(WorkerErrors, Vertical):
             self.cancel_event.set()
             self.query_one("#create-status", Static).update("cancelling...")
             self.query_one("#create-log", RichLog).write(
-                Content.styled("cancelling: the create stops at its next step and removes what it built", "$warning"))
+                line("cancelling: the create stops at its next step and removes what it built", "$warning"))
 
     @on(Button.Pressed, "#create-cancel")
     def _cancel_pressed(self) -> None:
