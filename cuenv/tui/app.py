@@ -42,7 +42,7 @@ class CuenvApp(WorkerErrors, App[str]):
                 yield EnvironmentsView(self.services, id="envs-view")
             with TabPane("Recipes (2)", id="recipes"):
                 yield RecipesView(self.services, id="recipes-view")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p still opens it; the room goes to q and ?
 
     def on_mount(self) -> None:
         self.query_one("#env-table").focus()

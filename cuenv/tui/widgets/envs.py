@@ -26,14 +26,14 @@ class EnvironmentsView(WorkerErrors, Vertical):
     BINDINGS = [
         Binding("u", "use", "Use"),
         Binding("x,delete", "remove", "Remove", key_display="x"),
-        Binding("s", "smoke", "Smoke test"),
+        Binding("s", "smoke", "Test"),
         Binding("e", "export", "Export"),
         Binding("l", "lock", "Lock"),
         Binding("d", "doctor", "Doctor"),
         Binding("o", "sort", "Sort"),
         Binding("O", "sort(True)", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("slash", "filter", "Filter", key_display="/", show=False),
+        Binding("r", "refresh", "Refresh", show=False),
     ]
 
     def __init__(self, services, **kwargs) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
