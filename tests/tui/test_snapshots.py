@@ -141,3 +141,12 @@ SCREENS = {
 def test_snapshot(name: str, world, services, tmp_path: Path):
     size, steps = SCREENS[name]
     compare(name, shoot(services, size, steps), tmp_path)
+
+
+def test_docs_show_the_snapshots():
+    """docs/guides/tui.md embeds these pictures; they must be the current snapshots."""
+    guide = (HERE.parents[1] / "docs" / "guides" / "tui.md").read_text()
+    for name in SCREENS:
+        doc = DOCS / f"tui-{name}.svg"
+        assert doc.read_bytes() == (SNAPS / f"{name}.svg").read_bytes(), f"run with CUENV_UPDATE_SNAPSHOTS=1 ({doc})"
+        assert f"../assets/tui-{name}.svg" in guide
