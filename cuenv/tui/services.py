@@ -100,7 +100,7 @@ class Services:
             except (CuenvError, KeyError, TypeError) as exc:
                 problems.append(getattr(exc, "message", f"damaged metadata ({exc})"))
         else:
-            problems.append(f"Incomplete: its creation was interrupted or failed. Remove it, or create it again.")
+            problems.append("Incomplete: its creation was interrupted or failed. Remove it, or create it again.")
         try:
             solution = json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -108,3 +108,10 @@ def test_without_the_hook_use_prints_the_command(env: dict[str, str]):
 def test_tui_needs_a_terminal(cli):
     code, out, err = cli("tui")
     assert code == 2 and err.startswith("error: `cuenv tui` needs a terminal.") and "hint:" in err
+
+
+def test_without_textual_the_error_names_the_extra(cli, monkeypatch):
+    monkeypatch.setitem(sys.modules, "textual", None)  # what an install without the extra looks like
+    code, out, err = cli("tui")
+    assert code == 1 and err == ("error: `cuenv tui` needs Textual, which is not installed.\n"
+                                 "hint: Install the extra: pip install 'cuenv[tui]'.\n")

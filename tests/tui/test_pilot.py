@@ -6,8 +6,6 @@ import asyncio
 import threading
 from pathlib import Path
 
-import pytest
-
 from cuenv.tui import messages as msg
 from cuenv.tui.app import CuenvApp
 from cuenv.tui.screens.modals import ConfirmScreen, CreateScreen, ErrorScreen, ExportScreen, HelpScreen
@@ -300,3 +298,20 @@ def test_a_failing_worker_is_a_modal_never_a_crash(settings, environ):
 
     drive(app, scenario)
     assert app.return_value is None and app.return_code == 0
+
+
+def test_quitting_during_a_create_cancels_it_first(settings, environ):
+    services = GatedServices(settings, environ)
+    app = CuenvApp(services)
+    prefix = Path(environ["CUENV_HOME"]) / "envs" / "leaving"
+
+    async def scenario(pilot, app):
+        await _start_create(pilot, app, "leaving")
+        await wait_for(pilot, services.reached.is_set)
+        await pilot.press("q")  # the app waits for the pipeline to undo itself, then exits
+        await wait_for(pilot, lambda: not app.is_running)
+
+    seen = drive(app, scenario)
+    assert not prefix.exists()
+    assert [m.outcome for m in seen if isinstance(m, msg.CreateFinished)] == ["cancelled"]
+    assert app.return_value is None

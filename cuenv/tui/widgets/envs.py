@@ -203,8 +203,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
     @work(**_WORK, group="action", description="Running the smoke test")
     def smoke(self, name: str) -> None:
         code, output = self.services.smoke(name)
-        for line in output.splitlines():
-            self.post_message(msg.LogLine(line))
+        for text in output.splitlines():
+            self.post_message(msg.LogLine(text))
         if code == 0:
             self.post_message(msg.LogLine(f"smoke test of {name} passed", "$success"))
             self.post_message(msg.ActionDone(f"Smoke test of {name} passed."))
