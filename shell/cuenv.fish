@@ -18,6 +18,8 @@ function cuenv --description 'cuenv: named CUDA environments'
             __cuenv_use $argv[2..-1]
         case deactivate
             __cuenv_deactivate
+        case tui
+            __cuenv_tui $argv[2..-1]
         case '*'
             command cuenv $argv
     end
@@ -72,6 +74,30 @@ function __cuenv_use
     else
         __cuenv_py use $strict -- $name
     end
+end
+
+# `cuenv tui` hands the environment chosen with `use` back through a temporary file, the way file
+# managers hand a directory back to the shell; the choice is then activated here, as `cuenv use`.
+function __cuenv_tui
+    set -l dir /tmp
+    set -q TMPDIR; and test -n "$TMPDIR"; and set dir $TMPDIR
+    set -l choice (command mktemp "$dir/cuenv-tui.XXXXXX")
+    if test $status -ne 0; or test -z "$choice"  # no temporary file: the app prints the command to type
+        command cuenv tui $argv
+        return $status
+    end
+    command cuenv tui --choice-file $choice $argv
+    set -l rc $status
+    set -l pick
+    test -s "$choice"; and read pick <"$choice"
+    command rm -f -- "$choice"
+    test $rc -eq 0; or return $rc
+    test -n "$pick"; or return 0
+    if not string match -qr -- '\A[A-Za-z0-9][A-Za-z0-9._-]*\z' "$pick"
+        printf '%s\n' "cuenv: ignoring an invalid environment name from the TUI." >&2
+        return 1
+    end
+    __cuenv_use $pick
 end
 
 function __cuenv_deactivate

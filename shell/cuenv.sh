@@ -17,6 +17,7 @@ cuenv() {
     case "${1-}" in
         use) \builtin shift; __cuenv_use "$@" ;;
         deactivate) __cuenv_deactivate ;;
+        tui) \builtin shift; __cuenv_tui "$@" ;;
         *) \command cuenv "$@" ;;
     esac
 }
@@ -62,6 +63,30 @@ __cuenv_use() {
     else
         __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
     fi
+}
+
+# `cuenv tui` hands the environment chosen with `use` back through a temporary file, the way file
+# managers hand a directory back to the shell; the choice is then activated here, as `cuenv use`.
+__cuenv_tui() {
+    __cuenv_choice="$(\command mktemp "${TMPDIR:-/tmp}/cuenv-tui.XXXXXX")" || __cuenv_choice=
+    if [ -z "$__cuenv_choice" ]; then  # no temporary file: the app prints the command to type
+        \command cuenv tui "$@"
+        \return
+    fi
+    __cuenv_rc=0
+    \command cuenv tui --choice-file "$__cuenv_choice" "$@" || __cuenv_rc=$?
+    __cuenv_pick=
+    if [ -s "$__cuenv_choice" ]; then IFS= \builtin read -r __cuenv_pick <"$__cuenv_choice" || :; fi
+    \command rm -f -- "$__cuenv_choice"
+    if [ "$__cuenv_rc" -ne 0 ]; then \return "$__cuenv_rc"; fi
+    case $__cuenv_pick in
+        '') ;;
+        [._-]* | *[!A-Za-z0-9._-]*)
+            \builtin printf '%s\n' "cuenv: ignoring an invalid environment name from the TUI." >&2
+            \return 1 ;;
+        *) __cuenv_use "$__cuenv_pick" || \return ;;
+    esac
+    \return 0
 }
 
 __cuenv_deactivate() {

@@ -1,2 +1,56 @@
-"""Planned command; see cuenv.commands._planned."""
-from cuenv.commands._planned import configure, run  # noqa: F401
+"""`cuenv tui [--choice-file FILE]`: the interactive browser (issue 9).
+
+Textual is imported here, inside run(), and only here: it is the optional extra `cuenv[tui]`.
+`use` in the app hands the chosen environment back: into --choice-file when the shell hook ran
+us (the hook then runs `cuenv use NAME` in the calling shell, the way file managers hand a
+directory back), else as the command to type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cuenv.errors import CuenvError, UsageError
+from cuenv.result import Result
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("--choice-file", type=Path, metavar="FILE",
+                        help="write the environment chosen with `use` here (the shell hook passes it)")
+
+
+def run(ctx) -> Result:  # noqa: ANN001
+    try:
+        import textual  # noqa: F401
+    except ImportError:
+        raise CuenvError("`cuenv tui` needs Textual, which is not installed.",
+                         hint="Install the extra: pip install 'cuenv[tui]'.") from None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("`cuenv tui` needs a terminal.", hint="Run it in an interactive terminal; scripts use "
+                         "`cuenv list --json` and `cuenv recipes --json`.")
+    from cuenv.tui.app import CuenvApp
+    from cuenv.tui.services import Services
+
+    app = CuenvApp(Services(ctx.settings, ctx.environ))
+    choice = app.run()
+    if app.return_code:
+        return Result(exit_code=app.return_code)
+    return handoff(choice, ctx.args.choice_file)
+
+
+def handoff(choice: str | None, choice_file: Path | None) -> Result:
+    """Give the chosen environment to the hook's file, or say what to type."""
+    if not choice:
+        return Result(data={"use": None})
+    if choice_file is not None:
+        try:
+            choice_file.write_text(choice + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CuenvError(f"Cannot write the choice file {choice_file}: {exc.strerror}.",
+                             hint=f"Run `cuenv use {choice}` yourself.") from None
+        return Result(data={"use": choice})
+    return Result(data={"use": choice},
+                  text=f"Run `cuenv use {choice}` to activate it in this shell.\n"
+                       "(With the shell hook, `cuenv tui` does this for you: eval \"$(cuenv shell-init bash)\".)")

@@ -1,0 +1,111 @@
+"""`cuenv tui`: the composition. Views own their workers; the app wires messages and modals.
+
+The app receives its Services (store, settings, environ: STYLE.md §9) and exits with the name
+of the environment to use, or None.
+"""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from cuenv.tui import messages as msg
+from cuenv.tui.widgets.common import WorkerErrors
+from cuenv.tui.widgets.envs import EnvironmentsView
+from cuenv.tui.widgets.machine import MachineBar
+from cuenv.tui.widgets.recipes import RecipesView
+
+
+class CuenvApp(WorkerErrors, App[str]):
+    CSS_PATH = "cuenv.tcss"
+    TITLE = "cuenv"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("1", "tab('envs')", "Envs", show=False),
+        Binding("2", "tab('recipes')", "Recipes", show=False),
+        Binding("ctrl+t", "toggle_dark", "Light/dark", show=False),
+    ]
+
+    def __init__(self, services) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
+        super().__init__()
+        self.services = services
+        self.machine = None
+        self._quit_after_create = False
+
+    def compose(self) -> ComposeResult:
+        yield MachineBar(id="machine")
+        with TabbedContent(id="tabs"):
+            with TabPane("Environments (1)", id="envs"):
+                yield EnvironmentsView(self.services, id="envs-view")
+            with TabPane("Recipes (2)", id="recipes"):
+                yield RecipesView(self.services, id="recipes-view")
+        yield Footer(show_command_palette=False)  # ctrl+p still opens it; the room goes to q and ?
+
+    def on_mount(self) -> None:
+        self.query_one("#env-table").focus()
+        self.load_machine()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="machine", description="Detecting the machine")
+    def load_machine(self) -> None:
+        self.post_message(msg.MachineLoaded(self.services.machine()))
+
+    @on(msg.MachineLoaded)
+    def _machine(self, message: msg.MachineLoaded) -> None:
+        self.machine = message.machine
+        self.query_one(MachineBar).show(message.machine)
+        self.query_one(RecipesView).set_machine(message.machine)
+
+    @on(msg.EnvironmentsChanged)
+    def _envs_changed(self) -> None:
+        self.query_one(EnvironmentsView).load()
+
+    @on(msg.ActionDone)
+    def _done(self, message: msg.ActionDone) -> None:
+        self.notify(message.text, severity=message.severity, timeout=6)
+
+    @on(msg.WorkerFailed)
+    def _failed(self, message: msg.WorkerFailed) -> None:
+        from cuenv.errors import CuenvError
+        from cuenv.tui.screens.modals import ErrorScreen
+
+        err = message.error
+        if isinstance(err, CuenvError):
+            self.push_screen(ErrorScreen(message.title, err.message, err.hint))
+        else:  # a bug: one clear line, never a traceback on the screen
+            self.push_screen(ErrorScreen(message.title, f"internal error: {type(err).__name__}: {err}",
+                                         "This is a bug in cuenv; the same action on the command line with -v "
+                                         "shows the traceback. Please report it."))
+
+    @on(msg.CreateFinished)
+    def _created(self) -> None:
+        if self._quit_after_create:
+            self.exit(None)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.query_one("#env-table" if tab == "envs" else "#recipe-table").focus()
+
+    def action_help(self) -> None:
+        from cuenv.tui.screens.modals import HelpScreen
+
+        notes = []
+        if not self.services.can_lock:
+            notes.append("lock (l) is off: lockfiles are not in this version of cuenv yet.")
+        if not self.services.can_doctor:
+            notes.append("doctor (d) is off: `cuenv doctor` is not in this version of cuenv yet.")
+        self.push_screen(HelpScreen(notes))
+
+    def action_toggle_dark(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    async def action_quit(self) -> None:
+        recipes = self.query_one(RecipesView)
+        if recipes.creating:  # stop the build first: quitting must not strand a half-built prefix
+            self._quit_after_create = True
+            recipes.action_cancel()
+            self.notify("Stopping the running create first...", severity="warning")
+            return
+        self.exit(None)

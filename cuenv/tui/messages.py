@@ -1,0 +1,78 @@
+"""Typed messages that workers post to the UI thread (STYLE.md §9: data in, messages out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class MachineLoaded(Message):
+    def __init__(self, machine: Any) -> None:
+        super().__init__()
+        self.machine = machine
+
+
+class EnvironmentsLoaded(Message):
+    def __init__(self, rows: list) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class DetailLoaded(Message):
+    def __init__(self, name: str, lines: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.name = name
+        self.lines = lines
+
+
+class RecipesLoaded(Message):
+    def __init__(self, rows: list, warnings: list[str]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.warnings = warnings
+
+
+class CreateProgress(Message):
+    def __init__(self, event: str, detail: str) -> None:
+        super().__init__()
+        self.event = event
+        self.detail = detail
+
+
+class CreateFinished(Message):
+    """outcome: created | cancelled | failed (the error then opens a modal)."""
+
+    def __init__(self, name: str, outcome: str) -> None:
+        super().__init__()
+        self.name = name
+        self.outcome = outcome
+
+
+class EnvironmentsChanged(Message):
+    """An action added or removed an environment: reload the table."""
+
+
+class LogLine(Message):
+    def __init__(self, text: str, style: str = "") -> None:
+        super().__init__()
+        self.text = text
+        self.style = style
+
+
+class ActionDone(Message):
+    """A finished action's one-line result, shown as a notification."""
+
+    def __init__(self, text: str, severity: str = "information") -> None:
+        super().__init__()
+        self.text = text
+        self.severity = severity
+
+
+class WorkerFailed(Message):
+    """A worker raised: the app opens a modal with the message and its fix."""
+
+    def __init__(self, title: str, error: BaseException) -> None:
+        super().__init__()
+        self.title = title
+        self.error = error

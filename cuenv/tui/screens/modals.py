@@ -1,0 +1,235 @@
+"""Modal screens: confirm, error (with the fix), create, export, a path, doctor's results, help.
+
+Each one dismisses with plain data (a bool, a tuple, a path) that the calling view acts on.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from cuenv.tui.models import STATUS_STYLE
+from cuenv.tui.widgets.common import line
+
+
+class _Modal(ModalScreen):
+    BINDINGS = [Binding("escape", "dismiss_none", "Close")]
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(_Modal):
+    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "dismiss_none", "No")]
+
+    def __init__(self, question: str, detail: str = "", *, yes: str = "Yes") -> None:
+        super().__init__()
+        self.question, self.detail, self.yes = question, detail, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="title")
+            if self.detail:
+                yield Static(line(self.detail))
+            with Horizontal(classes="buttons"):
+                yield Button(f"{self.yes} (y)", id="yes", variant="error")
+                yield Button("Keep it (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class ErrorScreen(_Modal):
+    """An error as the CLI would say it: what failed, then the fix."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss_none", "Close")]
+
+    def __init__(self, title: str, message: str, hint: str | None) -> None:
+        super().__init__()
+        self.title_text, self.message, self.hint = title, message, hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog error"):
+            yield Label(self.title_text, classes="title")
+            yield Static(line("error: ", "$error bold") + line(self.message), id="error-message")
+            if self.hint:
+                yield Static(line("fix: ", "bold") + line(self.hint), id="error-hint")
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close", variant="primary")
+
+    @on(Button.Pressed)
+    def _pressed(self) -> None:
+        self.dismiss(None)
+
+
+class CreateScreen(_Modal):
+    """Name and engine for a new environment from ``recipe``."""
+
+    ENGINES = (("auto (the configured default)", ""), ("venv (uv, PyPI wheels)", "venv"),
+               ("rattler (embedded conda)", "rattler"), ("conda", "conda"), ("mamba", "mamba"),
+               ("micromamba", "micromamba"))
+
+    def __init__(self, recipe: str) -> None:
+        super().__init__()
+        self.recipe = recipe
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Create an environment from {self.recipe}", classes="title")
+            yield Label("Name")
+            yield Input(value=self.recipe.split("@")[0], id="create-name")
+            yield Label("Engine")
+            yield Select(self.ENGINES, value="", allow_blank=False, id="create-engine")
+            with Horizontal(classes="buttons"):
+                yield Button("Create", id="go", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#go")
+    def _go(self) -> None:
+        name = self.query_one("#create-name", Input).value.strip()
+        engine = self.query_one("#create-engine", Select).value
+        self.dismiss((name, engine or None))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ExportScreen(_Modal):
+    def __init__(self, name: str, formats: Sequence[str]) -> None:
+        super().__init__()
+        self.env, self.formats = name, list(formats)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Export {self.env}", classes="title")
+            yield Label("Format")
+            yield Select([(f, f) for f in self.formats], value=self.formats[0], allow_blank=False, id="export-format")
+            yield Label("Into the folder")
+            yield Input(value=f"{self.env}-export", id="export-dir")
+            with Horizontal(classes="buttons"):
+                yield Button("Export", id="go", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-dir", Input).focus()  # enter exports; tab reaches the format
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#go")
+    def _go(self) -> None:
+        folder = self.query_one("#export-dir", Input).value.strip()
+        if folder:
+            self.dismiss((str(self.query_one("#export-format", Select).value), folder))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PathScreen(_Modal):
+    def __init__(self, question: str, default: str) -> None:
+        super().__init__()
+        self.question, self.default = question, default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="title")
+            yield Input(value=self.default, id="path")
+            with Horizontal(classes="buttons"):
+                yield Button("Write", id="go", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#go")
+    def _go(self) -> None:
+        path = self.query_one("#path", Input).value.strip()
+        if path:
+            self.dismiss(path)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DoctorScreen(_Modal):
+    """`cuenv doctor`'s checks: status, what it saw, and the fix of each problem."""
+
+    BINDINGS = [Binding("escape,q", "dismiss_none", "Close")]
+
+    def __init__(self, name: str | None, checks: Sequence) -> None:
+        super().__init__()
+        self.env, self.checks = name, list(checks)
+
+    def compose(self) -> ComposeResult:
+        lines: list[Content] = []
+        for c in self.checks:
+            lines.append(line(f"{c.status:8}", STATUS_STYLE.get(c.status, "")) + line(c.name))
+            for f in c.findings:
+                lines.append(line(f"  {f.severity}: ", STATUS_STYLE.get(f.severity, "")) + line(f.message))
+                if f.fix:
+                    lines.append(line(f"    fix: {f.fix}"))
+        with Vertical(classes="dialog wide"):
+            yield Label("cuenv doctor" + (f" {self.env}" if self.env else ""), classes="title")
+            with VerticalScroll():
+                yield Static(Content("\n").join(lines) if lines else line("No checks reported."))
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close", variant="primary")
+
+    @on(Button.Pressed)
+    def _pressed(self) -> None:
+        self.dismiss(None)
+
+
+HELP = """\
+Environments tab (1)
+  up/down  move            /      filter as you type (enter: back)
+  o / O    sort by the next column / reverse (or click a title)
+  u        use: leave, and activate it in your shell (the hook)
+  x        remove (asks first)     s      run its smoke test
+  e        export (pick a format)  l      lock (write a lockfile)
+  d        doctor                  r      reload
+Recipes tab (2)
+  c, enter create an environment from the highlighted recipe
+  esc      cancel a running create: it stops at its next step and
+           removes what it built; nothing half-built is left usable
+Everywhere
+  ?  this help   ctrl+t  light/dark   ctrl+p  commands   q  quit
+
+`u` hands the name to the shell hook (eval "$(cuenv shell-init bash)").
+Without the hook, cuenv prints the `cuenv use NAME` to run.
+"""
+
+
+class HelpScreen(_Modal):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss_none", "Close")]
+
+    def __init__(self, notes: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.notes = list(notes)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label("cuenv tui: keys", classes="title")
+            with VerticalScroll():
+                yield Static(line(HELP + "".join(f"note: {n}\n" for n in self.notes)), id="help-text")
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close", variant="primary")
+
+    @on(Button.Pressed)
+    def _pressed(self) -> None:
+        self.dismiss(None)

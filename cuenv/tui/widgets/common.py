@@ -1,0 +1,54 @@
+"""Small pieces the views share: styled lines, worker errors as messages, a status cell."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.worker import Worker, WorkerState
+
+from cuenv.tui.messages import WorkerFailed
+from cuenv.tui.models import STATUS_STYLE
+
+
+def styled(lines: list[tuple[str, str]]) -> Content:
+    """(style, text) lines from cuenv.tui.models as one Content; styles are theme variables."""
+    # Plain lines name $foreground too: left unstyled, a Static's text sometimes took the
+    # background colour when rendered early (seen in headless screenshots with Textual 8.2).
+    return Content("\n").join(Content.styled(text, _coloured(style)) for style, text in lines)
+
+
+def line(text: str, style: str = "") -> Content:
+    """One piece of text in a theme style; plain text is $foreground (see styled)."""
+    return Content.styled(text, _coloured(style))
+
+
+def _coloured(style: str) -> str:
+    return style if "$" in style else f"$foreground {style}".strip()
+
+
+def status_cell(state: str, text: str) -> Content:
+    return Content.styled(text, _coloured(STATUS_STYLE.get(state, "")))
+
+
+class WorkerErrors:
+    """Mixin for widgets that own workers: a failed worker becomes a WorkerFailed message (a modal)."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.post_message(WorkerFailed(event.worker.description or event.worker.name, event.worker.error))
+
+
+def fill_table(table, columns, rows, *, state: str) -> None:
+    """Replace a DataTable's rows; the last cell of each row is coloured by ``getattr(row, state)``.
+
+    DataTable sizes a column by its title and its plain-text cells only, so the coloured last
+    column gets its width from its longest text here.
+    """
+    width = max([len(columns[-1][1])] + [len(r.cells()[-1]) for r in rows])
+    table.clear(columns=True)
+    for key, title in columns[:-1]:
+        table.add_column(title, key=key)
+    table.add_column(columns[-1][1], key=columns[-1][0], width=width)
+    for row in rows:
+        cells = list(row.cells())
+        cells[-1] = status_cell(getattr(row, state), cells[-1])
+        table.add_row(*cells, key=row.name)

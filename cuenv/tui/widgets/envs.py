@@ -1,0 +1,271 @@
+"""The environments view: a filterable, sortable table, a detail pane and the per-environment actions.
+
+Every blocking call (reading metadata, verdicts, removing, the smoke test, export, lock, doctor)
+runs in a thread worker that posts a typed message; the UI thread only renders.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Input, RichLog, Static
+from textual.worker import get_current_worker
+
+from cuenv.tui import messages as msg
+from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
+from cuenv.tui.widgets.common import WorkerErrors, fill_table, line, styled
+
+_WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
+
+
+class EnvironmentsView(WorkerErrors, Vertical):
+    BINDINGS = [
+        Binding("u", "use", "Use"),
+        Binding("x,delete", "remove", "Remove", key_display="x"),
+        Binding("s", "smoke", "Test"),
+        Binding("e", "export", "Export"),
+        Binding("l", "lock", "Lock"),
+        Binding("d", "doctor", "Doctor"),
+        Binding("o", "sort", "Sort"),
+        Binding("O", "sort(True)", "Reverse", show=False),
+        Binding("slash", "filter", "Filter", key_display="/", show=False),
+        Binding("r", "refresh", "Refresh", show=False),
+    ]
+
+    def __init__(self, services, **kwargs) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
+        super().__init__(**kwargs)
+        self.services = services
+        self.rows: list = []
+        self.sort_column: str | None = None
+        self.sort_reverse = False
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter: type to narrow the list (/ to come back here)", id="env-filter", compact=True)
+        table: DataTable = DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
+        table.loading = True
+        yield table
+        with VerticalScroll(id="env-detail"):
+            yield Static("", id="env-detail-text")
+        yield RichLog(id="env-log", classes="log hidden", wrap=True, min_width=20)
+
+    def on_mount(self) -> None:
+        self.load()
+
+    # -- loading -------------------------------------------------------------------------------------------
+    @work(**_WORK, group="envs", description="Reading environments")
+    def load(self) -> None:
+        self.post_message(msg.EnvironmentsLoaded(self.services.environments()))
+
+    @on(msg.EnvironmentsLoaded)
+    def _loaded(self, message: msg.EnvironmentsLoaded) -> None:
+        self.rows = message.rows
+        self.loaded = True
+        table = self.query_one(DataTable)
+        table.loading = False
+        self.refill()
+        if self.screen is self.app.screen and not isinstance(self.app.focused, (Input, DataTable)):
+            table.focus()  # the first load: the table, not the tab strip, takes the keys
+
+    def shown(self) -> list:
+        rows = filter_rows(self.rows, self.query_one("#env-filter", Input).value)
+        return sort_rows(rows, self.sort_column, self.sort_reverse)
+
+    def refill(self) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected
+        fill_table(table, ENV_COLUMNS, self.shown(), state="status")
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        if not table.row_count:
+            empty = "No environments yet: press 2 for the recipes and c to create one." if not self.rows else \
+                "No environment matches the filter."
+            self.query_one("#env-detail-text", Static).update(empty)
+        else:
+            self.show_detail(self.selected)
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - no cursor row yet (the table is being refilled)
+            return None
+
+    @on(DataTable.RowHighlighted, "#env-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(event.row_key.value if event.row_key else None)
+
+    def show_detail(self, name: str | None) -> None:
+        if name:
+            self.load_detail(name)
+
+    @work(**_WORK, group="detail", description="Reading the environment")
+    def load_detail(self, name: str) -> None:
+        lines = detail_text(self.services.detail(name))
+        if not get_current_worker().is_cancelled:
+            self.post_message(msg.DetailLoaded(name, lines))
+
+    @on(msg.DetailLoaded)
+    def _detail(self, message: msg.DetailLoaded) -> None:
+        if message.name == self.selected:
+            self.query_one("#env-detail-text", Static).update(styled(message.lines))
+
+    # -- filter and sort -------------------------------------------------------------------------------
+    @on(Input.Changed, "#env-filter")
+    def _filter(self) -> None:
+        if self.loaded:
+            self.refill()
+
+    @on(Input.Submitted, "#env-filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#env-filter", Input).focus()
+
+    @on(DataTable.HeaderSelected, "#env-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        column = event.column_key.value
+        self.sort_reverse = not self.sort_reverse if column == self.sort_column else False
+        self.sort_column = column
+        self.refill()
+
+    def action_sort(self, reverse: bool = False) -> None:
+        keys = [k for k, _ in ENV_COLUMNS]
+        if reverse:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
+            self.sort_column, self.sort_reverse = keys[at % len(keys)], False
+        self.app.notify(f"Sorted by {dict(ENV_COLUMNS)[self.sort_column or 'name']}"
+                        + (" (reversed)" if self.sort_reverse else ""), timeout=2)
+        self.refill()
+
+    def action_refresh(self) -> None:
+        self.load()
+
+    # -- actions ----------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "lock":
+            return True if self.services.can_lock else None
+        if action == "doctor":
+            return True if self.services.can_doctor else None
+        return True
+
+    def _need_selection(self) -> str | None:
+        name = self.selected
+        if name is None:
+            self.app.notify("No environment selected.", severity="warning")
+        return name
+
+    def action_use(self) -> None:
+        name = self._need_selection()
+        if name:
+            self.app.exit(name)
+
+    def action_remove(self) -> None:
+        from cuenv.tui.screens.modals import ConfirmScreen
+
+        name = self._need_selection()
+        if not name:
+            return
+        row = next((r for r in self.rows if r.name == name), None)
+        size = f" ({row.size})" if row and row.size_bytes else ""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.remove(name)
+
+        self.app.push_screen(ConfirmScreen(f"Remove environment {name}{size}?",
+                                           f"This deletes $CUENV_HOME/envs/{name}.", yes="Remove"), answered)
+
+    @work(**_WORK, group="action", description="Removing")
+    def remove(self, name: str) -> None:
+        self.services.remove(name)
+        self.post_message(msg.ActionDone(f"Removed {name}."))
+        self.post_message(msg.EnvironmentsChanged())
+
+    def action_smoke(self) -> None:
+        name = self._need_selection()
+        if name:
+            log = self.query_one("#env-log", RichLog)
+            log.remove_class("hidden")
+            log.write(line(f"$ cuenv test {name}  (the recipe's smoke test, inside the environment)", "bold"))
+            self.smoke(name)
+
+    @work(**_WORK, group="action", description="Running the smoke test")
+    def smoke(self, name: str) -> None:
+        code, output = self.services.smoke(name)
+        for text in output.splitlines():
+            self.post_message(msg.LogLine(text))
+        if code == 0:
+            self.post_message(msg.LogLine(f"smoke test of {name} passed", "$success"))
+            self.post_message(msg.ActionDone(f"Smoke test of {name} passed."))
+        else:
+            self.post_message(msg.LogLine(f"smoke test of {name} failed (exit {code})", "$error"))
+            self.post_message(msg.ActionDone(f"Smoke test of {name} failed (exit {code}); see the log.", "error"))
+
+    @on(msg.LogLine)
+    def _log(self, message: msg.LogLine) -> None:
+        log = self.query_one("#env-log", RichLog)
+        log.write(line(message.text, message.style))
+
+    def action_export(self) -> None:
+        from cuenv.export import FORMATS
+        from cuenv.tui.screens.modals import ExportScreen
+
+        name = self._need_selection()
+        if not name:
+            return
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            if answer:
+                self.export(name, answer[0], Path(answer[1]).expanduser())
+
+        self.app.push_screen(ExportScreen(name, list(FORMATS)), chosen)
+
+    @work(**_WORK, group="action", description="Exporting")
+    def export(self, name: str, fmt: str, out_dir: Path) -> None:
+        from cuenv.errors import CuenvError
+
+        try:
+            written = self.services.export(name, fmt, out_dir)
+        except CuenvError as exc:  # a format not built yet, or a file in the way: a notification
+            self.post_message(msg.ActionDone(exc.message + (f" {exc.hint}" if exc.hint else ""), "error"))
+            return
+        self.post_message(msg.ActionDone(f"Exported {name} as {fmt}: " + ", ".join(written)))
+
+    def action_lock(self) -> None:
+        from cuenv.tui.screens.modals import PathScreen
+
+        name = self._need_selection()
+        if not name:
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.lock(name, Path(path).expanduser())
+
+        self.app.push_screen(PathScreen(f"Write a lockfile of {name} to:", "cuenv.lock"), chosen)
+
+    @work(**_WORK, group="action", description="Writing the lockfile")
+    def lock(self, name: str, path: Path) -> None:
+        self.services.lock(name, path)
+        self.post_message(msg.ActionDone(f"Wrote the lockfile of {name} to {path}."))
+
+    def action_doctor(self) -> None:
+        self.doctor(self.selected)
+
+    @work(**_WORK, group="action", description="Running cuenv doctor")
+    def doctor(self, name: str | None) -> None:
+        from cuenv.tui.screens.modals import DoctorScreen
+
+        checks = self.services.doctor(name)
+        self.app.call_from_thread(self.app.push_screen, DoctorScreen(name, checks))
