@@ -31,6 +31,18 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", self.name)
 
+    def press_until(self, key: str, *texts: str, tries: int = 20) -> str:
+        """Send ``key`` until the screen shows ``texts``: the first key may arrive while the app is
+        still starting (its screen painted, its bindings not yet live)."""
+        for _ in range(tries - 1):
+            self.keys(key)
+            try:
+                return self.wait(*texts, timeout=3)
+            except AssertionError:
+                continue
+        self.keys(key)
+        return self.wait(*texts)
+
     def wait(self, *texts: str, gone: str | None = None, timeout: float = 60) -> str:
         end = time.monotonic() + timeout
         while True:
@@ -73,8 +85,7 @@ def test_navigate_create_remove_and_use_through_the_hook(tmux: Tmux, environ: di
     tmux.keys('eval "$(cuenv shell-init bash)"', "Enter")
     tmux.keys("cuenv tui", "Enter")
     tmux.wait("Environments (1)", "No environments yet", "q Quit", "? Help")
-    tmux.keys("2")
-    screen = tmux.wait("This machine", "no (driver)")  # cuda-13.0 cannot run on driver 550
+    screen = tmux.press_until("2", "This machine", "no (driver)")  # cuda-13.0 cannot run on driver 550
     assert "driver 550.54.14 | CUDA <= 12.4" in screen
     tmux.keys("Down")
     tmux.wait("cuda-12.1: CUDA 12.1 runtime")
