@@ -145,6 +145,9 @@ def _print_error(exc: CuenvError) -> None:
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     environ = os.environ if environ is None else environ
+    if argv == ["--version"]:  # the fast path: no parser with every subcommand configured
+        sys.stdout.write(f"cuenv {__version__}\n")
+        return 0
     try:
         wanted = _command_in(argv)
         parser = build_parser(wanted)

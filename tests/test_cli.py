@@ -7,11 +7,8 @@ from cuenv import __version__
 
 
 def test_version(cli):
-    import pytest
-
-    with pytest.raises(SystemExit) as exc:
-        cli("--version")
-    assert exc.value.code == 0
+    code, out, _ = cli("--version")
+    assert (code, out) == (0, f"cuenv {__version__}\n")
 
 
 def test_version_subprocess(cuenv_exe):
