@@ -67,8 +67,10 @@ def bench_cuenv(root: Path, env: dict[str, str], n: int) -> float:
     layout = CudaLayout(prefix=prefix, kind="venv", bin_dirs=tuple(bins), lib_dirs=tuple(libs),
                         cuda_home=prefix / "nvidia" / "cuda_nvcc")
     store = Store(home / "envs")
-    store.write_meta("bench", {"layout": layout_to_json(layout), "env_vars": {"CUDA_MODULE_LOADING": "LAZY"},
-                               "activate_scripts": []})
+    stack = {"cuda": "12.1", "cudnn": "9.1", "sass": ["8.0", "9.0"], "ptx": ["9.0"], "has_nvcc": False,
+             "os": ["linux"], "framework": None, "framework_version": None, "variant": "cu121"}
+    store.write_meta("bench", {"name": "bench", "stack": stack, "layout": layout_to_json(layout),
+                               "env_vars": {"CUDA_MODULE_LOADING": "LAZY"}, "activate_scripts": []})
     render_scripts(store.get("bench", allow_incomplete=True).target(), prefix / ".cuenv",
                    envs_dir=home / "envs", prompt=True)
     store.mark_complete("bench")
