@@ -27,11 +27,12 @@ NOT_BLOCKING = NO_GPU_HERE
 
 class CheckFailed(CuenvError):
     def __init__(self, target: str, errors: Sequence[Finding],
-                 how: str = "Use --force to build anyway, or --target-driver/--target-gpu for another machine.") -> None:
+                 how: str = "`cuenv suggest` names the recipe that runs there; --force builds anyway.",
+                 where: str = "this machine") -> None:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(
-            f"{target} will not run on this machine: {first.message}{more}",
+            f"{target} will not run on {where}: {first.message}{more}",
             hint=(first.fix + " " if first.fix else "") + how,
         )
         self.findings = list(errors)
@@ -54,6 +55,12 @@ class CreatePlan:
     # False when the findings are about another machine (--target-*): then they are not cached as
     # this machine's verdict, and the first `list`/`use` here computes its own.
     checked_here: bool = True
+
+
+def machine_label(machine) -> str:
+    """ "this machine", or "the target machine" when flags (--target-*, --driver) described it."""
+    driver = getattr(machine, "driver", None)
+    return "the target machine" if driver is not None and driver.source in ("flag", "unknown") else "this machine"
 
 
 def blocking(findings: Sequence[Finding]) -> list[Finding]:
@@ -215,7 +222,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
-        raise CheckFailed(stack.label, errors)
+        raise CheckFailed(stack.label, errors, where=machine_label(machine))
     plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
                       stack=stack, findings=findings)
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
@@ -236,7 +243,8 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
     findings = contract_findings(lock, machine)
     errors = blocking(findings)
     if errors and not force:
-        raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.")
+        raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.",
+                          where=machine_label(machine))
     engine_name, why = (engine, f"{engine}: requested") if engine else (lock.engine, f"{lock.engine}: from the lockfile")
     plan = CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
                       engine_reason=why, stack=lock.contract.stack(), findings=findings, locked=solution,

@@ -172,7 +172,7 @@ def test_lock_a_recipe_for_another_machine(cli, recipes, work, envs) -> None:
     assert not envs.exists() or not any(envs.iterdir())
     # A target whose driver is too old is refused, as `cuenv create --target-driver` is.
     code, out, err = cli("lock", "local-cu121", "--engine", "rattler", "--target-driver", "470.82.01", "-o", "old.lock")
-    assert code == 1 and "will not run on this machine" in err and not (work / "old.lock").exists()
+    assert code == 1 and "will not run on the target machine" in err and not (work / "old.lock").exists()
 
 
 def test_conda_family_installs_a_rattler_lock(cli, recipes, work, envs, lock_channel, tmp_path) -> None:
