@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from cuenv.tui import messages as msg
@@ -16,6 +17,12 @@ from cuenv.tui.widgets.common import WorkerErrors
 from cuenv.tui.widgets.envs import EnvironmentsView
 from cuenv.tui.widgets.machine import MachineBar
 from cuenv.tui.widgets.recipes import RecipesView
+
+
+class MainScreen(Screen):
+    # The keys start on the environments table, from the first frame: Textual's default is the
+    # first focusable widget (the tab strip). The filter is reached with `/`. Modals keep "*".
+    AUTO_FOCUS = "#env-table"
 
 
 class CuenvApp(WorkerErrors, App[str]):
@@ -35,6 +42,9 @@ class CuenvApp(WorkerErrors, App[str]):
         self.machine = None
         self._quit_after_create = False
 
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield MachineBar(id="machine")
         with TabbedContent(id="tabs"):
@@ -45,7 +55,6 @@ class CuenvApp(WorkerErrors, App[str]):
         yield Footer(show_command_palette=False)  # ctrl+p still opens it; the room goes to q and ?
 
     def on_mount(self) -> None:
-        self.query_one("#env-table").focus()
         self.load_machine()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="machine", description="Detecting the machine")
@@ -59,8 +68,11 @@ class CuenvApp(WorkerErrors, App[str]):
         self.query_one(RecipesView).set_machine(message.machine)
 
     @on(msg.EnvironmentsChanged)
-    def _envs_changed(self) -> None:
-        self.query_one(EnvironmentsView).load()
+    def _envs_changed(self, message: msg.EnvironmentsChanged) -> None:
+        view = self.query_one(EnvironmentsView)
+        if message.removed:
+            view.forget(message.removed)
+        view.load()
 
     @on(msg.ActionDone)
     def _done(self, message: msg.ActionDone) -> None:
@@ -86,7 +98,18 @@ class CuenvApp(WorkerErrors, App[str]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-        self.query_one("#env-table" if tab == "envs" else "#recipe-table").focus()
+        self._focus_table(tab)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if self.focused is None or event.pane not in self.focused.ancestors:  # a click on a tab
+            self._focus_table(event.pane.id)
+
+    def _focus_table(self, tab: str | None) -> None:
+        # At once, not with widget.focus() (a callback run after the keys already queued): in a
+        # terminal, a key typed right after `1` would go to the other, now hidden, tab's table.
+        table = self.query_one("#env-table" if tab == "envs" else "#recipe-table")
+        table.screen.set_focus(table)  # its own screen: a modal may be on top
 
     def action_help(self) -> None:
         from cuenv.tui.screens.modals import HelpScreen

@@ -14,9 +14,12 @@ class MachineLoaded(Message):
 
 
 class EnvironmentsLoaded(Message):
-    def __init__(self, rows: list) -> None:
+    """The rows read by the environments view's load number ``generation``."""
+
+    def __init__(self, rows: list, generation: int) -> None:
         super().__init__()
         self.rows = rows
+        self.generation = generation
 
 
 class DetailLoaded(Message):
@@ -50,7 +53,11 @@ class CreateFinished(Message):
 
 
 class EnvironmentsChanged(Message):
-    """An action added or removed an environment: reload the table."""
+    """An action added or removed an environment: reload the table (``removed`` leaves it at once)."""
+
+    def __init__(self, removed: str | None = None) -> None:
+        super().__init__()
+        self.removed = removed
 
 
 class LogLine(Message):

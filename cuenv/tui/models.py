@@ -141,6 +141,14 @@ def sort_rows(rows: Sequence[Any], column: str | None, reverse: bool = False) ->
     return sorted(rows, key=lambda r: sort_key(r, column), reverse=reverse)
 
 
+def cursor_after(names: Sequence[str], kept: str | None, old_index: int) -> int:
+    """Where a table's cursor goes when its rows are replaced: on the same name if it is still
+    there, else on the row that took its place (the nearest one), else the first."""
+    if kept in names:
+        return list(names).index(kept)
+    return max(0, min(old_index, len(names) - 1))
+
+
 # -- one environment ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PackageLine:

@@ -63,6 +63,14 @@ def test_sort_by_version_size_and_status():
     assert models.sort_rows(rows, None) == rows
 
 
+def test_cursor_after_a_refresh_stays_on_its_name_or_the_nearest_row():
+    assert models.cursor_after(["a", "new", "b", "c"], "b", 1) == 2  # a row added above: follow the name
+    assert models.cursor_after(["a", "c"], "b", 1) == 1  # b removed: the row that took its place
+    assert models.cursor_after(["a", "b"], "c", 2) == 1  # the last row removed: the one above it
+    assert models.cursor_after(["a"], None, 0) == 0
+    assert models.cursor_after([], "a", 3) == 0
+
+
 def test_activation_lines_show_what_use_changes(tmp_path: Path):
     home = tmp_path / "home"
     prefix = home / "envs" / "x"

@@ -197,7 +197,9 @@ class DoctorScreen(_Modal):
 
 HELP = """\
 Environments tab (1)
-  up/down  move            /      filter as you type (enter: back)
+  up/down  move            /      filter: words that narrow the list
+  In the filter every key is text (12.1 too): enter or down: back to
+  the table, the filter kept; esc: clear it and back.
   o / O    sort by the next column / reverse (or click a title)
   u        use: leave, and activate it in your shell (the hook)
   x        remove (asks first)     s      run its smoke test
@@ -207,9 +209,8 @@ Recipes tab (2)
   c, enter create an environment from the highlighted recipe
   esc      cancel a running create: it stops at its next step and
            removes what it built; nothing half-built is left usable
-Everywhere
-  ?  this help   ctrl+t  light/dark   ctrl+p  commands   q  quit
-
+Everywhere but in the filter
+  1 2  tabs   ?  help   ctrl+t  light/dark   ctrl+p  commands   q  quit
 `u` hands the name to the shell hook (eval "$(cuenv shell-init bash)").
 Without the hook, cuenv prints the `cuenv use NAME` to run.
 """

@@ -38,13 +38,17 @@ class WorkerErrors:
 
 
 def fill_table(table, columns, rows, *, state: str) -> None:
-    """Replace a DataTable's rows; the last cell of each row is coloured by ``getattr(row, state)``.
+    """Replace a DataTable's rows, keeping the cursor on the same row key (or the nearest row: see
+    cuenv.tui.models.cursor_after); the last cell of each row is coloured by ``getattr(row, state)``.
 
     DataTable sizes a column by its title and its plain-text cells only, so the coloured last
     column gets its width from its longest text here.
     """
+    from cuenv.tui.models import cursor_after
+
+    kept, at = current_key(table), table.cursor_row
     width = max([len(columns[-1][1])] + [len(r.cells()[-1]) for r in rows])
-    table.clear(columns=True)
+    table.clear(columns=True)  # the cursor jumps to row 0 here...
     for key, title in columns[:-1]:
         table.add_column(title, key=key)
     table.add_column(columns[-1][1], key=columns[-1][0], width=width)
@@ -52,3 +56,15 @@ def fill_table(table, columns, rows, *, state: str) -> None:
         cells = list(row.cells())
         cells[-1] = status_cell(getattr(row, state), cells[-1])
         table.add_row(*cells, key=row.name)
+    if rows:  # ...and comes back, within this one UI-thread step: no key can land in between
+        table.move_cursor(row=cursor_after([r.name for r in rows], kept, at))
+
+
+def current_key(table) -> str | None:
+    """The key of the row under a DataTable's cursor, or None for an empty table."""
+    from textual.widgets.data_table import CellDoesNotExist
+
+    try:
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
+    except CellDoesNotExist:  # rows but no columns: a table being filled
+        return None

@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 
 from cuenv.tui import messages as msg
 from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
-from cuenv.tui.widgets.common import WorkerErrors, fill_table, line, styled
+from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 
@@ -33,6 +33,11 @@ class EnvironmentsView(WorkerErrors, Vertical):
         Binding("o", "sort", "Sort"),
         Binding("O", "sort(True)", "Reverse", show=False),
         Binding("slash", "filter", "Filter", key_display="/", show=False),
+        # In the filter every printable key is text (names hold digits: cuda-12.1); enter (the
+        # Input's submit), down and escape bring the keys back to the table. Input binds neither
+        # down nor escape, so they reach this view from it.
+        Binding("down", "to_table", "Back to the table", show=False),
+        Binding("escape", "clear_filter", "Clear the filter", show=False),
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
@@ -43,33 +48,45 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.sort_column: str | None = None
         self.sort_reverse = False
         self.loaded = False
+        self.generation = 0  # of the latest load: an older worker's result is stale
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: type to narrow the list (/ to come back here)", id="env-filter", compact=True)
-        table: DataTable = DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
-        table.loading = True
-        yield table
+        # No `loading` indicator on the table: Textual makes a loading widget unfocusable, and the
+        # table must hold the keys from the first frame (the app focuses it on mount).
+        yield DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="env-detail"):
-            yield Static("", id="env-detail-text")
+            yield Static("Reading environments...", id="env-detail-text")
         yield RichLog(id="env-log", classes="log hidden", wrap=True, min_width=20)
 
     def on_mount(self) -> None:
         self.load()
 
     # -- loading -------------------------------------------------------------------------------------------
-    @work(**_WORK, group="envs", description="Reading environments")
     def load(self) -> None:
-        self.post_message(msg.EnvironmentsLoaded(self.services.environments()))
+        """Re-read the environments in the background; only the latest read is shown."""
+        self.generation += 1
+        self._read(self.generation)
+
+    @work(**_WORK, group="envs", description="Reading environments")
+    def _read(self, generation: int) -> None:
+        # An exclusive worker is cancelled, not stopped: an older read can still finish after a
+        # newer one (a create, then a remove), so the message says which load it answers.
+        self.post_message(msg.EnvironmentsLoaded(self.services.environments(), generation))
 
     @on(msg.EnvironmentsLoaded)
     def _loaded(self, message: msg.EnvironmentsLoaded) -> None:
+        if message.generation != self.generation:
+            return
         self.rows = message.rows
         self.loaded = True
-        table = self.query_one(DataTable)
-        table.loading = False
         self.refill()
-        if self.screen is self.app.screen and not isinstance(self.app.focused, (Input, DataTable)):
-            table.focus()  # the first load: the table, not the tab strip, takes the keys
+
+    def forget(self, name: str) -> None:
+        """Drop a removed environment from the table now, before the reload confirms it: a `u`
+        pressed meanwhile must not pick it."""
+        self.rows = [r for r in self.rows if r.name != name]
+        self.refill()
 
     def shown(self) -> list:
         rows = filter_rows(self.rows, self.query_one("#env-filter", Input).value)
@@ -77,10 +94,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
     def refill(self) -> None:
         table = self.query_one(DataTable)
-        keep = self.selected
-        fill_table(table, ENV_COLUMNS, self.shown(), state="status")
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+        fill_table(table, ENV_COLUMNS, self.shown(), state="status")  # the cursor stays on its name
         if not table.row_count:
             empty = "No environments yet: press 2 for the recipes and c to create one." if not self.rows else \
                 "No environment matches the filter."
@@ -90,13 +104,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
     @property
     def selected(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - no cursor row yet (the table is being refilled)
-            return None
+        return current_key(self.query_one(DataTable))
 
     @on(DataTable.RowHighlighted, "#env-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -123,12 +131,20 @@ class EnvironmentsView(WorkerErrors, Vertical):
         if self.loaded:
             self.refill()
 
-    @on(Input.Submitted, "#env-filter")
-    def _filter_done(self) -> None:
-        self.query_one(DataTable).focus()
-
     def action_filter(self) -> None:
         self.query_one("#env-filter", Input).focus()
+
+    @on(Input.Submitted, "#env-filter")
+    def _filter_done(self) -> None:
+        self.action_to_table()  # the filter is kept
+
+    def action_to_table(self) -> None:
+        table = self.query_one(DataTable)
+        table.screen.set_focus(table)  # now, not after the next key (see CuenvApp._focus_table)
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#env-filter", Input).value = ""
+        self.action_to_table()
 
     @on(DataTable.HeaderSelected, "#env-table")
     def _header(self, event: DataTable.HeaderSelected) -> None:
@@ -189,8 +205,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
     @work(**_WORK, group="action", description="Removing")
     def remove(self, name: str) -> None:
         self.services.remove(name)
+        self.post_message(msg.EnvironmentsChanged(removed=name))  # first: the row goes before the notice shows
         self.post_message(msg.ActionDone(f"Removed {name}."))
-        self.post_message(msg.EnvironmentsChanged())
 
     def action_smoke(self) -> None:
         name = self._need_selection()

@@ -17,7 +17,7 @@ from textual.widgets import Button, DataTable, ProgressBar, RichLog, Static
 
 from cuenv.tui import messages as msg
 from cuenv.tui.models import RECIPE_COLUMNS
-from cuenv.tui.widgets.common import WorkerErrors, fill_table, line, styled
+from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 # progress events of cuenv.create/engines -> how far along the bar is (steps of _STEPS)
@@ -41,11 +41,11 @@ class RecipesView(WorkerErrors, Vertical):
         self.creating: str | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable = DataTable(id="recipe-table", cursor_type="row", zebra_stripes=True)
-        table.loading = True
-        yield table
+        # No `loading` indicator: a loading widget cannot take focus, and `2` pressed before the
+        # machine is detected must still land here (see EnvironmentsView.compose).
+        yield DataTable(id="recipe-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="recipe-detail"):
-            yield Static("", id="recipe-detail-text")
+            yield Static("Detecting this machine...", id="recipe-detail-text")
         with Vertical(id="create-panel", classes="hidden"):
             with Horizontal(id="create-bar"):
                 yield ProgressBar(total=_STEPS, show_eta=False, id="create-progress")
@@ -66,13 +66,13 @@ class RecipesView(WorkerErrors, Vertical):
     @on(msg.RecipesLoaded)
     def _loaded(self, message: msg.RecipesLoaded) -> None:
         self.rows = message.rows
-        table = self.query_one(DataTable)
-        table.loading = False
-        fill_table(table, RECIPE_COLUMNS, self.rows, state="mark")
+        fill_table(self.query_one(DataTable), RECIPE_COLUMNS, self.rows, state="mark")  # the cursor stays
         for warning in message.warnings:
             self.app.notify(warning, severity="warning")
-        if self.rows:
-            self._show(self.rows[0].name)
+        if self.selected:
+            self._show(self.selected)
+        else:
+            self.query_one("#recipe-detail-text", Static).update("No recipes found (see `cuenv recipes`).")
 
     @on(DataTable.RowHighlighted, "#recipe-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -93,10 +93,7 @@ class RecipesView(WorkerErrors, Vertical):
 
     @property
     def selected(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return current_key(self.query_one(DataTable))
 
     def action_refresh(self) -> None:
         if self.machine is not None:

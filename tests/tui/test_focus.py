@@ -1,0 +1,185 @@
+"""Where the keys go: at start-up, across tab switches, in the filter, and across table refreshes.
+
+A terminal delivers keys as they come, while workers still read the disk or detect the machine;
+these tests hold those workers (HeldServices) or send keys in one burst, as a fast typist does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from textual import events
+from textual.widgets import TabbedContent
+
+from cuenv.tui.app import CuenvApp
+from cuenv.tui.services import Services
+
+from .conftest import settle
+from .test_pilot import SIZE, detail, table_names
+
+
+class HeldServices(Services):
+    """Real services whose reads wait for the test: ``start`` holds the first machine detection and
+    environment read; ``hold_next()`` holds the next environment read after it has read the disk."""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.start = threading.Event()
+        self.release = threading.Event()
+        self.held = threading.Event()
+        self._hold = False
+
+    def machine(self, **kw):
+        self.start.wait(30)
+        return super().machine(**kw)
+
+    def environments(self):
+        self.start.wait(30)
+        rows = super().environments()
+        if self._hold:
+            self._hold = False
+            self.held.set()
+            self.release.wait(30)
+        return rows
+
+    def hold_next(self) -> None:
+        self.release.clear()
+        self.held.clear()
+        self._hold = True
+
+    def open(self) -> None:
+        self.start.set()
+        self.release.set()
+
+
+def run(app: CuenvApp, services: HeldServices, scenario) -> None:
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            try:
+                await scenario(pilot, app)
+            finally:
+                services.open()  # a failed assertion must not leave worker threads waiting
+
+    asyncio.run(main())
+
+
+async def burst(pilot, *keys: str) -> None:
+    """Keys that arrive together, before the app has handled the first (Pilot.press waits between)."""
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(pilot.app)
+        pilot.app._driver.send_message(event)
+    await pilot.pause()
+
+
+async def wait_until(pilot, predicate, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+def where(app: CuenvApp) -> tuple[str, str | None]:
+    """(the active tab, the id of the focused widget)"""
+    return app.screen.query_one(TabbedContent).active, getattr(app.focused, "id", None)
+
+
+@pytest.mark.parametrize("with_env", [False, True], ids=["empty-store", "one-environment"])
+def test_the_keys_start_on_the_environments_table(with_env: bool, make_env, settings, environ):
+    if with_env:
+        make_env("cuda-12.1")
+    services = HeldServices(settings, environ)
+    app = CuenvApp(services)
+
+    async def scenario(pilot, app):
+        await pilot.pause()
+        # Nothing read yet (no environments, no machine): the table has the keys all the same.
+        assert where(app) == ("envs", "env-table")
+        await pilot.press("2")  # before the recipes can be marked for the machine
+        assert where(app) == ("recipes", "recipe-table")
+        await pilot.press("1")
+        assert where(app) == ("envs", "env-table")
+        services.open()
+        await settle(pilot, app)
+        assert where(app) == ("envs", "env-table")  # the first load does not move the focus
+        assert table_names(app) == (["cuda-12.1"] if with_env else [])
+        await pilot.press("2")
+        assert where(app) == ("recipes", "recipe-table")
+        assert "cuda-12.1" in table_names(app, "#recipe-table")
+
+    run(app, services, scenario)
+
+
+def test_keys_typed_together_follow_the_tab_and_digits_in_the_filter_are_text(make_env, settings, environ):
+    make_env("cuda-12.1")
+    make_env("train")
+    services = HeldServices(settings, environ)
+    services.open()
+    app = CuenvApp(services)
+
+    async def scenario(pilot, app):
+        await settle(pilot, app)
+        await pilot.press("2")
+        await settle(pilot, app)
+        await burst(pilot, "1", "down")  # the Down belongs to the environments table, now shown
+        await settle(pilot, app)
+        assert where(app) == ("envs", "env-table")
+        assert app.screen.query_one("#recipe-table").cursor_row == 0
+        assert app.screen.query_one("#env-table").cursor_row == 1
+        assert detail(app).startswith("train  cuda-12.1 | venv")
+        await pilot.press("slash", "1", "2", ".", "1")  # names and versions hold digits: text here
+        assert where(app) == ("envs", "env-filter")
+        assert app.screen.query_one("#env-filter").value == "12.1"
+        await pilot.press("down")  # back to the table, the filter kept
+        assert where(app) == ("envs", "env-table")
+        await pilot.press("slash", "t", "r", "a")
+        assert table_names(app) == ["train"]
+        await pilot.press("escape")  # clears the filter and returns
+        assert where(app) == ("envs", "env-table")
+        assert table_names(app) == ["cuda-12.1", "train"]
+        await pilot.press("2")  # at once: the table has the keys again
+        assert where(app) == ("recipes", "recipe-table")
+        await pilot.click("#--content-tab-envs")  # a click on a tab gives the keys to its table too
+        await pilot.pause()
+        assert where(app) == ("envs", "env-table")
+
+    run(app, services, scenario)
+
+
+def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, settings, environ):
+    for name in ("a-env", "b-env", "c-env"):
+        make_env(name)
+    services = HeldServices(settings, environ)
+    services.open()
+    app = CuenvApp(services)
+    table = lambda: app.screen.query_one("#env-table")  # noqa: E731
+
+    async def scenario(pilot, app):
+        await settle(pilot, app)
+        await pilot.press("down", "x", "y")  # remove b-env: the cursor takes the row that took its place
+        await settle(pilot, app)
+        assert table_names(app) == ["a-env", "c-env"]
+        assert table().cursor_row == 1 and detail(app).startswith("c-env  cuda-12.1")
+
+        services.hold_next()
+        await pilot.press("r")  # a reload, held after reading the disk...
+        await wait_until(pilot, services.held.is_set)
+        await pilot.press("up")  # ...while the user moves
+        services.release.set()
+        await settle(pilot, app)
+        assert table().cursor_row == 0 and detail(app).startswith("a-env  cuda-12.1")
+
+        services.hold_next()
+        await pilot.press("r")  # this read saw a-env...
+        await wait_until(pilot, services.held.is_set)
+        await pilot.press("x", "y")  # ...which is removed, and a newer read lists c-env alone
+        await wait_until(pilot, lambda: table_names(app) == ["c-env"])
+        services.release.set()  # the older read arrives last
+        await settle(pilot, app)
+        assert table_names(app) == ["c-env"]  # a removed environment never comes back
+        assert detail(app).startswith("c-env  cuda-12.1")
+
+    run(app, services, scenario)
