@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from common import median_ms  # noqa: E402
 CASES = {
     "check torch cu121 vs 470 driver": ["check", "torch==2.1.0+cu121", "--driver", "470.82.01", "--cc", "8.6"],
     "check torch default on B200 --json": ["check", "torch==2.5.1", "--driver", "550.54.14", "--cc", "10.0", "--json"],
@@ -24,12 +23,7 @@ CASES = {
 
 
 def _time(argv: list[str], runs: int, env: dict[str, str]) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+    return median_ms(argv, runs=runs, env=env, warmup=1)
 
 
 def main() -> int:

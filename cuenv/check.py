@@ -158,7 +158,7 @@ class _Checker:
             self.add("cpu-only-build", "info", f"{_name(self.stack)} is a CPU-only build: it needs no driver or GPU.")
             return
         names = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in gpus)
-        fix = self._nearest(f"Install a GPU build instead", gpu_build=True)
+        fix = self._nearest("Install a GPU build instead", gpu_build=True)
         self.add("cpu-only-build", "warning",
                  f"{_name(self.stack)} is a CPU-only build: it will not use the {names} on this machine.", fix)
 

@@ -356,12 +356,9 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
 
 
 def load(path: Path, *, origin: str = "builtin") -> Recipe:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise NotFound(f"Recipe file {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"Cannot read recipe file {path}: {getattr(exc, 'strerror', None) or exc}.") from None
+    from cuenv.userfiles import read_text
+
+    text = read_text(path, what="Recipe file")
     stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
     return parse(text, file=str(path), stem=stem, origin=origin, path=path)
 

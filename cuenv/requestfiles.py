@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.errors import NotFound, UsageError
+from cuenv.errors import UsageError
 
 # Specs whose version says which CUDA an environment.yml is for.
 _CUDA_SPECS: Final = ("cuda-version", "pytorch-cuda", "cudatoolkit", "cuda-runtime", "cuda-cudart", "cuda-toolkit")
@@ -26,12 +26,9 @@ _VERSION_IN_SPEC: Final = re.compile(r"^[A-Za-z0-9_.\-]+(?:::)?\s*(?:==?|\s)\s*(
 
 def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | None, platform: str = "linux-64"):
     """A validated cuenv.recipes.Recipe from ``path`` (kind: environment-yml | requirements)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise NotFound(f"{path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"Cannot read {path}: {getattr(exc, 'strerror', None) or exc}.") from None
+    from cuenv.userfiles import read_text
+
+    text = read_text(path, what="File")
     if kind == "environment-yml":
         doc = from_environment_yml(text, file=str(path), name=name, cuda=cuda, platform=platform)
     else:
