@@ -49,10 +49,27 @@ def run(ctx) -> Result:
         write_outputs(outputs, context, force=True)
         if not ctx.json:
             sys.stderr.write(f"Building {tag} from {a.name} with {builder.name} ...\n")
-        runner.run(build_argv(builder, context=context, tag=tag), timeout=BUILD_TIMEOUT, env=ctx.environ)
+        try:
+            runner.run(build_argv(builder, context=context, tag=tag), timeout=BUILD_TIMEOUT, env=ctx.environ)
+        except runner.ToolFailed as exc:
+            raise _explain(exc, builder.name) from None
     if output is not None:
         runner.run(save_argv(builder, tag=tag, output=output), timeout=BUILD_TIMEOUT, env=ctx.environ)
     data = {"name": a.name, "tag": tag, "builder": builder.name, "output": f"{output.kind}:{output.path}" if output else None}
     text = f"Built {tag} with {builder.name}" + (f"; wrote {output.kind}:{output.path}" if output else "") + "."
     run_hint = f"Run it: docker run --rm --gpus all {tag} cuenv-smoke-test"
     return Result(data=data, text=text + "\n" + run_hint)
+
+
+_PULL_FAILED = ("pinging container registry", "Trying to pull", "pull access denied", "failed to resolve source metadata")
+
+
+def _explain(exc, builder: str):
+    """A base image that cannot be pulled is the usual failure offline: say so, and how to give a local one."""
+    from cuenv.errors import ToolError
+
+    text = exc.stderr or exc.stdout
+    if any(marker in text for marker in _PULL_FAILED):
+        return ToolError(f"{builder} could not pull the base image ({exc.message})",
+                         hint="Without a reachable registry, build on a local image: cuenv image build NAME --base IMAGE.")
+    return exc

@@ -89,3 +89,17 @@ def test_buildah_builds_and_skopeo_umoci_inspect(venv_env: str, tmp_path: Path) 
     finally:
         subprocess.run(["buildah", "rm", ctr], capture_output=True, env={**os.environ, **env})
         subprocess.run(["buildah", "rmi", tag], capture_output=True, env={**os.environ, **env})
+
+
+def test_an_unpullable_base_image_says_how_to_build_offline():
+    from cuenv.commands.image import _explain
+    from cuenv.runner import ToolFailed
+
+    stderr = ('Trying to pull docker.io/library/python:3.11-slim-bookworm...\nError: creating build container: '
+              'initializing source docker://python:3.11-slim-bookworm: pinging container registry registry-1.docker.io: '
+              'dial tcp: lookup registry-1.docker.io: no such host\n')
+    err = _explain(ToolFailed(["buildah", "bud"], 125, "", stderr), "buildah")
+    assert err.message.startswith("buildah could not pull the base image")
+    assert err.hint == "Without a reachable registry, build on a local image: cuenv image build NAME --base IMAGE."
+    other = ToolFailed(["buildah", "bud"], 1, "", "Error: COPY failed: no such file\n")
+    assert _explain(other, "buildah") is other
