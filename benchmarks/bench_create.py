@@ -68,6 +68,17 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run([str(root / name / "bin" / "pip"), "install", "--isolated", "--disable-pip-version-check", "--no-deps", "--require-hashes",
                             "-q", "-r", str(reqs)], check=True, env=pip_env)
 
+        # the whole command, as a user types it (the cuda-12.1 recipe holds the default wheels)
+        cli_env = dict(os.environ, CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(cache),
+                       CUENV_CONFIG=str(root / "none.yaml"))
+
+        def cli_create(name: str) -> None:
+            subprocess.run([sys.executable, "-m", "cuenv", "create", "cuda-12.1", "--engine", "venv", "-q", "-n", name],
+                           check=True, env=cli_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        cli_create("cli-0")
+        cli_times = [timed(lambda i=i: cli_create(f"cli-{i}")) for i in range(1, args.repeat + 1)]
+
         cold_pip = timed(lambda: pip_create("pip-0"))
         pip_times = [timed(lambda i=i: pip_create(f"pip-{i}")) for i in range(1, args.repeat + 1)]
 
@@ -81,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             "pip_cold_s": round(cold_pip, 3),
             "pip_warm_s": round(statistics.median(pip_times), 3),
             "speedup": round(statistics.median(pip_times) / statistics.median(cuenv_times), 1),
+            "cli_warm_s": round(statistics.median(cli_times), 3),
+            "cli_speedup": round(statistics.median(pip_times) / statistics.median(cli_times), 1),
             "env_mb": round(first_cuenv / 1e6, 1),
             "cuenv_second_env_adds_mb": round(added_cuenv / 1e6, 2),
             "cuenv_second_env_adds_pct": round(100 * added_cuenv / first_cuenv, 2),
@@ -93,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"packages: {', '.join(result['packages'])} ({result['env_mb']} MB per environment)")
         print(f"second environment, warm cache: cuenv/uv {result['cuenv_warm_s']} s vs venv+pip {result['pip_warm_s']} s "
               f"-> {result['speedup']}x (goal >= 10x)")
+        print(f"the whole `cuenv create cuda-12.1` command: {result['cli_warm_s']} s -> {result['cli_speedup']}x")
         print(f"disk it adds: cuenv {result['cuenv_second_env_adds_mb']} MB ({result['cuenv_second_env_adds_pct']} %, goal < 5 %), "
               f"pip {result['pip_second_env_adds_mb']} MB ({result['pip_second_env_adds_pct']} %)")
         print(f"cold: cuenv {result['cuenv_cold_s']} s, pip {result['pip_cold_s']} s")

@@ -236,3 +236,32 @@ def test_unreachable_index_is_one_clear_line():
     assert isinstance(err, DownloadFailed)
     assert err.message == ("Could not download https://download.pytorch.org/whl/cu128/torch/: "
                            "failed to lookup address information: Name or service not known.")
+
+
+@pytest.mark.parametrize(("reqs", "pins"), [
+    (("nvidia-cuda-runtime-cu12==12.1.105", "Nvidia_Cuda_Nvcc_cu12 == 12.1.105"),
+     {"nvidia-cuda-runtime-cu12": "12.1.105", "nvidia-cuda-nvcc-cu12": "12.1.105"}),
+    (("torch==2.8.0+cu128",), {"torch": "2.8.0+cu128"}),
+    (("torch>=2.8",), None),
+    (("torch==2.8.*",), None),
+    (("jax[cuda12]==0.4.30",), None),  # extras pull more than the pins
+    (("torch==2.8.0; sys_platform == 'linux'",), None),
+    ((), None),
+])
+def test_exact_pins(reqs, pins) -> None:
+    from cuenv.backends.venv import exact_pins
+
+    assert exact_pins(reqs) == pins
+
+
+@pytest.mark.network
+def test_exact_pins_solve_from_the_cache_without_the_index(cu12_solution: Solution, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once uv's cache knows the pinned wheels, a solve needs no index: with every connection sent to a
+    dead proxy, the same solution still comes back (and an unpinned request would fail)."""
+    cache = Path(os.environ.get("CUENV_TEST_CACHE", Path(__file__).resolve().parents[2] / ".test-cache"))
+    dead = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+    engine = get_engine("venv", {**os.environ, **dead})
+    for k, v in dead.items():
+        monkeypatch.setenv(k, v)
+    again = engine.solve(Request(engine="venv", python=None, index_urls=PYPI, requirements=CU12), target=TARGET, cache_dir=cache)
+    assert again == cu12_solution
