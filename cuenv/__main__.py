@@ -1,3 +1,6 @@
-from cuenv.cli import entry
+try:
+    from cuenv.cli import entry
+except KeyboardInterrupt:  # Ctrl-C while still starting up: no traceback either
+    raise SystemExit(130) from None
 
 entry()

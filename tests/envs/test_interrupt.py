@@ -78,10 +78,10 @@ def test_incomplete_leftover_is_cleaned_by_create_and_remove(cuenv, local_recipe
 
 def test_ctrl_c_takes_everything_back(cuenv, local_recipes, isolated):
     env = dict(os.environ, CUENV_CACHE_DIR=str(isolated / "cold-cache"))  # a cold cache: the install takes a while
-    args = ["create", "cuda-12.1", "--engine", "venv", "-n", "interrupted"]
     interrupted = 0
-    for delay in (0.3, 0.6, 0.9):
-        proc = _start(args, env=env)
+    for i, delay in enumerate((0.15, 0.25, 0.35, 0.5, 0.8)):
+        name = f"interrupted{i}"
+        proc = _start(["create", "cuda-12.1", "--engine", "venv", "-n", name], env=env)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
@@ -89,7 +89,7 @@ def test_ctrl_c_takes_everything_back(cuenv, local_recipes, isolated):
             continue  # finished before the signal
         assert proc.returncode == 130, err
         assert "interrupted" in err and "Traceback" not in err
-        assert not (isolated / "home" / "envs" / "interrupted").exists()
+        assert not (isolated / "home" / "envs" / name).exists()
         interrupted += 1
     assert interrupted, "every create finished before Ctrl-C: the test proved nothing"
 
