@@ -188,6 +188,9 @@ def requirements_lines(packages: Iterable[Package]) -> str:
 
 def explain_uv_failure(stderr: str, *, where: str) -> Exception:
     """uv's resolver/installer errors -> typed cuenv errors."""
+    if "No space left on device" in stderr:
+        return ToolError("The disk is full: uv could not write the environment's files (No space left on device).",
+                         hint="Free some space where CUENV_HOME lives, or point CUENV_HOME at a larger disk.")
     missing = re.findall(r"Because ([A-Za-z0-9._-]+) was not found in the package registry", stderr)
     if missing:
         return PackagesNotFound(sorted(set(missing)), where=where)
@@ -207,7 +210,7 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         causes = re.findall(r"cause:\s*(.+)", stderr)
         reason = causes[-1].strip() if causes else runner.stderr_tail(stderr, lines=2)
         return DownloadFailed(url, reason)
-    return ToolError(f"uv failed: {runner.stderr_tail(stderr)}")
+    return ToolError(f"uv failed: {runner.stderr_tail(re.sub(r'(?m)^error: ', '', stderr))}")
 
 
 # -- the engine ---------------------------------------------------------------------------------

@@ -120,6 +120,7 @@ def test_full_disk_leaves_nothing_usable(cuenv, tmp_path):
         out = cuenv("create", "cuda-12.1", "--engine", "venv", env=env)  # ~55 MB into 8 MB
         assert out.returncode == 1, out.stderr
         assert "Traceback" not in out.stderr and out.stderr.count("error: ") == 1
+        assert "error: The disk is full" in out.stderr, out.stderr
         listed = cuenv("list", "--json", env=env)
         assert json.loads(listed.stdout)["environments"] == []
         assert not (Path(home) / "envs" / "cuda-12.1").exists()
