@@ -158,7 +158,7 @@ class _Checker:
             self.add("cpu-only-build", "info", f"{_name(self.stack)} is a CPU-only build: it needs no driver or GPU.")
             return
         names = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in gpus)
-        fix = self._nearest("Install a GPU build instead", gpu_build=True)
+        fix = self._nearest("Install a GPU build instead")
         self.add("cpu-only-build", "warning",
                  f"{_name(self.stack)} is a CPU-only build: it will not use the {names} on this machine.", fix)
 
@@ -221,7 +221,7 @@ class _Checker:
             text = f"Install an NVIDIA driver that supports CUDA {cuda}"
         if none_found:
             return text + ", or describe the target machine with --driver and --gpu/--cc."
-        return self._nearest(text, gpu_build=True)
+        return self._nearest(text)
 
     # -- GPU -> arch list ----------------------------------------------------------------------
     def _gpus(self) -> None:
@@ -298,7 +298,7 @@ class _Checker:
     def _arch_fix(self, gpu: Gpu, first: str | None) -> str | None:
         if not self.fixes:
             return None
-        return self._nearest(first or f"Use a build with kernels for {gpu.compute_capability}", gpu_build=True)
+        return self._nearest(first or f"Use a build with kernels for {gpu.compute_capability}")
 
     # -- cuDNN -----------------------------------------------------------------------------------
     def _cudnn(self) -> None:
@@ -322,7 +322,7 @@ class _Checker:
                     self.add("cudnn-mismatch", "error",
                              f"cuDNN {stack.cudnn} in {name} supports compute capability >= {row.min_cc}; the"
                              f" {gpu.name} is {gpu.compute_capability}.",
-                             self._nearest("Use a cuDNN release that still supports it", gpu_build=True) if self.fixes else None)
+                             self._nearest("Use a cuDNN release that still supports it") if self.fixes else None)
 
     # -- host compiler -----------------------------------------------------------------------------
     def _compiler(self) -> None:
@@ -343,7 +343,7 @@ class _Checker:
                      f"Install gcc {top} and point nvcc at it (nvcc -ccbin g++-{top}, or CUDAHOSTCXX=g++-{top}){alt}.")
 
     # -- nearest alternative -----------------------------------------------------------------------
-    def _nearest(self, first: str, *, gpu_build: bool) -> str | None:
+    def _nearest(self, first: str) -> str | None:
         if not self.fixes:
             return None
         alt = nearest_build(self.stack, self.machine)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Final, Mapping
+from typing import Any, Final
 
 from cuenv.errors import UsageError
 
