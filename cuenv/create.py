@@ -22,7 +22,6 @@ from cuenv.errors import CuenvError, UsageError
 from cuenv.stack import NO_GPU_HERE, Finding, Stack
 from cuenv.store import Store, layout_to_json, validate_name
 
-NOT_BLOCKING = NO_GPU_HERE
 
 
 class CheckFailed(CuenvError):
@@ -57,6 +56,12 @@ class CreatePlan:
     checked_here: bool = True
 
 
+def build_warnings(findings: Sequence[Finding], *, anyway: str = "Building anyway.", forced: bool = False) -> list[str]:
+    """What create and sync say once before they build: every error or warning the build goes on with."""
+    return [f.message + (f" {anyway}" if f.code in NO_GPU_HERE or forced else "")
+            for f in findings if f.severity in ("error", "warning")]
+
+
 def machine_label(machine) -> str:
     """ "this machine", or "the target machine" when flags (--target-*, --driver) described it."""
     driver = getattr(machine, "driver", None)
@@ -64,7 +69,7 @@ def machine_label(machine) -> str:
 
 
 def blocking(findings: Sequence[Finding]) -> list[Finding]:
-    return [f for f in findings if f.severity == "error" and f.code not in NOT_BLOCKING]
+    return [f for f in findings if f.severity == "error" and f.code not in NO_GPU_HERE]
 
 
 def now() -> str:

@@ -77,7 +77,7 @@ def _plan(ctx, machine):
 
 
 def run(ctx) -> Result:
-    from cuenv.create import NOT_BLOCKING, execute
+    from cuenv.create import build_warnings, execute
     from cuenv.progress import Progress
 
     a = ctx.args
@@ -86,9 +86,8 @@ def run(ctx) -> Result:
     plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
-    for f in plan.findings:
-        if f.severity in ("error", "warning"):
-            progress.note(f"warning: {f.message}" + (" Building anyway." if f.code in NOT_BLOCKING else ""))
+    for line in build_warnings(plan.findings):
+        progress.note(f"warning: {line}")
     try:
         plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
                        progress=progress)

@@ -221,7 +221,7 @@ def _check(ctx) -> Result:
 def _sync(ctx) -> Result:
     from cuenv.backends import get_engine
     from cuenv.commands._lockio import catalogue_extras, detect, host_platform, read_lock
-    from cuenv.create import NOT_BLOCKING, execute, plan_from_lock
+    from cuenv.create import build_warnings, execute, plan_from_lock
     from cuenv.errors import UsageError
     from cuenv.lockfile import drift
     from cuenv.progress import Progress
@@ -247,9 +247,8 @@ def _sync(ctx) -> Result:
             return Result(data={"name": plan.name, "changed": False},
                           text=f"{plan.name!r} already matches {a.file}.")
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
-    for f in plan.findings:
-        if f.severity in ("error", "warning"):
-            progress.note(f"warning: {f.message}" + (" Installing anyway." if f.code in NOT_BLOCKING or a.force else ""))
+    for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=a.force):
+        progress.note(f"warning: {line}")
     try:
         plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=False, force=False,
                        progress=progress, update=update)

@@ -28,13 +28,13 @@ def prepared_env(ctx, name: str) -> dict[str, str]:
     """
     from cuenv import verdict
     from cuenv.activation import activated_env
-    from cuenv.create import NOT_BLOCKING
+    from cuenv.stack import NO_GPU_HERE
     from cuenv.store import Store
 
     settings = ctx.settings
     record = Store.from_settings(settings).get(name)
     for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
-        if f.severity in ("error", "warning") and f.code not in NOT_BLOCKING:
+        if f.severity in ("error", "warning") and f.code not in NO_GPU_HERE:
             sys.stderr.write(f"warning: {f.message}\n")
     return activated_env(ctx.environ, record.target(), home=settings.home)
 

@@ -142,13 +142,12 @@ class Services:
     def create(self, ref: str, *, name: str | None, engine: str | None, machine, progress: Progress,
                cancel: threading.Event, force: bool = False) -> str:
         """Plan and build an environment; ``cancel`` stops it at the next step with nothing usable left."""
-        from cuenv.create import NOT_BLOCKING, execute, plan_create
+        from cuenv.create import build_warnings, execute, plan_create
 
         plan = plan_create(self.settings, self.environ, ref=ref, name=name or None, engine=engine, python=None,
                            machine=machine, force=force)
-        for f in plan.findings:
-            if f.severity in ("error", "warning"):
-                progress("warning", f.message + (" Building anyway." if f.code in NOT_BLOCKING else ""))
+        for line in build_warnings(plan.findings):
+            progress("warning", line)
         report = guarded(progress, cancel)
         report("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})")
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
