@@ -54,16 +54,11 @@ def local_recipes(tmp_path: Path, conda_channel: Path) -> Path:
 @pytest.fixture(scope="session")
 def cudart_12_4(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real libcudart.so.12 of CUDA 12.4 (from NVIDIA's wheel): the 'wrong' runtime of the conflict."""
-    wheels = TESTS.parent / ".test-cache" / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    spec = "nvidia-cuda-runtime-cu12==12.4.127"
-    found = sorted(wheels.glob("nvidia_cuda_runtime_cu12-12.4.127-*.whl"))
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels), spec],
-                       check=True, capture_output=True)
-        found = sorted(wheels.glob("nvidia_cuda_runtime_cu12-12.4.127-*.whl"))
+    from tests.shells.envbuild import download
+
+    wheel = download(TESTS.parent / ".test-cache" / "wheels", "nvidia-cuda-runtime-cu12==12.4.127")
     out = tmp_path_factory.mktemp("cudart124")
-    with zipfile.ZipFile(found[0]) as zf:
+    with zipfile.ZipFile(wheel) as zf:
         member = next(n for n in zf.namelist() if n.endswith("lib/libcudart.so.12"))
         (out / "libcudart.so.12").write_bytes(zf.read(member))
     return out / "libcudart.so.12"
