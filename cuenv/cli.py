@@ -78,7 +78,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message[:1].upper() + message[1:] + ".", hint=f"Run `{self.prog} --help` for usage.")
 
 
-def _common() -> argparse.ArgumentParser:
+def common_options() -> argparse.ArgumentParser:
     # Defaults are SUPPRESS so that a flag given before or after the subcommand both count.
     common = argparse.ArgumentParser(add_help=False)
     g = common.add_argument_group("global options")
@@ -95,7 +95,7 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand is configured (the start-up fast path)."""
-    common = _common()
+    common = common_options()
     parser = _Parser(
         prog="cuenv",
         description="Named, isolated CUDA environments, checked against your driver and GPU.",

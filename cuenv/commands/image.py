@@ -13,11 +13,11 @@ from cuenv.result import Result
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    from cuenv.cli import _common
+    from cuenv.cli import common_options
     from cuenv.imagebuild import BUILDERS
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = sub.add_parser("build", parents=[_common()], help="build a container image of an environment",
+    p = sub.add_parser("build", parents=[common_options()], help="build a container image of an environment",
                        description="Build a container image that rebuilds the environment from its lock.")
     p.add_argument("name", metavar="NAME", help="environment")
     p.add_argument("-t", "--tag", metavar="TAG", help="image tag (default: cuenv-NAME)")

@@ -9,7 +9,7 @@ from typing import Any
 from cuenv.result import Result
 
 # finding code -> the one word shown in the machine column
-_REASON = {
+REASON_WORD = {
     "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
     "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
     "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
@@ -17,19 +17,19 @@ _REASON = {
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    from cuenv.cli import _common
+    from cuenv.cli import common_options
     from cuenv.commands._machine_flags import add_machine_flags
 
     add_machine_flags(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    listing = sub.add_parser("list", parents=[_common()], help="the catalogue with a mark for this machine (default)",
+    listing = sub.add_parser("list", parents=[common_options()], help="the catalogue with a mark for this machine (default)",
                              description="The catalogue with a mark for this machine (or the one the flags describe).")
     add_machine_flags(listing)
-    show = sub.add_parser("show", parents=[_common()], help="everything about one recipe",
+    show = sub.add_parser("show", parents=[common_options()], help="everything about one recipe",
                           description="Everything about one recipe, including what each engine would install.")
     show.add_argument("ref", metavar="NAME[@VERSION]")
     add_machine_flags(show)
-    lint = sub.add_parser("lint", parents=[_common()], help="report every problem in recipe files",
+    lint = sub.add_parser("lint", parents=[common_options()], help="report every problem in recipe files",
                           description="Report every problem in recipe files, with key and line. Exit 1 when any.")
     lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
 
@@ -68,7 +68,7 @@ def _mark(recipe, machine) -> tuple[str, str | None]:
     for severity, mark in (("error", "no"), ("warning", "warning")):
         hit = next((f for f in findings if f.severity == severity), None)
         if hit is not None:
-            return mark, _REASON.get(hit.code, hit.code)
+            return mark, REASON_WORD.get(hit.code, hit.code)
     return "runs", None
 
 

@@ -282,10 +282,10 @@ def recipe_mark(findings: Iterable[Finding]) -> tuple[str, str, str]:
 
 def recipe_row(recipe: Any, findings: Sequence[Finding]) -> RecipeRow:
     stack = recipe.stack()
-    from cuenv.commands.recipes import _REASON  # the one-word reasons `cuenv recipes` shows
+    from cuenv.commands.recipes import REASON_WORD  # the one-word reasons `cuenv recipes` shows
 
     mark, code, why = recipe_mark(findings)
-    code = _REASON.get(code, code)
+    code = REASON_WORD.get(code, code)
     fw = recipe.framework
     return RecipeRow(name=recipe.name, framework=f"{fw.name} {fw.version}" if fw else "-", cuda=_text(recipe.cuda),
                      cudnn=_text(stack.cudnn), mark=mark, reason=code, why=why, summary=recipe.summary,
