@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuenv.backends import get_engine
-from cuenv.backends.base import Request, Target
-from cuenv.backends.venv import requirements_lines
-from cuenv.diskuse import disk_usage
+from cuenv.engines import get_engine
+from cuenv.engines.base import Request, Target
+from cuenv.engines.venv import requirements_lines
+from cuenv.envs.diskuse import disk_usage
 
 DEFAULT = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
 

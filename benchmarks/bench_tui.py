@@ -32,7 +32,7 @@ N = 50
 
 
 def make_store(home: Path, env: dict[str, str]) -> None:
-    from cuenv.cli import main
+    from cuenv.cli.main import main
 
     if main(["create", "cuda-12.1", "-n", "env-00", "--engine", "venv", "-q"], environ=env) != 0:
         raise SystemExit("cuenv create cuda-12.1 failed")

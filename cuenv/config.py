@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Final, Mapping
 
+from cuenv.engines.names import CHOICES as ENGINES
 from cuenv.errors import UsageError
-
-ENGINES: Final = ("auto", "conda", "mamba", "micromamba", "rattler", "venv")
 
 
 def _bool(text: Any) -> bool:

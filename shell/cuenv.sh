@@ -98,7 +98,7 @@ __cuenv_deactivate() {
     \return 0
 }
 
-# Same string as cuenv.fingerprint.fingerprint(): boot id, driver line, overrides.
+# Same string as cuenv.machine.fingerprint.fingerprint(): boot id, driver line, overrides.
 __cuenv_fingerprint() {
     __cuenv_b=-
     __cuenv_d=-

@@ -40,7 +40,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run cuenv in-process: returns (exit code, stdout, stderr)."""
-    from cuenv.cli import main
+    from cuenv.cli.main import main
 
     def invoke(*argv: str, environ: dict[str, str] | None = None) -> tuple[int, str, str]:
         code = main(list(argv), environ=dict(os.environ) if environ is None else environ)

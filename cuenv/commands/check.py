@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from cuenv.commands._machine_flags import add_machine_flags, machine_from_args
+from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
+from cuenv.knowledge.stack import Finding, Stack
 from cuenv.result import Result
-from cuenv.stack import Finding, Stack
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,15 +21,15 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _from_spec(text: str, ctx) -> Stack | None:
-    from cuenv.specs import looks_like_spec, parse_spec
+    from cuenv.knowledge.specs import looks_like_spec, parse_spec
 
     return parse_spec(text, getattr(ctx.args, "index", None)) if looks_like_spec(text) else None
 
 
 def _from_environment(text: str, ctx) -> Stack | None:
     """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
-    from cuenv.create import stack_from_meta
-    from cuenv.store import NAME_RE, Store
+    from cuenv.envs.meta import stack_from_meta
+    from cuenv.envs.store import NAME_RE, Store
 
     if not NAME_RE.fullmatch(text):
         return None
@@ -40,7 +40,7 @@ def _from_environment(text: str, ctx) -> Stack | None:
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
-    from cuenv.recipes import load_catalogue
+    from cuenv.recipes.catalogue import load_catalogue
 
     catalogue = load_catalogue(ctx.settings)
     name = text.split("@", 1)[0]
@@ -60,11 +60,10 @@ def resolve_target(text: str, ctx) -> Stack:
         stack = resolver(text, ctx)
         if stack is not None:
             return stack
-    from cuenv.specs import EXAMPLES
-
     import difflib
 
-    from cuenv.recipes import load_catalogue
+    from cuenv.knowledge.specs import EXAMPLES
+    from cuenv.recipes.catalogue import load_catalogue
 
     close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(ctx.settings).names(), n=3)
     hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
@@ -72,8 +71,8 @@ def resolve_target(text: str, ctx) -> Stack:
 
 
 def run(ctx) -> Result:
-    from cuenv import versions
-    from cuenv.check import check, describe_machine, verdict
+    from cuenv.knowledge import versions
+    from cuenv.knowledge.compat import check, describe_machine, verdict
 
     stack = resolve_target(ctx.args.target, ctx)
     if ctx.args.gcc:

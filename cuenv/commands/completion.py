@@ -1,4 +1,4 @@
-"""`cuenv completion [bash|zsh|fish]`: print completions generated from the parser (cuenv.completion)."""
+"""`cuenv completion [bash|zsh|fish]`: print completions generated from the parser (cuenv.cli.completion)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(ctx) -> Result:  # noqa: ANN001
-    from cuenv import __version__, completion
-    from cuenv.cliwalk import command_tree
-    from cuenv.recipes import builtin_dir
+    from cuenv import __version__
+    from cuenv.cli import completion
+    from cuenv.cli.walk import command_tree
+    from cuenv.recipes.catalogue import builtin_dir
 
     shell = ctx.args.shell or os.path.basename(ctx.environ.get("SHELL", ""))
     if shell not in SHELLS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cuenv.engines.names import CHOICES
 from cuenv.result import Result
 
 
@@ -20,7 +21,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     src.add_argument("-r", "--requirements", metavar="FILE", help="a pip requirements.txt (needs --cuda)")
     src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default for -f: read from its specs)")
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
-    parser.add_argument("--engine", choices=("auto", "conda", "mamba", "micromamba", "rattler", "venv"),
+    parser.add_argument("--engine", choices=CHOICES,
                         help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
     parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
     parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
@@ -34,17 +35,17 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def _machine(ctx):
     a = ctx.args
     if a.target_driver or a.target_gpu or a.target_cc:
-        from cuenv.commands._machine_flags import described_machine
+        from cuenv.cli.machine_flags import described_machine
 
         return described_machine(a.target_driver, a.target_gpu, a.target_cc)
-    from cuenv.driver import detect
+    from cuenv.machine.driver import detect
 
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
 def _plan(ctx, machine):
     """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt."""
-    from cuenv.create import plan_create
+    from cuenv.envs.create import plan_create
     from cuenv.errors import UsageError
 
     a = ctx.args
@@ -57,8 +58,8 @@ def _plan(ctx, machine):
     if a.cuda and not (a.file or a.requirements):
         raise UsageError("--cuda goes with -f or -r.", hint="A recipe or a lockfile already says its CUDA.")
     if a.from_lock:
-        from cuenv.commands._lockio import catalogue_extras, host_platform, read_lock
-        from cuenv.create import plan_from_lock
+        from cuenv.envs.create import plan_from_lock
+        from cuenv.lock.io import catalogue_extras, host_platform, read_lock
 
         platform = host_platform()
         lock = read_lock(a.from_lock, platform=platform)
@@ -68,7 +69,7 @@ def _plan(ctx, machine):
         return plan
     recipe = None
     if a.file or a.requirements:
-        from cuenv.requestfiles import recipe_from_file
+        from cuenv.recipes.requestfiles import recipe_from_file
 
         recipe = recipe_from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
                                   name=a.name, cuda=a.cuda)
@@ -77,8 +78,8 @@ def _plan(ctx, machine):
 
 
 def run(ctx) -> Result:
-    from cuenv.create import build_warnings, execute
-    from cuenv.progress import Progress
+    from cuenv.cli.progress import Progress
+    from cuenv.envs.create import build_warnings, execute
 
     a = ctx.args
     machine = _machine(ctx)
@@ -105,7 +106,7 @@ def run(ctx) -> Result:
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")
-    from cuenv.table import human_size
+    from cuenv.cli.table import human_size
 
     text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
             f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"

@@ -60,7 +60,7 @@ def _read_report(source: str) -> str:
 
 def _gather(ctx):  # noqa: ANN202 - cuenv.doctor.model.Facts
     from cuenv.doctor import gather
-    from cuenv.store import Store
+    from cuenv.envs.store import Store
 
     args = ctx.args
     settings = ctx.settings

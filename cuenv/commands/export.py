@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cuenv.envs import folder
 from cuenv.result import Result
 
 
@@ -22,14 +23,13 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def load_source(ctx, name: str):
-    from cuenv.backends import Solution
-    from cuenv.export import ExportSource
-    from cuenv.store import Store
 
-    import json
+    from cuenv.engines import Solution
+    from cuenv.envs.store import Store
+    from cuenv.export import ExportSource
 
     record = Store.from_settings(ctx.settings).get(name)
-    solution = Solution.from_json(json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8")))
+    solution = Solution.from_json(folder.read_solution(record.path))
     return ExportSource(record=record, solution=solution, home=ctx.settings.home)
 
 

@@ -1,7 +1,7 @@
 """`cuenv image build NAME [-t TAG] [--output oci-archive:FILE|docker-archive:FILE]`.
 
 Exports the environment's Dockerfile context to a temporary folder and builds it with docker,
-podman or buildah (cuenv.imagebuild), then optionally writes the image to an archive.
+podman or buildah (cuenv.export.image), then optionally writes the image to an archive.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from cuenv.result import Result
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    from cuenv.cli import common_options
-    from cuenv.imagebuild import BUILDERS
+    from cuenv.cli.main import common_options
+    from cuenv.export.image import BUILDERS
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("build", parents=[common_options()], help="build a container image of an environment",
@@ -33,7 +33,14 @@ def run(ctx) -> Result:
     from cuenv import runner
     from cuenv.commands.export import load_source, write_outputs
     from cuenv.export import format_module
-    from cuenv.imagebuild import BUILD_TIMEOUT, build_argv, find_builder, parse_output, save_argv, validate_tag
+    from cuenv.export.image import (
+        BUILD_TIMEOUT,
+        build_argv,
+        find_builder,
+        parse_output,
+        save_argv,
+        validate_tag,
+    )
 
     a = ctx.args
     tag = validate_tag(a.tag or f"cuenv-{a.name.lower()}")

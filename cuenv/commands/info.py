@@ -23,8 +23,8 @@ def run(ctx) -> Result:
 
 def _env_info(ctx, name: str) -> Result:
     """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
-    from cuenv import verdict
-    from cuenv.store import Store
+    from cuenv.envs import verdict
+    from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
     meta = dict(record.meta)
@@ -36,7 +36,7 @@ def _env_info(ctx, name: str) -> Result:
 
 
 def _render_env(d: dict) -> str:
-    from cuenv.table import human_size
+    from cuenv.cli.table import human_size
 
     recipe = d.get("recipe") or {}
     fw = d.get("framework") or {}
@@ -66,11 +66,12 @@ def _render_env(d: dict) -> str:
 
 
 def _machine_info(ctx) -> Result:
-    from cuenv import driver, toolkits
+    from cuenv import engines
+    from cuenv.machine import driver, toolkits
 
     machine = driver.detect(ctx.environ, cache_dir=ctx.settings.cache_dir,
                             refresh=bool(getattr(ctx.args, "refresh", False)))
-    data = report(machine, toolkits.discover(ctx.environ), toolkits.engines(ctx.environ))
+    data = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ))
     return Result(data=data, text=render(data))
 
 
@@ -78,7 +79,7 @@ def report(machine, found_toolkits: Sequence, engines: Mapping[str, Any]) -> dic
     """Pure: the `info --json` document for a machine, its toolkits and engines."""
     from dataclasses import asdict
 
-    from cuenv import gpus
+    from cuenv.knowledge import gpus
 
     rows = []
     for gpu in machine.gpus:

@@ -13,7 +13,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _row(record, ctx) -> dict:
-    from cuenv import verdict
+    from cuenv.envs import verdict
 
     meta = record.meta
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
@@ -33,8 +33,8 @@ def _row(record, ctx) -> dict:
 
 
 def run(ctx) -> Result:
-    from cuenv.store import Store
-    from cuenv.table import human_size, render
+    from cuenv.cli.table import human_size, render
+    from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
     rows = [_row(r, ctx) for r in store.list()]
@@ -42,7 +42,7 @@ def run(ctx) -> Result:
         _measure(rows)
     data: dict = {"environments": rows}
     if ctx.args.system:
-        from cuenv.toolkits import discover
+        from cuenv.machine.toolkits import discover
 
         data["system"] = [
             {"name": f"system:{t.version}", "path": str(t.path), "version": t.version} for t in discover(ctx.environ)
@@ -67,7 +67,7 @@ def _measure(rows: list[dict]) -> None:
     """Disk use with every inode counted once across all environments (the first one listed owns it)."""
     from pathlib import Path
 
-    from cuenv.diskuse import disk_usage
+    from cuenv.envs.diskuse import disk_usage
 
     seen: set[tuple[int, int]] = set()
     for row in rows:

@@ -13,16 +13,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from cuenv.engines.names import CHOICES, ENGINE_NAMES
+from cuenv.envs import folder
 from cuenv.result import Result
-
-ENGINES = ("auto", "conda", "mamba", "micromamba", "rattler", "venv")
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     if name == "sync":
         parser.add_argument("file", metavar="FILE", help="the lockfile (from `cuenv lock`)")
         parser.add_argument("-n", "--name", help="environment to sync (default: the lock's recipe name)")
-        parser.add_argument("--engine", choices=ENGINES[1:], help="install with this engine (default: the lock's)")
+        parser.add_argument("--engine", choices=ENGINE_NAMES, help="install with this engine (default: the lock's)")
         parser.add_argument("--force", action="store_true", help="install even when this machine fails the lock's contract")
         return
     parser.add_argument("target", metavar="NAME|RECIPE", help="an environment, or a recipe (solved without installing)")
@@ -33,7 +33,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--platform", action="append", default=[], metavar="PLATFORM",
                         help="lock for this platform (repeat; default: this machine's, or the environment's)")
     parser.add_argument("--recipe", action="store_true", help="treat NAME as a recipe even if an environment has that name")
-    parser.add_argument("--engine", choices=ENGINES, help="solve a recipe with this engine")
+    parser.add_argument("--engine", choices=CHOICES, help="solve a recipe with this engine")
     parser.add_argument("--python", metavar="X.Y", help="Python version for a recipe lock")
     parser.add_argument("--force", action="store_true", help="lock a recipe even when the target machine fails the check")
     parser.add_argument("--target-driver", metavar="VERSION", help="solve and check for a machine with this driver")
@@ -59,9 +59,9 @@ def _targeted(a) -> bool:
 
 
 def _lock(ctx) -> Result:
-    from cuenv import lockfile
-    from cuenv.commands._lockio import detect
-    from cuenv.store import Store
+    from cuenv.envs.store import Store
+    from cuenv.lock import model as lockfile
+    from cuenv.lock.io import detect
 
     a = ctx.args
     store = Store.from_settings(ctx.settings)
@@ -81,7 +81,7 @@ def _lock(ctx) -> Result:
             return Result(data={**data, "text": text})
         sys.stdout.write(text)
         return Result()
-    from cuenv.commands._lockio import write_text
+    from cuenv.lock.io import write_text
 
     write_text(Path(a.output), text)
     return Result(data=data, text=f"Locked {what} ({lock.engine}; {counts}) into {a.output}\n{_needs(lock)}")
@@ -108,17 +108,16 @@ def _needs(lock) -> str:
 
 
 def _lock_env(ctx, store, name: str, here):
-    import json
 
-    from cuenv import lockfile
-    from cuenv.backends import Solution
+    from cuenv.engines import Solution
     from cuenv.errors import CuenvError
+    from cuenv.lock import model as lockfile
 
     record = store.get(name)
     try:
-        own = Solution.from_json(json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8")))
+        own = Solution.from_json(folder.read_solution(record.path))
     except (OSError, ValueError) as exc:
-        raise CuenvError(f"Environment {name!r} has no readable solution.json ({exc}).",
+        raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
     meta = record.meta
     wanted = ctx.args.platform or [own.platform]
@@ -131,9 +130,9 @@ def _lock_env(ctx, store, name: str, here):
 
 def _solve_env_recipe(ctx, meta, own, platforms):
     """Other platforms of an environment come from its recipe, which must be unchanged since."""
-    from cuenv.create import request_for
+    from cuenv.envs.create import request_for
     from cuenv.errors import UsageError
-    from cuenv.recipes import load_catalogue
+    from cuenv.recipes.catalogue import load_catalogue
 
     recipe = load_catalogue(ctx.settings).find(meta["recipe"]["name"])
     if recipe.content_hash() != meta["recipe"].get("hash"):
@@ -147,9 +146,9 @@ def _solve_env_recipe(ctx, meta, own, platforms):
 def _solve_platforms(ctx, recipe, version, engine_name, request, machine, platforms):
     import dataclasses
 
-    from cuenv.backends import Target, get_engine
+    from cuenv.engines import Target, get_engine
     from cuenv.errors import UsageError
-    from cuenv.lockfile import os_of
+    from cuenv.lock.model import os_of
 
     declared = recipe.platforms_for(version)
     engine = get_engine(engine_name, ctx.environ)
@@ -167,13 +166,13 @@ def _solve_platforms(ctx, recipe, version, engine_name, request, machine, platfo
 
 
 def _lock_recipe(ctx, here):
-    from cuenv import lockfile
-    from cuenv.commands._lockio import host_platform
-    from cuenv.create import plan_create
+    from cuenv.envs.create import plan_create
+    from cuenv.lock import model as lockfile
+    from cuenv.lock.io import host_platform
 
     a = ctx.args
     if _targeted(a):
-        from cuenv.commands._machine_flags import described_machine
+        from cuenv.cli.machine_flags import described_machine
 
         machine = described_machine(a.target_driver, a.target_gpu, a.target_cc)
     else:
@@ -195,11 +194,11 @@ def _lock_recipe(ctx, here):
 
 # -- cuenv lock --check ------------------------------------------------------------------------
 def _check(ctx) -> Result:
-    from cuenv.backends import get_engine
-    from cuenv.commands._lockio import read_lock
+    from cuenv.engines import get_engine
+    from cuenv.envs.store import Store
     from cuenv.errors import UsageError
-    from cuenv.lockfile import content_hash, drift
-    from cuenv.store import Store
+    from cuenv.lock.io import read_lock
+    from cuenv.lock.model import content_hash, drift
 
     a = ctx.args
     if not a.file:
@@ -219,13 +218,13 @@ def _check(ctx) -> Result:
 
 # -- cuenv sync ----------------------------------------------------------------------------------
 def _sync(ctx) -> Result:
-    from cuenv.backends import get_engine
-    from cuenv.commands._lockio import catalogue_extras, detect, host_platform, read_lock
-    from cuenv.create import build_warnings, execute, plan_from_lock
+    from cuenv.cli.progress import Progress
+    from cuenv.engines import get_engine
+    from cuenv.envs.create import build_warnings, execute, plan_from_lock
+    from cuenv.envs.store import Store
     from cuenv.errors import UsageError
-    from cuenv.lockfile import drift
-    from cuenv.progress import Progress
-    from cuenv.store import Store
+    from cuenv.lock.io import catalogue_extras, detect, host_platform, read_lock
+    from cuenv.lock.model import drift
 
     a = ctx.args
     platform = host_platform()

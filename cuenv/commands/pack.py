@@ -1,5 +1,5 @@
 """`cuenv pack NAME -o FILE` and `cuenv unpack FILE [-n NAME]`: move an environment to a machine
-without network (cuenv.packing)."""
+without network (cuenv.export.pack)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def run(ctx) -> Result:
 
 
 def _pack(ctx) -> Result:
+    from cuenv.envs.store import Store
     from cuenv.errors import UsageError
-    from cuenv.packing import pack
-    from cuenv.store import Store
+    from cuenv.export.pack import pack
 
     a = ctx.args
     record = Store.from_settings(ctx.settings).get(a.name)
@@ -53,8 +53,8 @@ def _pack(ctx) -> Result:
 
 
 def _unpack(ctx) -> Result:
-    from cuenv.driver import detect
-    from cuenv.packing import unpack
+    from cuenv.export.pack import unpack
+    from cuenv.machine.driver import detect
 
     a = ctx.args
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)

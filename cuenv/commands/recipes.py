@@ -17,8 +17,8 @@ REASON_WORD = {
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    from cuenv.cli import common_options
-    from cuenv.commands._machine_flags import add_machine_flags
+    from cuenv.cli.machine_flags import add_machine_flags
+    from cuenv.cli.main import common_options
 
     add_machine_flags(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -40,21 +40,21 @@ def run(ctx) -> Result:
 
 
 def _catalogue(ctx):
-    from cuenv.recipes import load_catalogue
+    from cuenv.recipes.catalogue import load_catalogue
 
     return load_catalogue(ctx.settings)
 
 
 def _detect_machine(ctx) -> Any:
-    from cuenv.commands._machine_flags import machine_from_args
+    from cuenv.cli.machine_flags import machine_from_args
 
     return machine_from_args(ctx)[0]
 
 
 def _min_driver(recipe) -> str:
     """Oldest driver that runs the recipe's CUDA (its major family's floor, minor-version compatibility)."""
-    from cuenv.matrix import family_floor
-    from cuenv.versions import cuda
+    from cuenv.knowledge.matrix import family_floor
+    from cuenv.knowledge.versions import cuda
 
     floor = family_floor(cuda(recipe.cuda).major) if recipe.cuda else None
     return str(floor) if floor else "-"
@@ -62,7 +62,7 @@ def _min_driver(recipe) -> str:
 
 def _mark(recipe, machine) -> tuple[str, str | None]:
     """(mark, one-word reason): mark is runs | warning | no."""
-    from cuenv.check import check
+    from cuenv.knowledge.compat import check
 
     findings = check(recipe.stack(), machine)
     for severity, mark in (("error", "no"), ("warning", "warning")):
@@ -73,7 +73,7 @@ def _mark(recipe, machine) -> tuple[str, str | None]:
 
 
 def _cc_range(stack) -> str:
-    from cuenv.versions import cc
+    from cuenv.knowledge.versions import cc
 
     sass = sorted(stack.sass, key=cc)
     text = f"{sass[0]}-{sass[-1]}" if sass else ""
@@ -86,7 +86,7 @@ def _cc_range(stack) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def _list(ctx) -> Result:
-    from cuenv.recipes import RecipeError
+    from cuenv.recipes.catalogue import RecipeError
 
     catalogue = _catalogue(ctx)
     recipes, warnings = [], []
@@ -184,7 +184,7 @@ def _show(ctx) -> Result:
 
 def _lint(ctx) -> Result:
     from cuenv.errors import EXIT_OK, EXIT_PROBLEMS
-    from cuenv.recipe_lint import lint_file
+    from cuenv.recipes.lint import lint_file
 
     problems = [p for f in ctx.args.files for p in lint_file(f)]
     files = [str(f) for f in ctx.args.files]

@@ -15,7 +15,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(ctx) -> Result:
-    from cuenv.store import Store
+    from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
     records = [store.get(n, allow_incomplete=True) for n in ctx.args.names]  # all names valid before any delete

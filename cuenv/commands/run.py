@@ -26,10 +26,10 @@ def prepared_env(ctx, name: str) -> dict[str, str]:
     The command runs regardless (it may not need the GPU); a machine without any driver is not
     repeated on every run (`cuenv list` and `cuenv doctor` say it).
     """
-    from cuenv import verdict
-    from cuenv.activation import activated_env
-    from cuenv.stack import NO_GPU_HERE
-    from cuenv.store import Store
+    from cuenv.activation.plan import activated_env
+    from cuenv.envs import verdict
+    from cuenv.envs.store import Store
+    from cuenv.knowledge.stack import NO_GPU_HERE
 
     settings = ctx.settings
     record = Store.from_settings(settings).get(name)

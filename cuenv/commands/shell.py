@@ -36,7 +36,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(ctx) -> Result:  # noqa: ANN001
     if ctx.args.command == "shell-init":
-        from cuenv.shells import hook_text
+        from cuenv.activation.render import hook_text
 
         s = ctx.settings
         return Result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
@@ -49,7 +49,7 @@ def run(ctx) -> Result:  # noqa: ANN001
 def _init(ctx) -> Result:  # noqa: ANN001
     import os
 
-    from cuenv.shells import rcfile
+    from cuenv.activation import rcfile
 
     shell = ctx.args.shell or os.path.basename(ctx.environ.get("SHELL", ""))
     if shell not in SHELLS:
@@ -90,7 +90,7 @@ def _deactivate(ctx) -> Result:  # noqa: ANN001
 
 def _resolve_name(ctx) -> tuple[str, object]:  # noqa: ANN001
     """The environment to use: the argument, or the nearest .cuenv file's."""
-    from cuenv import project
+    from cuenv.envs import project
 
     if ctx.args.name:
         return ctx.args.name, None
@@ -103,13 +103,13 @@ def _resolve_name(ctx) -> tuple[str, object]:  # noqa: ANN001
 
 
 def _verdict_lines(record, environ, cache_dir=None) -> list[str]:  # noqa: ANN001
-    from cuenv import verdict
+    from cuenv.envs import verdict
 
     return verdict.lines_for(verdict.findings_for(record, environ, cache_dir))
 
 
 def _report(name: str, lines: list[str], strict: bool) -> None:
-    from cuenv import verdict
+    from cuenv.envs import verdict
 
     for line in lines:
         sys.stderr.write(line + "\n")
@@ -119,7 +119,7 @@ def _report(name: str, lines: list[str], strict: bool) -> None:
 
 
 def _verdict(ctx) -> Result:  # noqa: ANN001
-    from cuenv.store import Store
+    from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(ctx.args.name)
     _report(record.name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
@@ -127,9 +127,9 @@ def _verdict(ctx) -> Result:  # noqa: ANN001
 
 
 def _use(ctx) -> Result:  # noqa: ANN001
-    from cuenv.shells.render import render_scripts, render_target
-    from cuenv.store import Store
-    from cuenv.toolkit_scan import is_system, system_target, toolkit_roots
+    from cuenv.activation.render import render_scripts, render_target
+    from cuenv.activation.system import is_system, system_target, toolkit_roots
+    from cuenv.envs.store import Store
 
     settings = ctx.settings
     name, pin = _resolve_name(ctx)

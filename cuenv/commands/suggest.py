@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cuenv.commands._machine_flags import add_machine_flags, machine_from_args
+from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.result import Result
 
@@ -27,8 +27,8 @@ def candidates(framework: str, ctx) -> list:
     so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
     from dataclasses import replace
 
-    from cuenv import builds
-    from cuenv.recipes import load_catalogue
+    from cuenv.knowledge import builds
+    from cuenv.recipes.catalogue import load_catalogue
 
     wanted = _RECIPE_FRAMEWORK.get(framework)
     found = []
@@ -43,7 +43,7 @@ def candidates(framework: str, ctx) -> list:
 
 
 def run(ctx) -> Result:
-    from cuenv.check import suggest
+    from cuenv.knowledge.compat import suggest
 
     framework = _ALIASES.get(ctx.args.framework.lower())
     if framework is None:

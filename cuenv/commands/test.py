@@ -29,7 +29,7 @@ def run(ctx) -> Result:
 
     from cuenv import runner
     from cuenv.commands.run import prepared_env
-    from cuenv.store import Store
+    from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(ctx.args.name)
     argv = smoke_argv(record.meta.get("smoke_test"))

@@ -11,7 +11,7 @@ import re
 from typing import Callable, Final, Sequence
 
 from cuenv.doctor.model import Check, Facts, FrameworkProbe, Resolution, make_check
-from cuenv.stack import Finding, Stack
+from cuenv.knowledge.stack import Finding, Stack
 
 GIB: Final = 2**30
 LOW_DISK: Final = 10 * GIB  # one CUDA environment with cuDNN and a framework is 5-8 GB
@@ -310,7 +310,7 @@ def cudnn(f: Facts) -> Check | None:
 
 def _cudnn_supports(cudnn_version: str, cuda: str) -> bool | None:
     try:
-        from cuenv import matrix
+        from cuenv.knowledge import matrix
     except ImportError:
         return None
     try:
@@ -356,7 +356,7 @@ def compiler(f: Facts) -> Check | None:
 
 def _max_gcc(cuda: str) -> int | None:
     try:
-        from cuenv import matrix
+        from cuenv.knowledge import matrix
     except ImportError:
         return None
     try:
@@ -420,7 +420,7 @@ def container(f: Facts) -> Check | None:
 
 def probe_stack(p: FrameworkProbe) -> Stack:
     """What a framework says it was built with, as the Stack `cuenv check` judges."""
-    from cuenv import versions
+    from cuenv.knowledge import versions
 
     sass, ptx = [], []
     for arch in p.arch_list:
@@ -440,7 +440,7 @@ def _stack_findings(stack: Stack, f: Facts) -> list[Finding] | None:
     if f.machine is None:
         return []
     try:
-        from cuenv.check import check
+        from cuenv.knowledge.compat import check
     except ImportError:
         return None
     return [x for x in check(stack, f.machine) if x.code not in DRIVER_CODES]
@@ -553,10 +553,10 @@ def machine(f: Facts) -> Check | None:
     return make_check("machine", detail, found)
 
 
-def _features(cc: str | None):  # noqa: ANN202 - cuenv.gpus.ArchFeatures | None
+def _features(cc: str | None):  # noqa: ANN202 - cuenv.knowledge.gpus.ArchFeatures | None
     if not cc:
         return None
-    from cuenv import gpus
+    from cuenv.knowledge import gpus
 
     try:
         return gpus.features(cc)

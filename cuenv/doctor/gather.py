@@ -19,8 +19,19 @@ from typing import Final, Mapping, Sequence
 
 from cuenv.doctor import ldso
 from cuenv.doctor.model import (
-    CompilerFacts, ContainerFacts, CudaTool, CudnnFacts, DeviceNode, DriverFacts, EnvFacts, Facts,
-    FrameworkFacts, LdEntry, LibraryFacts, Resolution, ToolkitFacts,
+    CompilerFacts,
+    ContainerFacts,
+    CudaTool,
+    CudnnFacts,
+    DeviceNode,
+    DriverFacts,
+    EnvFacts,
+    Facts,
+    FrameworkFacts,
+    LdEntry,
+    LibraryFacts,
+    Resolution,
+    ToolkitFacts,
 )
 from cuenv.errors import ToolError
 
@@ -126,7 +137,7 @@ def library_version(path: Path) -> str | None:
                     return rec.name[len(stem):].split("-")[0]
     for up in (real.parent.parent, real.parent.parent.parent):
         if kind == "cudart":
-            from cuenv.toolkits import version_from_files
+            from cuenv.machine.toolkits import version_from_files
 
             found = version_from_files(up)
             if found:
@@ -163,7 +174,7 @@ def parse_cudnn_header(text: str) -> str | None:
 
 def tool_version(host: Host, exe: Path) -> str | None:
     """The CUDA release of an nvcc or ptxas: from its toolkit's files, its wheel, else by running it."""
-    from cuenv.toolkits import version_from_files
+    from cuenv.machine.toolkits import version_from_files
 
     real = Path(os.path.realpath(exe))
     for up in (real.parent.parent, real.parent.parent.parent):
@@ -185,8 +196,8 @@ def tool_version(host: Host, exe: Path) -> str | None:
 # --------------------------------------------------------------------------- sections
 
 
-def driver_facts(host: Host, machine) -> DriverFacts:  # noqa: ANN001 - cuenv.machine.Machine
-    from cuenv.driver import parse_proc_version
+def driver_facts(host: Host, machine) -> DriverFacts:  # noqa: ANN001 - cuenv.machine.model.Machine
+    from cuenv.machine.nvsmi import parse_proc_version
 
     module = module_source = None
     for rel in ("proc/driver/nvidia/version", "sys/module/nvidia/version"):
@@ -217,8 +228,8 @@ def driver_facts(host: Host, machine) -> DriverFacts:  # noqa: ANN001 - cuenv.ma
 
 
 def toolkit_facts(host: Host) -> ToolkitFacts:
-    from cuenv import toolkits
-    from cuenv.toolkits import version_from_files
+    from cuenv.machine import toolkits
+    from cuenv.machine.toolkits import version_from_files
 
     found = toolkits.discover(host.environ, host.root)
     on_path: list[CudaTool] = []
@@ -393,10 +404,10 @@ def site_packages(env: EnvFacts | None) -> tuple[Path, ...]:
 # --------------------------------------------------------------------------- entry point
 
 
-def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.store.EnvRecord
+def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.store.EnvRecord
     stack = None
     if "stack" in record.meta:
-        from cuenv.create import stack_from_meta
+        from cuenv.envs.meta import stack_from_meta
 
         meta = dict(record.meta)
         meta.setdefault("name", record.name)
@@ -409,9 +420,9 @@ def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.store.E
 
 
 def activated(environ: Mapping[str, str], record, home: Path) -> dict[str, str]:  # noqa: ANN001
-    """The variables a command sees inside the environment (cuenv.activation when present)."""
+    """The variables a command sees inside the environment (cuenv.activation.plan when present)."""
     try:
-        from cuenv.activation import activated_env
+        from cuenv.activation.plan import activated_env
     except ImportError:
         activated_env = None
     if activated_env is not None:
@@ -436,7 +447,7 @@ def gather(environ: Mapping[str, str], *, home: Path, record=None, active: bool 
            root: Path = Path("/"), ld_cache: Path | None = None, frameworks: bool = True,
            framework_timeout: float | None = None) -> Facts:
     """Every fact doctor needs about this machine (and the environment ``record``, if any)."""
-    from cuenv.driver import detect
+    from cuenv.machine.driver import detect
 
     env = env_facts(record, active) if record is not None else None
     if record is not None and not active:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping, Sequence
 
-
 _CACHE_LINE: Final = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)(?:\s+OS ABI:[^=]*)?\s*=>\s*(\S.*?)\s*$")
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Final
 
-from cuenv.layout import CudaLayout
-from cuenv.machine import Machine
-from cuenv.stack import Finding, Stack
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.knowledge.stack import Finding, Stack
+from cuenv.machine.model import Machine
 
 STATUSES: Final = ("ok", "warning", "error")
 
@@ -81,7 +81,7 @@ class CudaTool:
 
 @dataclass(frozen=True)
 class ToolkitFacts:
-    toolkits: tuple = ()  # cuenv.toolkits.SystemToolkit
+    toolkits: tuple = ()  # cuenv.machine.toolkits.SystemToolkit
     nvcc: CudaTool | None = None  # the nvcc PATH finds first; None: no nvcc on PATH
     on_path: tuple[CudaTool, ...] = ()  # every nvcc/ptxas on PATH, in PATH order
     cuda_vars: tuple[tuple[str, str, str | None], ...] = ()  # (CUDA_HOME, value, its CUDA release)

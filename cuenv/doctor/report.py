@@ -3,7 +3,7 @@
 Any mix of: the plain ``nvidia-smi`` table, ``nvidia-smi -q``, ``-q -x``, the query CSV (with its
 header), ``python -m torch.utils.collect_env``, ``nvcc --version``, /proc/driver/nvidia/version,
 ``pip list`` / ``pip freeze`` / ``conda list`` lines, gcc's banner, and error messages or
-tracebacks. Pure: text in, Facts out; nvidia-smi sections go through cuenv.driver's parsers.
+tracebacks. Pure: text in, Facts out; nvidia-smi sections go through cuenv.machine.driver's parsers.
 What the text does not say is listed in ``Facts.missing``.
 """
 
@@ -15,9 +15,16 @@ from typing import Final
 
 from cuenv.doctor import signatures
 from cuenv.doctor.model import (
-    CompilerFacts, CudaTool, CudnnFacts, DriverFacts, Facts, FrameworkFacts, FrameworkProbe, ToolkitFacts,
+    CompilerFacts,
+    CudaTool,
+    CudnnFacts,
+    DriverFacts,
+    Facts,
+    FrameworkFacts,
+    FrameworkProbe,
+    ToolkitFacts,
 )
-from cuenv.machine import Driver, Gpu, Machine
+from cuenv.machine.model import Driver, Gpu, Machine
 
 _QUOTE: Final = re.compile(r"^\s*(?:>\s?)+")  # markdown quotes around pasted output
 _PKG: Final = re.compile(
@@ -32,8 +39,8 @@ def _clean(text: str) -> list[str]:
     return [_QUOTE.sub("", line.rstrip("\r")) for line in text.replace("\t", "    ").splitlines()]
 
 
-def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.driver.SmiReport | None
-    from cuenv.driver import parse_smi_table
+def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.machine.driver.SmiReport | None
+    from cuenv.machine.nvsmi import parse_smi_table
 
     for i, line in enumerate(lines):
         if "NVIDIA-SMI" in line and re.search(r"(Driver|KMD) Version", line):
@@ -51,7 +58,7 @@ def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.driver.SmiReport | Non
 
 
 def _smi_xml(text: str):  # noqa: ANN202
-    from cuenv.driver import parse_smi_xml
+    from cuenv.machine.nvsmi import parse_smi_xml
 
     m = re.search(r"<nvidia_smi_log>.*?</nvidia_smi_log>", text, re.DOTALL)
     if not m:
@@ -63,7 +70,7 @@ def _smi_xml(text: str):  # noqa: ANN202
 
 
 def _smi_csv(lines: list[str]):  # noqa: ANN202
-    from cuenv.driver import parse_smi_csv
+    from cuenv.machine.nvsmi import parse_smi_csv
 
     for i, line in enumerate(lines):
         low = line.strip().lower()
@@ -161,7 +168,7 @@ def _mm_digits(cuda: str) -> str:
 
 def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
     try:
-        from cuenv.specs import parse_spec
+        from cuenv.knowledge.specs import parse_spec
     except ImportError:
         return None
     try:
@@ -216,8 +223,9 @@ def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
 
 def parse(text: str) -> Facts:
     """Everything the text says, as Facts; what it does not say goes to ``missing``."""
-    from cuenv.driver import max_cuda_for_driver, parse_proc_version
-    from cuenv.toolkits import parse_nvcc_version
+    from cuenv.knowledge.matrix import max_cuda_for_driver
+    from cuenv.machine.nvsmi import parse_proc_version
+    from cuenv.machine.toolkits import parse_nvcc_version
 
     lines = _clean(text)
     joined = "\n".join(lines)
@@ -310,7 +318,7 @@ def parse(text: str) -> Facts:
 
 
 def _complete(gpu: Gpu) -> Gpu:
-    from cuenv import gpus as catalogue
+    from cuenv.knowledge import gpus as catalogue
 
     model = catalogue.lookup(gpu.name) if gpu.name else None
     cc = gpu.compute_capability or (model.compute_capability if model else None)

@@ -30,8 +30,8 @@ FORMATS: Final = {
 class ExportSource:
     """What every format starts from: the environment record and the exact solution it was built from."""
 
-    record: Any  # cuenv.store.EnvRecord
-    solution: Any  # cuenv.backends.Solution
+    record: Any  # cuenv.envs.store.EnvRecord
+    solution: Any  # cuenv.engines.Solution
     home: Any  # CUENV_HOME (Path), for activation paths
 
 

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any, Final, Mapping
 
 from cuenv.export import ExportSource, Output
-from cuenv.export.imagespec import BUILD_DIR, CONTEXT_DIR, DEFAULT_PATH, ImageSpec, image_spec, sh, single_line
+from cuenv.export.imagespec import (
+    BUILD_DIR,
+    CONTEXT_DIR,
+    DEFAULT_PATH,
+    ImageSpec,
+    image_spec,
+    sh,
+    single_line,
+)
 
 SUMMARY: Final = "Apptainer/Singularity definition: the environment rebuilt from its lock, activation, labels, %test"
 # `apptainer run --nv` puts the host driver's libraries here and on LD_LIBRARY_PATH before

@@ -10,7 +10,14 @@ import json
 from typing import Any, Final, Mapping
 
 from cuenv.export import ExportSource, Output
-from cuenv.export.imagespec import BUILD_DIR, CONTEXT_DIR, DEFAULT_PATH, ImageSpec, image_spec, single_line
+from cuenv.export.imagespec import (
+    BUILD_DIR,
+    CONTEXT_DIR,
+    DEFAULT_PATH,
+    ImageSpec,
+    image_spec,
+    single_line,
+)
 
 SUMMARY: Final = "Dockerfile + build context: the environment rebuilt from its lock, activation as ENV, driver check, labels"
 # The NVIDIA container runtime reads these at `docker run --gpus`: it mounts the driver's compute

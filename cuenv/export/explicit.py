@@ -15,7 +15,7 @@ SUMMARY = "conda's @EXPLICIT list with #sha256 per URL (conda/mamba/micromamba c
 
 
 def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
-    from cuenv.backends.conda import explicit_file
+    from cuenv.engines.conda import explicit_file
 
     packages_of(source, "conda", "explicit", "For a venv environment use --format requirements.")
     return [Output(path="explicit.txt", content=explicit_file(source.solution),

@@ -6,7 +6,7 @@ The Dockerfile and the Apptainer definition are two spellings of one :class:`Ima
   (``solution.json``, byte for byte, so its sha256 is the image's ``io.cuenv.lock.hash``), the
   exact install list derived from it (``requirements.txt`` with a sha256 per wheel, or conda's
   ``explicit.txt``) and ``install.sh``, which rebuilds the environment from them with no solve;
-- the same activation: :func:`cuenv.activation.apply` over the base image's variables, with the
+- the same activation: :func:`cuenv.activation.plan.apply` over the base image's variables, with the
   environment moved to ``/opt/cuenv/envs/NAME`` (the in-image CUENV_HOME is ``/opt/cuenv``);
 - the same hardware contract (labels, ``NVIDIA_REQUIRE_CUDA``) and smoke test.
 """
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Mapping
 
+from cuenv.envs import folder
 from cuenv.errors import UsageError
 from cuenv.export import ExportSource, Output
 
@@ -84,9 +85,9 @@ def choose_base(meta: Mapping[str, Any], *, override: str | None = None) -> tupl
 # -- activation and the hardware contract ------------------------------------------------------
 def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The variables the image sets: `cuenv use` applied inside the image over ``base_env``."""
-    from cuenv.activation import apply, plan_for
-    from cuenv.layout import ActivationTarget
-    from cuenv.relocate import moved_layout
+    from cuenv.activation.plan import apply, plan_for
+    from cuenv.envs.cudalayout import ActivationTarget
+    from cuenv.export.relocate import moved_layout
 
     record = source.record
     target = ActivationTarget(name=record.name, layout=moved_layout(record.layout(), prefix),
@@ -104,7 +105,7 @@ def require_cuda(meta: Mapping[str, Any]) -> str | None:
 
 
 def labels(meta: Mapping[str, Any], *, base: str) -> tuple[tuple[str, str], ...]:
-    from cuenv import matrix
+    from cuenv.knowledge import matrix
 
     recipe = meta.get("recipe") or {}
     stack = meta.get("stack") or {}
@@ -138,7 +139,7 @@ def sh(value: str) -> str:
 
 def cuda_home_links(source: ExportSource) -> tuple[tuple[str, str], ...]:
     """(path under the prefix, link target) of the venv's CUDA_HOME symlink tree (relative links)."""
-    from cuenv.relocate import moved
+    from cuenv.export.relocate import moved
 
     layout = source.record.layout()
     home = layout.cuda_home
@@ -215,24 +216,24 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
     """solution.json as the environment recorded it, the exact install list derived from it, and the
     environment's cuenv.lock (packages plus the hardware contract, for `cuenv create --from-lock`)."""
     record, solution = source.record, source.solution
-    raw = (record.meta_dir / "solution.json").read_text(encoding="utf-8")
+    raw = folder.read_solution_text(record.path)
     if record.meta["layout"]["kind"] == "venv":
-        from cuenv.backends.venv import requirements_lines
+        from cuenv.engines.venv import requirements_lines
 
         listed = Output(f"{CONTEXT_DIR}/requirements.txt", requirements_lines(solution.packages))
     else:
-        from cuenv.backends.conda import explicit_file
+        from cuenv.engines.conda import explicit_file
 
         listed = Output(f"{CONTEXT_DIR}/explicit.txt", explicit_file(solution))
-    from cuenv.lockfile import dump, for_environment
-    from cuenv.machine import Machine
+    from cuenv.lock.model import dump, for_environment
+    from cuenv.machine.model import Machine
 
     lock = dump(for_environment(record.meta, [solution], Machine(driver=None)))
     return Output(f"{CONTEXT_DIR}/solution.json", raw), listed, Output(f"{CONTEXT_DIR}/cuenv.lock", lock)
 
 
 def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Mapping[str, str]) -> ImageSpec:
-    from cuenv.relocate import moved_meta
+    from cuenv.export.relocate import moved_meta
 
     record = source.record
     meta = record.meta

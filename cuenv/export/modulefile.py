@@ -1,7 +1,7 @@
 """What an HPC modulefile of an environment does, whatever language writes it (issue 7 §3).
 
 The environment stays where it is (a shared filesystem every node mounts); the module applies the
-same activation as `cuenv use` (cuenv.activation.plan_for): the environment's bin and lib
+same activation as `cuenv use` (cuenv.activation.plan.plan_for): the environment's bin and lib
 directories in front of PATH and LD_LIBRARY_PATH, CUDA_HOME and the recipe's variables set (and
 put back on unload), in the module family ``cuda`` so that two CUDA stacks are never loaded together.
 """
@@ -31,8 +31,8 @@ class ModuleSpec:
 
 
 def module_spec(source: ExportSource) -> ModuleSpec:
-    from cuenv import matrix
-    from cuenv.activation import plan_for
+    from cuenv.activation.plan import plan_for
+    from cuenv.knowledge import matrix
 
     record = source.record
     meta = record.meta

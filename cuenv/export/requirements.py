@@ -15,7 +15,7 @@ SUMMARY = "pip requirements: every wheel by URL with --hash=sha256 (pip install 
 
 
 def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
-    from cuenv.backends.venv import requirements_lines
+    from cuenv.engines.venv import requirements_lines
 
     packages = packages_of(source, "pypi", "requirements", "For a conda environment use --format explicit or conda-lock.")
     header = (f"# {source.record.name}: exact wheels for {source.solution.platform}, Python {source.solution.python}.\n"

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any, Final, Mapping
 
 from cuenv.export import ExportSource, Output
-from cuenv.export.modulefile import CONFLICTS, FAMILY, MODULE_DIR, ModuleSpec, module_spec
+from cuenv.export.modulefile import (
+    CONFLICTS,
+    FAMILY,
+    MODULE_DIR,
+    ModuleSpec,
+    module_spec,
+)
 
 SUMMARY: Final = "Environment Modules modulefile (Tcl): prepend-path/pushenv, family cuda, conflicts"
 _SPECIAL: Final = {"\\": "\\\\", '"': '\\"', "$": "\\$", "[": "\\[", "]": "\\]", "\n": "\\n", "\t": "\\t"}

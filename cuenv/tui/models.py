@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
-from cuenv.stack import Finding
-from cuenv.table import human_size
+from cuenv.cli.table import human_size
+from cuenv.knowledge.stack import Finding
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
 STATUS_STYLE: Final = {"ok": "$success", "runs": "$success", "warning": "$warning", "error": "$error",
@@ -58,7 +58,7 @@ class MachineSummary:
 
 
 def machine_summary(machine: Any) -> MachineSummary:
-    """One line about a cuenv.machine.Machine; identical GPUs are grouped."""
+    """One line about a cuenv.machine.model.Machine; identical GPUs are grouped."""
     driver = machine.driver
     if driver is None:
         drv, cuda = "no NVIDIA driver", ""
@@ -176,8 +176,8 @@ class ActivationLine:
 
 
 def activation_lines(old: Mapping[str, str], plan: Any, home: Path | str) -> tuple[ActivationLine, ...]:
-    """What `cuenv use` would change in ``old`` (cuenv.activation.apply), variable by variable."""
-    from cuenv.activation import apply
+    """What `cuenv use` would change in ``old`` (cuenv.activation.plan.apply), variable by variable."""
+    from cuenv.activation.plan import apply
 
     new, _ = apply(old, plan)
     lines = []
@@ -282,7 +282,9 @@ def recipe_mark(findings: Iterable[Finding]) -> tuple[str, str, str]:
 
 def recipe_row(recipe: Any, findings: Sequence[Finding]) -> RecipeRow:
     stack = recipe.stack()
-    from cuenv.commands.recipes import REASON_WORD  # the one-word reasons `cuenv recipes` shows
+    from cuenv.commands.recipes import (
+        REASON_WORD,  # the one-word reasons `cuenv recipes` shows
+    )
 
     mark, code, why = recipe_mark(findings)
     code = REASON_WORD.get(code, code)

@@ -9,12 +9,12 @@ command's documented arguments and ``--json`` data, so the TUI does not depend o
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
@@ -25,7 +25,7 @@ class CreateCancelled(BaseException):
     """Raised from the progress callback when the user cancels a create.
 
     A BaseException, like KeyboardInterrupt, so no engine's ``except Exception`` swallows it and
-    cuenv.create.execute removes the half-built prefix (its marker is written last)."""
+    cuenv.envs.create.execute removes the half-built prefix (its marker is written last)."""
 
 
 def guarded(progress: Progress, cancel: threading.Event) -> Progress:
@@ -42,7 +42,7 @@ def guarded(progress: Progress, cancel: threading.Event) -> Progress:
 
 
 def available(module: str) -> bool:
-    """Whether a cuenv module that a later issue adds (cuenv.lockfile, cuenv.doctor) is installed."""
+    """Whether a cuenv module that a later issue adds (cuenv.lock.model, cuenv.doctor) is installed."""
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
@@ -51,7 +51,7 @@ def available(module: str) -> bool:
 
 class Services:
     def __init__(self, settings: Any, environ: Mapping[str, str]) -> None:
-        from cuenv.store import Store
+        from cuenv.envs.store import Store
 
         self.settings = settings
         self.environ = dict(environ)
@@ -60,20 +60,20 @@ class Services:
     # -- capabilities ----------------------------------------------------------------------------------
     @property
     def can_lock(self) -> bool:
-        return available("cuenv.lockfile")
+        return available("cuenv.lock.model")
 
     @property
     def can_doctor(self) -> bool:
         return available("cuenv.doctor")
 
     # -- reading ---------------------------------------------------------------------------------------
-    def machine(self, *, refresh: bool = False):  # noqa: ANN201 - cuenv.machine.Machine
-        from cuenv.driver import detect
+    def machine(self, *, refresh: bool = False):  # noqa: ANN201 - cuenv.machine.model.Machine
+        from cuenv.machine.driver import detect
 
         return detect(self.environ, cache_dir=self.settings.cache_dir, refresh=refresh)
 
     def environments(self) -> list[models.EnvRow]:
-        from cuenv import verdict
+        from cuenv.envs import verdict
 
         rows = []
         for record in self.store.list():
@@ -85,8 +85,8 @@ class Services:
         return rows
 
     def detail(self, name: str) -> models.EnvDetail:
-        from cuenv import verdict
-        from cuenv.activation import plan_for
+        from cuenv.activation.plan import plan_for
+        from cuenv.envs import verdict
 
         record = self.store.get(name, allow_incomplete=True)
         meta = record.meta
@@ -102,7 +102,7 @@ class Services:
         else:
             problems.append("Incomplete: its creation was interrupted or failed. Remove it, or create it again.")
         try:
-            solution = json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8"))
+            solution = folder.read_solution(record.path)
         except (OSError, ValueError):
             solution = None
         recipe = (meta.get("recipe") or {}).get("name") or "-"
@@ -117,8 +117,8 @@ class Services:
 
     def recipes(self, machine) -> tuple[list[models.RecipeRow], list[str]]:  # noqa: ANN001
         """The catalogue marked for ``machine``; a broken user recipe is a warning, not a failure."""
-        from cuenv.check import check
-        from cuenv.recipes import RecipeError, load_catalogue
+        from cuenv.knowledge.compat import check
+        from cuenv.recipes.catalogue import RecipeError, load_catalogue
 
         catalogue = load_catalogue(self.settings)
         rows, warnings = [], []
@@ -132,8 +132,8 @@ class Services:
         return rows, warnings
 
     def recipe_detail(self, name: str, machine) -> list[tuple[str, str]]:  # noqa: ANN001
-        from cuenv.check import check
-        from cuenv.recipes import load_catalogue
+        from cuenv.knowledge.compat import check
+        from cuenv.recipes.catalogue import load_catalogue
 
         recipe, _ = load_catalogue(self.settings).get(name)
         return models.recipe_detail_text(recipe, check(recipe.stack(), machine))
@@ -142,7 +142,7 @@ class Services:
     def create(self, ref: str, *, name: str | None, engine: str | None, machine, progress: Progress,
                cancel: threading.Event, force: bool = False) -> str:
         """Plan and build an environment; ``cancel`` stops it at the next step with nothing usable left."""
-        from cuenv.create import build_warnings, execute, plan_create
+        from cuenv.envs.create import build_warnings, execute, plan_create
 
         plan = plan_create(self.settings, self.environ, ref=ref, name=name or None, engine=engine, python=None,
                            machine=machine, force=force)
@@ -160,7 +160,7 @@ class Services:
     def smoke(self, name: str, *, timeout: float = 600.0) -> tuple[int, str]:
         """Run the recipe's smoke test inside the activated environment: (exit code, output)."""
         from cuenv import runner
-        from cuenv.activation import activated_env
+        from cuenv.activation.plan import activated_env
 
         record = self.store.get(name)
         argv = models.smoke_argv(record.meta.get("smoke_test"))
@@ -183,14 +183,14 @@ class Services:
         return write_outputs(module.export(source, {"base": None}), Path(out_dir), force=force)
 
     def _export_source(self, name: str):  # noqa: ANN202
-        from cuenv.backends import Solution
+        from cuenv.engines import Solution
         from cuenv.export import ExportSource
 
         record = self.store.get(name)
         try:
-            solution = Solution.from_json(json.loads((record.meta_dir / "solution.json").read_text(encoding="utf-8")))
+            solution = Solution.from_json(folder.read_solution(record.path))
         except (OSError, ValueError) as exc:
-            raise CuenvError(f"Environment {name!r} has no readable solution.json ({exc}).",
+            raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
                              hint=f"Recreate it with `cuenv create ... -n {name} --force`.") from None
         return ExportSource(record=record, solution=solution, home=self.settings.home)
 
@@ -222,7 +222,7 @@ class Services:
         """Run a cuenv command in-process and return its Result (its data is the --json document)."""
         from importlib import import_module
 
-        from cuenv.cli import COMMANDS, Context, build_parser
+        from cuenv.cli.main import COMMANDS, Context, build_parser
 
         args = build_parser(argv[0]).parse_args(list(argv))
         module = import_module(f"cuenv.commands.{COMMANDS[argv[0]][0]}")

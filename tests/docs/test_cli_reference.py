@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cuenv import cliwalk, docgen
+from cuenv.cli import docgen
+from cuenv.cli import walk as cliwalk
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "reference" / "cli.md"
-REGENERATE = "python -m cuenv.docgen > docs/reference/cli.md"
+REGENERATE = "python -m cuenv.cli.docgen > docs/reference/cli.md"
 
 
 def test_cli_reference_is_current() -> None:

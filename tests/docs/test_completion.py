@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.cliwalk import command_tree
+from cuenv.cli.walk import command_tree
 
 REPO = Path(__file__).resolve().parents[2]
 

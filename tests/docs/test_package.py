@@ -44,8 +44,8 @@ def test_wheel_holds_the_package_data(dist: Path) -> None:
         assert f"cuenv/_data/recipes/{recipe.name}" in names
     for hook in (REPO / "shell").iterdir():
         assert f"cuenv/_data/shell/{hook.name}" in names
-    for data in (REPO / "cuenv" / "data").iterdir():
-        assert f"cuenv/data/{data.name}" in names
+    for data in [*(REPO / "cuenv" / "knowledge" / "data").iterdir(), REPO / "cuenv" / "recipes" / "recipe.schema.json"]:
+        assert data.relative_to(REPO).as_posix() in names
     assert not any(n.startswith(("tests/", "docs/")) for n in names)
 
 
@@ -70,7 +70,7 @@ def test_installed_wheel_works_outside_the_source_tree(dist: Path, tmp_path: Pat
     def call(*args: str) -> str:
         return _run([cuenv, *args], env=run_env, cwd=work).stdout
 
-    where = _run([str(venv / "bin" / "python"), "-c", "import cuenv, cuenv.recipes as r; print(cuenv.__file__); print(r.builtin_dir())"],
+    where = _run([str(venv / "bin" / "python"), "-c", "import cuenv, cuenv.recipes.catalogue as r; print(cuenv.__file__); print(r.builtin_dir())"],
                  env=run_env, cwd=work).stdout.split()
     assert where[0].startswith(str(venv)) and where[1].endswith("cuenv/_data/recipes")
     from cuenv import __version__

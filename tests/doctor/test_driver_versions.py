@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import fakedriver
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0", 81920)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from doctorkit import REPORTS
 
 SOURCES = yaml.safe_load((REPORTS / "SOURCES.yaml").read_text(encoding="utf-8"))

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from doctorkit import build_ld_cache
 
 SYSTEM13 = Path("/usr/local/cuda-13.0")
@@ -128,7 +127,6 @@ def test_container_toolkit_found_under_root(cli, isolated, tmp_path):
 def test_framework_probe_reports_an_import_failure(tmp_path):
     """The real probe script in a child: a framework folder that does not import is framework-broken."""
     from cuenv.doctor import frameworks
-
     from tests.shells import envbuild
 
     prefix = tmp_path / "venv"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.diskuse import disk_usage
+from cuenv.envs.diskuse import disk_usage
 
 
 def added_by(second: Path, *, first: Path) -> tuple[int, int]:

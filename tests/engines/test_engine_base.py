@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.backends import get_engine, resolve_engine
-from cuenv.backends.base import Package, Solution, Target, trim_explanation
+from cuenv.engines import get_engine, resolve_engine
+from cuenv.engines.base import Package, Solution, Target, trim_explanation
 from cuenv.errors import UsageError
-from cuenv.machine import Driver, Machine
+from cuenv.machine.model import Driver, Machine
 
 RT = Package(name="nvidia-cuda-runtime-cu12", version="12.1.105", kind="pypi",
              url="https://files.example/nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl",

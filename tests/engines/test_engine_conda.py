@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.backends import get_engine, resolve_engine
-from cuenv.backends.base import HashMismatch, PackagesNotFound, Request, Target, Unsatisfiable
-from cuenv.backends.conda import explicit_file, last_json
+from cuenv.engines import get_engine, resolve_engine
+from cuenv.engines.base import (
+    HashMismatch,
+    PackagesNotFound,
+    Request,
+    Target,
+    Unsatisfiable,
+)
+from cuenv.engines.conda import explicit_file, last_json
 
 TOOLS = ("conda", "mamba", "micromamba")
 TARGET = Target(cuda="12.4", glibc="2.36")

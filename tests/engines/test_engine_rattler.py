@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.backends import get_engine
-from cuenv.backends.base import HashMismatch, PackagesNotFound, Request, Solution, Target, Unsatisfiable
-from cuenv.backends.rattler import channel_source, virtual_packages
+from cuenv.engines import get_engine
+from cuenv.engines.base import (
+    HashMismatch,
+    PackagesNotFound,
+    Request,
+    Solution,
+    Target,
+    Unsatisfiable,
+)
+from cuenv.engines.rattler import channel_source, virtual_packages
 from cuenv.errors import UsageError
 
 SPECS = ("cuda-cudart", "cuda-version 12.1.*", "cuda-nvcc-tools", "cuenv-hello")

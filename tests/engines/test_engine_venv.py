@@ -10,10 +10,20 @@ import time
 from pathlib import Path
 
 import pytest
+from diskuse import added_by
 
-from cuenv.backends import get_engine
-from cuenv.backends.base import HashMismatch, MixedCudaMajors, Package, PackagesNotFound, Request, Solution, Target, Unsatisfiable
-from cuenv.backends.venv import (
+from cuenv.engines import get_engine
+from cuenv.engines.base import (
+    HashMismatch,
+    MixedCudaMajors,
+    Package,
+    PackagesNotFound,
+    Request,
+    Solution,
+    Target,
+    Unsatisfiable,
+)
+from cuenv.engines.venv import (
     check_one_cuda_major,
     cuda_major_of,
     explain_uv_failure,
@@ -23,7 +33,6 @@ from cuenv.backends.venv import (
     uv_python_platform,
 )
 from cuenv.errors import UsageError
-from diskuse import added_by
 
 PYPI = ("https://pypi.org/simple",)
 CU12 = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
@@ -222,8 +231,8 @@ def test_solve_refuses_two_cuda_majors_and_missing_packages(cache_dir: Path) -> 
 
 def test_unreachable_index_is_one_clear_line():
     """uv's text when an index host cannot be resolved (seen with download.pytorch.org offline)."""
-    from cuenv.backends import DownloadFailed
-    from cuenv.backends.venv import explain_uv_failure
+    from cuenv.engines import DownloadFailed
+    from cuenv.engines.venv import explain_uv_failure
 
     stderr = (
         "error: Request failed after 3 retries in 8.0s\n"
@@ -249,7 +258,7 @@ def test_unreachable_index_is_one_clear_line():
     ((), None),
 ])
 def test_exact_pins(reqs, pins) -> None:
-    from cuenv.backends.venv import exact_pins
+    from cuenv.engines.venv import exact_pins
 
     assert exact_pins(reqs) == pins
 

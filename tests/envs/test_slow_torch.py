@@ -11,7 +11,6 @@ import time
 
 import pytest
 import yaml
-
 from envkit import TESTS
 
 

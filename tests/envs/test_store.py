@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.envs.meta import layout_from_json, layout_to_json
+from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
-from cuenv.layout import CudaLayout
-from cuenv.store import Store, layout_from_json, layout_to_json, validate_name
 
 
 @pytest.fixture
@@ -109,3 +111,16 @@ def test_lock_is_exclusive(store):
     t.join()
     with store.locked("a"):
         pass
+
+
+def test_the_hook_spells_the_folder_names_of_cuenv_envs_folder() -> None:
+    """The hook reads an environment's files without Python: its names must be folder's names."""
+    from cuenv.envs import folder
+
+    repo = Path(__file__).resolve().parents[2]
+    for hook in ("cuenv.sh", "cuenv.fish"):
+        text = (repo / "shell" / hook).read_text()
+        assert f"/{folder.META_DIR}" in text
+        for name in (folder.COMPLETE, folder.VERDICT_FILE, "activate."):
+            assert f"/{name}" in text, (hook, name)
+    assert folder.activate_script(Path("m"), "bash") == Path("m/activate.bash")

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from exportkit import HOSTILE, cuenv, meta_of
 
-from cuenv.activation import activated_env
+from cuenv.activation.plan import activated_env
+from cuenv.envs.cudalayout import ActivationTarget
+from cuenv.envs.meta import layout_from_json
 from cuenv.export.dockerfile import quote
 from cuenv.export.imagespec import choose_base, cuda_base_tag, image_prefix
-from cuenv.layout import ActivationTarget
-from cuenv.relocate import moved_layout
-from cuenv.store import layout_from_json
+from cuenv.export.relocate import moved_layout
 
 pytestmark = pytest.mark.network
 

@@ -12,8 +12,14 @@ import pytest
 from baseimage import BUILDAH_ENV, ensure_base, usable
 from exportkit import HOSTILE, cuenv, have, meta_of
 
+from cuenv.export.image import (
+    Builder,
+    build_argv,
+    buildah_flags,
+    parse_output,
+    save_argv,
+)
 from cuenv.export.imagespec import image_prefix
-from cuenv.imagebuild import Builder, build_argv, buildah_flags, parse_output, save_argv
 
 WHY = usable() or (None if have("skopeo", "umoci") else "skopeo and umoci are not installed")
 

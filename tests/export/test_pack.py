@@ -86,9 +86,10 @@ def test_unpack_bad_input(venv_env: str, tmp_path: Path) -> None:
 
 
 def test_interrupted_unpack_leaves_nothing_usable(venv_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cuenv import create, packing
     from cuenv.config import resolve
-    from cuenv.driver import detect
+    from cuenv.envs import create
+    from cuenv.export import pack as packing
+    from cuenv.machine.driver import detect
 
     archive = tmp_path / "env.cuenv.tar"
     cuenv("pack", venv_env, "-o", str(archive))

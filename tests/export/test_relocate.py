@@ -1,12 +1,12 @@
-"""cuenv.relocate: recorded paths moved to a new prefix, nothing else touched."""
+"""cuenv.export.relocate: recorded paths moved to a new prefix, nothing else touched."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.layout import CudaLayout
-from cuenv.relocate import moved, moved_layout, moved_meta
-from cuenv.store import layout_to_json
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.envs.meta import layout_to_json
+from cuenv.export.relocate import moved, moved_layout, moved_meta
 
 
 def test_moved() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from cuenv.machine import Driver, Gpu, Machine
+from cuenv.machine.model import Driver, Gpu, Machine
 
 # Verbatim copy of /work/shared/reference/cuda-facts.yaml, the sourced reference the KB is built
 # from. The KB is tested row by row against it, so a drifting table fails.

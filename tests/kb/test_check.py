@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from kbref import machine
 
-from cuenv import builds
-from cuenv.check import CODES, check, nearest_build, suggest, verdict
-from cuenv.specs import parse_spec
-from cuenv.stack import Stack
+from cuenv.knowledge import builds
+from cuenv.knowledge.compat import CODES, check, nearest_build, suggest, verdict
+from cuenv.knowledge.specs import parse_spec
+from cuenv.knowledge.stack import Stack
 
 # (spec, index, machine, gcc, expected {code: severity}, why — the vendor statement it follows)
 CASES = [

@@ -71,8 +71,8 @@ def test_bad_input_exit_2_two_lines(cli, argv) -> None:
 
 
 def test_check_with_gpu_name(cli) -> None:
-    if importlib.util.find_spec("cuenv.gpus") is None:
-        pytest.skip("the GPU catalogue (cuenv.gpus) is not on this branch")
+    if importlib.util.find_spec("cuenv.knowledge.gpus") is None:
+        pytest.skip("the GPU catalogue (cuenv.knowledge.gpus) is not on this branch")
     code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "NVIDIA GeForce RTX 5090", "--json")
     data = json.loads(out)
     assert code == 1 and [f["code"] for f in data["findings"]] == ["arch-unsupported"]
@@ -108,9 +108,9 @@ def test_gpu_flag_uses_the_catalogue_lookup(cli, monkeypatch) -> None:
         memory_mib: int
 
     table = {"rtx 5090": Info("NVIDIA GeForce RTX 5090", "12.0", "Blackwell", 32607)}
-    fake = types.ModuleType("cuenv.gpus")
+    fake = types.ModuleType("cuenv.knowledge.gpus")
     fake.lookup = lambda name: table.get(name.lower())
-    monkeypatch.setitem(sys.modules, "cuenv.gpus", fake)
+    monkeypatch.setitem(sys.modules, "cuenv.knowledge.gpus", fake)
     code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "RTX 5090")
     assert code == 1 and "NVIDIA GeForce RTX 5090 (12.0)" in out and "error: arch-unsupported" in out
     code, _, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999")

@@ -9,7 +9,8 @@ import os
 import re
 from pathlib import Path
 
-from cuenv import check, matrix
+from cuenv.knowledge import compat as check
+from cuenv.knowledge import matrix
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = DOCS / "concepts" / "compatibility.md"

@@ -7,7 +7,7 @@ import re
 import pytest
 from kbref import reference
 
-from cuenv import matrix
+from cuenv.knowledge import matrix
 
 REF = reference()
 DRIVER_ROWS = [r for r in REF["driver"]["toolkit_min_driver"] if r.get("linux")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cuenv.errors import UsageError
-from cuenv.specs import looks_like_spec, parse_spec
+from cuenv.knowledge.specs import looks_like_spec, parse_spec
 
 
 @pytest.mark.parametrize(("spec", "index", "want"), [
@@ -36,7 +36,7 @@ def test_parse_spec(spec: str, index: str | None, want: dict) -> None:
 
 
 def test_toolkit_sass_is_what_nvcc_targets() -> None:
-    from cuenv.matrix import nvcc_targets
+    from cuenv.knowledge.matrix import nvcc_targets
 
     assert parse_spec("cuda==12.1").sass == nvcc_targets("12.1")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cuenv.backends import get_engine
+from cuenv.engines import get_engine
 
 
 def _installed(envs: Path, name: str, engine: str) -> set[tuple]:

@@ -1,4 +1,4 @@
-"""cuenv.lockfile, pure: dump/parse round trip, determinism, the contract, strict refusals, drift."""
+"""cuenv.lock.model, pure: dump/parse round trip, determinism, the contract, strict refusals, drift."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import dataclasses
 
 import pytest
 
-from cuenv import lockfile, matrix
-from cuenv.backends import Package, Solution
-from cuenv.check import check
-from cuenv.machine import Driver, Gpu, Machine
-from cuenv.stack import Stack
+from cuenv.engines import Package, Solution
+from cuenv.knowledge import matrix
+from cuenv.knowledge.compat import check
+from cuenv.knowledge.stack import Stack
+from cuenv.lock import model as lockfile
+from cuenv.machine.model import Driver, Gpu, Machine
 
 CH = "https://conda.example.org/nvidia"
 STACK = Stack(label="demo", cuda="12.1", cudnn="8.9", sass=("9.0", "8.0", "8.0"), ptx=("9.0",), has_nvcc=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cuenv.backends import Solution, get_engine
+from cuenv.engines import Solution, get_engine
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = "f" * 64  # a well-formed sha256 that no archive has
@@ -42,7 +42,7 @@ def test_lock_recreate_and_relock(cli, recipes, work, envs, cuenv_exe) -> None:
     assert (work / "teammate.lock").read_text() == first  # the copy locks to the same bytes
 
     meta = json.loads((envs / "teammate" / ".cuenv" / "meta.json").read_text())
-    from cuenv.lockfile import content_hash, parse
+    from cuenv.lock.model import content_hash, parse
 
     assert meta["lock_hash"] == content_hash(parse(first))
     assert meta["env_vars"] == {"CUENV_TEST_LOCK": "yes"} and meta["recipe"]["name"] == "local-cu121"
@@ -105,10 +105,10 @@ def test_check_reports_added_removed_changed(cli, recipes, work, envs, lock_chan
     # Really change the prefix with the engine: install other package sets into it.
     engine = get_engine("rattler", os.environ)
     other = get_engine("rattler", os.environ).solve(
-        __import__("cuenv.backends", fromlist=["Request"]).Request(
+        __import__("cuenv.engines", fromlist=["Request"]).Request(
             engine="rattler", python="3.11", conda_channels=(str(lock_channel),),
             conda_specs=("cuda-version 11.8.*", "cuenv-hello")),
-        target=__import__("cuenv.backends", fromlist=["Target"]).Target(cuda="12.4", glibc="2.36"),
+        target=__import__("cuenv.engines", fromlist=["Target"]).Target(cuda="12.4", glibc="2.36"),
         cache_dir=Path(os.environ["CUENV_CACHE_DIR"]))
     engine.install(envs / "local-cu121", other, cache_dir=Path(os.environ["CUENV_CACHE_DIR"]))
     code, out, err = cli("lock", "--check", "local-cu121", "cuenv.lock")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cuenv.backends import get_engine
+from cuenv.engines import get_engine
 
 pytestmark = pytest.mark.network
 

@@ -9,19 +9,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fakedriver
 import pytest
 
-import fakedriver
-from cuenv import driver
 from cuenv.errors import UsageError
-from cuenv.machine import Driver, Gpu, Machine
+from cuenv.knowledge import matrix
+from cuenv.machine import driver, overrides, probes
+from cuenv.machine.model import Driver, Gpu, Machine
 
 FIXTURES = Path(__file__).with_name("fixtures")
 
 
 @pytest.fixture
 def no_libs(monkeypatch):
-    monkeypatch.setattr(driver, "SOURCES", tuple(s for s in driver.SOURCES if s[0] not in ("nvml", "libcuda")))
+    monkeypatch.setattr(probes, "SOURCES", tuple(s for s in probes.SOURCES if s[0] not in ("nvml", "libcuda")))
 
 
 def _root(tmp_path: Path, proc: str | None = None) -> Path:
@@ -38,38 +39,38 @@ def _root(tmp_path: Path, proc: str | None = None) -> Path:
 
 
 def test_cuenv_driver_derives_max_cuda():
-    o = driver.read_overrides({"CUENV_DRIVER": "535.104.05"}, "linux")
+    o = overrides.read_overrides({"CUENV_DRIVER": "535.104.05"}, "linux")
     assert o.driver == Driver("535.104.05", "12.2", "override") and o.driver_set and o.gpus is None
 
 
 @pytest.mark.parametrize("value", ["abc", "535.x", "-1"])
 def test_bad_cuenv_driver_is_usage_error(value):
     with pytest.raises(UsageError, match="CUENV_DRIVER") as exc:
-        driver.read_overrides({"CUENV_DRIVER": value})
+        overrides.read_overrides({"CUENV_DRIVER": value})
     assert exc.value.hint
 
 
 def test_cuenv_driver_none_means_no_driver():
-    o = driver.read_overrides({"CUENV_DRIVER": "none"})
+    o = overrides.read_overrides({"CUENV_DRIVER": "none"})
     assert o.driver_set and o.driver is None
 
 
 def test_conda_override_cuda_as_conda_reads_it():
-    assert driver.read_overrides({"CONDA_OVERRIDE_CUDA": "12.4"}).driver == Driver("", "12.4", "override")
-    assert driver.read_overrides({"CONDA_OVERRIDE_CUDA": "11.8.0"}).driver.max_cuda == "11.8"
-    empty = driver.read_overrides({"CONDA_OVERRIDE_CUDA": ""})
+    assert overrides.read_overrides({"CONDA_OVERRIDE_CUDA": "12.4"}).driver == Driver("", "12.4", "override")
+    assert overrides.read_overrides({"CONDA_OVERRIDE_CUDA": "11.8.0"}).driver.max_cuda == "11.8"
+    empty = overrides.read_overrides({"CONDA_OVERRIDE_CUDA": ""})
     assert empty.driver_set and empty.driver is None
-    both = driver.read_overrides({"CUENV_DRIVER": "525.60.13", "CONDA_OVERRIDE_CUDA": "12.1"})
+    both = overrides.read_overrides({"CUENV_DRIVER": "525.60.13", "CONDA_OVERRIDE_CUDA": "12.1"})
     assert both.driver == Driver("525.60.13", "12.1", "override")
 
 
 def test_conda_override_cuda_garbage_is_clear():
     with pytest.raises(UsageError, match="CONDA_OVERRIDE_CUDA='abc' is not a CUDA version"):
-        driver.read_overrides({"CONDA_OVERRIDE_CUDA": "abc"})
+        overrides.read_overrides({"CONDA_OVERRIDE_CUDA": "abc"})
 
 
 def test_cuenv_gpus_names_and_compute_capabilities():
-    o = driver.read_overrides({"CUENV_GPUS": "NVIDIA A100-SXM4-80GB, 8.6,sm_90, Tesla T4"})
+    o = overrides.read_overrides({"CUENV_GPUS": "NVIDIA A100-SXM4-80GB, 8.6,sm_90, Tesla T4"})
     assert [(g.index, g.name, g.compute_capability, g.architecture, g.memory_mib) for g in o.gpus] == [
         (0, "NVIDIA A100-SXM4-80GB", "8.0", "Ampere", 81920),
         (1, "compute capability 8.6", "8.6", "Ampere", None),
@@ -80,7 +81,7 @@ def test_cuenv_gpus_names_and_compute_capabilities():
 
 def test_unknown_gpu_names_it_and_suggests_cc():
     with pytest.raises(UsageError, match="Unknown GPU 'GeForce 9999'") as exc:
-        driver.read_overrides({"CUENV_GPUS": "8.0,GeForce 9999"})
+        overrides.read_overrides({"CUENV_GPUS": "8.0,GeForce 9999"})
     assert "--cc" in exc.value.hint
 
 
@@ -99,7 +100,7 @@ def test_full_override_probes_nothing(monkeypatch, tmp_path):
      ("537.13", "windows", "12.2"), ("581.15", "windows", "12.9")],
 )
 def test_max_cuda_for_driver(version, os_name, expected):
-    assert driver.max_cuda_for_driver(version, os_name) == expected
+    assert matrix.max_cuda_for_driver(version, os_name) == expected
 
 
 # --- the source chain ----------------------------------------------------------------------
@@ -110,17 +111,17 @@ def test_sources_fill_field_by_field_and_stop_when_complete():
 
     def first(environ, root):
         calls.append("first")
-        return driver.Probe("first", "535.104.05", None, (Gpu(0, "NVIDIA A100-SXM4-80GB", None),))
+        return probes.Probe("first", "535.104.05", None, (Gpu(0, "NVIDIA A100-SXM4-80GB", None),))
 
     def second(environ, root):
         calls.append("second")
-        return driver.Probe("second", "999.1", "12.2", (Gpu(0, "", None, uuid="GPU-1"),))
+        return probes.Probe("second", "999.1", "12.2", (Gpu(0, "", None, uuid="GPU-1"),))
 
     def third(environ, root):
         calls.append("third")
         raise AssertionError("asked although everything was known")
 
-    m = driver.probe({}, Path("/nonexistent"), [("a", first), ("b", second), ("c", third)])
+    m = probes.probe({}, Path("/nonexistent"), [("a", first), ("b", second), ("c", third)])
     assert calls == ["first", "second"]
     assert m.driver == Driver("535.104.05", "12.2", "second")
     assert m.gpus == (Gpu(0, "NVIDIA A100-SXM4-80GB", "8.0", 81920, "GPU-1", "Ampere"),)
@@ -131,7 +132,7 @@ def test_a_crashing_source_is_a_note_not_a_crash():
     def broken(environ, root):
         raise RuntimeError("boom")
 
-    m = driver.probe({}, Path("/nonexistent"), [("broken", broken)])
+    m = probes.probe({}, Path("/nonexistent"), [("broken", broken)])
     assert m.driver is None and m.notes == ("broken: RuntimeError: boom",)
 
 
@@ -200,11 +201,11 @@ def test_smi_that_cannot_reach_the_driver_falls_back_to_proc(no_libs, tmp_path):
 @pytest.fixture
 def counted(monkeypatch):
     calls = []
-    real = driver.probe
+    real = probes.probe
 
     def probe(environ, root=Path("/"), sources=None):
         calls.append(1)
-        return real(environ, root, [("fixed", lambda e, r: driver.Probe("fixed", "535.104.05", "12.2", ()))])
+        return real(environ, root, [("fixed", lambda e, r: probes.Probe("fixed", "535.104.05", "12.2", ()))])
 
     monkeypatch.setattr(driver, "probe", probe)
     return calls

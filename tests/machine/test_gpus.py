@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuenv import gpus
+from cuenv.knowledge import gpus
 
 
 def test_every_row_resolves_to_itself():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cuenv.commands import info
-from cuenv.machine import Driver, Gpu, Machine
+from cuenv.machine.model import Driver, Gpu, Machine
 
 
 def test_json_shape_with_overrides(cli, tmp_path):

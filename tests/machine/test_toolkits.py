@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cuenv import toolkits
+from cuenv import engines
+from cuenv.machine import toolkits
 
 
 def _exe(path: Path, text: str) -> Path:
@@ -79,11 +80,19 @@ def test_nothing_found(tmp_path):
 
 def test_engines(tmp_path):
     _exe(tmp_path / "bin/micromamba", "#!/bin/sh\n")
-    found = toolkits.engines({"PATH": str(tmp_path / "bin")})
+    found = engines.available({"PATH": str(tmp_path / "bin")})
     assert found["micromamba"] == {"available": True, "path": str(tmp_path / "bin/micromamba")}
     assert found["conda"] == {"available": False, "path": None}
     assert found["uv"]["available"] and Path(found["uv"]["path"]).exists()  # the uv package is a dependency
     assert found["rattler"]["available"]  # py-rattler is a dependency; found without importing it
+
+
+def test_info_and_auto_find_the_same_conda(tmp_path):
+    """`conda activate` may leave only MAMBA_EXE: `info` and `create --engine auto` must both see it."""
+    exe = _exe(tmp_path / "hidden/mamba", "#!/bin/sh\n")
+    environ = {"PATH": str(tmp_path / "empty"), "MAMBA_EXE": str(exe)}
+    assert engines.available(environ)["mamba"] == {"available": True, "path": str(exe)}
+    assert engines.resolve_engine(None, environ)[0] == "mamba"
 
 
 @pytest.mark.skipif(not Path("/usr/local/cuda-13.0/bin/nvcc").exists(), reason="this machine's system toolkit")

@@ -1,4 +1,4 @@
-"""Property tests for cuenv.versions: parsing round-trips and comparison is numeric and total."""
+"""Property tests for cuenv.knowledge.versions: parsing round-trips and comparison is numeric and total."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuenv import versions
 from cuenv.errors import UsageError
+from cuenv.knowledge import versions
 
 parts = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=5)
 

@@ -7,8 +7,15 @@ import json
 import pytest
 
 from cuenv.errors import NotFound, UsageError
-from cuenv.recipes import Catalogue, RecipeError, builtin_dir, load_catalogue, parse, split_ref
-from cuenv.stack import Stack
+from cuenv.knowledge.stack import Stack
+from cuenv.recipes.catalogue import (
+    Catalogue,
+    RecipeError,
+    builtin_dir,
+    load_catalogue,
+    parse,
+    split_ref,
+)
 
 from .conftest import VALID
 

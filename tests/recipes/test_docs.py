@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuenv.commands.recipes import _cc_range
-from cuenv.recipes import Catalogue, builtin_dir
+from cuenv.recipes.catalogue import Catalogue, builtin_dir
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "recipes.md"
 BEGIN, END = "<!-- catalogue:begin (generated from recipes/; tests/recipes/test_docs.py) -->", "<!-- catalogue:end -->"

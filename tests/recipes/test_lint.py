@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.recipe_lint import lint_file
-from cuenv.recipes import builtin_dir
+from cuenv.recipes.catalogue import builtin_dir
+from cuenv.recipes.lint import lint_file
 
 from .conftest import VALID
 

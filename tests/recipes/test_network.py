@@ -17,7 +17,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from cuenv.recipes import Catalogue, builtin_dir
+from cuenv.recipes.catalogue import Catalogue, builtin_dir
 
 pytestmark = pytest.mark.network
 

@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 import yaml
 
-from cuenv.recipe_lint import SCHEMA_PATH, lint_file
-from cuenv.recipes import builtin_dir
+from cuenv.recipes.catalogue import builtin_dir
+from cuenv.recipes.lint import SCHEMA_PATH, lint_file
 
 from .conftest import VALID
 
@@ -26,7 +26,7 @@ def test_schema_is_valid_and_published_copy_is_identical():
 
 @pytest.mark.parametrize("path", sorted(builtin_dir().glob("*.yaml")), ids=lambda p: p.stem)
 def test_shipped_recipe_passes_schema(path: Path):
-    assert path.read_text().startswith("# yaml-language-server: $schema=../cuenv/data/recipe.schema.json\n")
+    assert path.read_text().startswith("# yaml-language-server: $schema=../cuenv/recipes/recipe.schema.json\n")
     errors = [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text()))]
     assert errors == []
 

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cuenv.layout import ActivationTarget, CudaLayout
-from cuenv.shells import render_scripts
-from cuenv.store import Store, layout_to_json
+from cuenv.activation.render import render_scripts
+from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.envs.meta import layout_to_json
+from cuenv.envs.store import Store
 
 WHEELS = {
     "12.1": ["nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105"],

@@ -8,9 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuenv.activation import PathEdit, Plan, StripRule, activated_env, apply, plan_for, restore
+from cuenv.activation.plan import (
+    PathEdit,
+    Plan,
+    StripRule,
+    activated_env,
+    apply,
+    plan_for,
+    restore,
+)
+from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 from cuenv.errors import UsageError
-from cuenv.layout import ActivationTarget, CudaLayout
 
 ENVS = Path("/h/envs")
 P = "/h/envs/t"

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuenv.activation import apply, plan_for
-from cuenv.layout import ActivationTarget, CudaLayout
-from cuenv.shells import render
-from cuenv.shells import fish as fish_render
-from cuenv.shells import posix
+from cuenv.activation import fish as fish_render
+from cuenv.activation import posix
+from cuenv.activation.plan import apply, plan_for
+from cuenv.activation.render import render
+from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 
 from .conftest import read_env0, run_shell, shell_or_skip
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from cuenv.project import ProjectPin, find, parse
+from cuenv.envs.project import ProjectPin, find, parse
 
 from .conftest import World, hook_source, read_env0, run_shell, shell_or_skip
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.fingerprint import fingerprint
+from cuenv.machine.fingerprint import fingerprint
 
 from .conftest import World, hook_source, read_env0, run_shell
 
@@ -89,9 +89,9 @@ def test_switch_a_to_b_to_off(shell: str, world: World, tmp_path: Path):
 
 
 def test_python_apply_agrees_with_the_shell(shell: str, world: World, tmp_path: Path):
-    """The activation in the shell equals `cuenv.activation.apply` on the same environment."""
-    from cuenv.activation import apply, plan_for
-    from cuenv.store import Store
+    """The activation in the shell equals `cuenv.activation.plan.apply` on the same environment."""
+    from cuenv.activation.plan import apply, plan_for
+    from cuenv.envs.store import Store
 
     before, during = tmp_path / "before", tmp_path / "during"
     sep = "; " if shell == "fish" else " && "
@@ -261,7 +261,7 @@ def test_meta_json_of_the_fixture_is_what_create_writes(world: World):
 
 
 def test_conda_activate_d_scripts_run_as_conda_runs_them(shell: str, world: World, tmp_path: Path):
-    from cuenv.layout import CudaLayout
+    from cuenv.envs.cudalayout import CudaLayout
 
     from . import envbuild
 

@@ -36,7 +36,7 @@ def settings(environ: dict[str, str]):
 @pytest.fixture
 def make_env(environ: dict[str, str]):
     """Create a real environment with `cuenv create` (venv engine: uv and NVIDIA's wheels)."""
-    from cuenv.cli import main
+    from cuenv.cli.main import main
 
     def make(name: str, recipe: str = "cuda-12.1") -> Path:
         code = main(["create", recipe, "-n", name, "--engine", "venv", "-q"], environ=environ)

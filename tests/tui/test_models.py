@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from cuenv.activation import plan_for
-from cuenv.layout import ActivationTarget, CudaLayout
-from cuenv.machine import Driver, Gpu, Machine
-from cuenv.stack import Finding
+from cuenv.activation.plan import plan_for
+from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.knowledge.stack import Finding
+from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.tui import models
 
 REPO = Path(__file__).resolve().parents[2]

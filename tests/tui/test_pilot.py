@@ -8,7 +8,13 @@ from pathlib import Path
 
 from cuenv.tui import messages as msg
 from cuenv.tui.app import CuenvApp
-from cuenv.tui.screens.modals import ConfirmScreen, CreateScreen, ErrorScreen, ExportScreen, HelpScreen
+from cuenv.tui.screens.modals import (
+    ConfirmScreen,
+    CreateScreen,
+    ErrorScreen,
+    ExportScreen,
+    HelpScreen,
+)
 from cuenv.tui.services import Services
 from cuenv.tui.widgets.envs import EnvironmentsView
 from cuenv.tui.widgets.recipes import RecipesView
@@ -250,8 +256,8 @@ def test_export_picker_reports_a_format_not_built_yet(make_env, services: Servic
 
     seen = drive(app, scenario)
     done = [m for m in seen if isinstance(m, msg.ActionDone)]
-    from cuenv.export import format_module
     from cuenv.errors import UsageError
+    from cuenv.export import format_module
 
     try:
         format_module("dockerfile")

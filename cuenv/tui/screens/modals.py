@@ -5,7 +5,7 @@ Each one dismisses with plain data (a bool, a tuple, a path) that the calling vi
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Final, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,9 +15,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from cuenv.engines.names import ENGINE_NAMES
 from cuenv.tui.models import STATUS_STYLE
 from cuenv.tui.widgets.common import line
 
+_ENGINE_LABELS: Final = {"venv": "venv (uv, PyPI wheels)", "rattler": "rattler (embedded conda)"}
 
 class _Modal(ModalScreen):
     BINDINGS = [Binding("escape", "dismiss_none", "Close")]
@@ -79,9 +81,8 @@ class ErrorScreen(_Modal):
 class CreateScreen(_Modal):
     """Name and engine for a new environment from ``recipe``."""
 
-    ENGINES = (("auto (the configured default)", ""), ("venv (uv, PyPI wheels)", "venv"),
-               ("rattler (embedded conda)", "rattler"), ("conda", "conda"), ("mamba", "mamba"),
-               ("micromamba", "micromamba"))
+    ENGINES = (("auto (the configured default)", ""), *((label, n) for n, label in _ENGINE_LABELS.items()),
+               *((n, n) for n in ENGINE_NAMES if n not in _ENGINE_LABELS))
 
     def __init__(self, recipe: str) -> None:
         super().__init__()

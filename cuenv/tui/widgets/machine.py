@@ -13,5 +13,5 @@ class MachineBar(Static):
     def on_mount(self) -> None:
         self.update("cuenv | detecting the driver and GPUs...")
 
-    def show(self, machine) -> None:  # noqa: ANN001 - cuenv.machine.Machine
+    def show(self, machine) -> None:  # noqa: ANN001 - cuenv.machine.model.Machine
         self.update("cuenv | " + machine_summary(machine).line)

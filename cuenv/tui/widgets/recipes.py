@@ -1,6 +1,6 @@
 """The recipes view: the catalogue marked for this machine, a detail pane, and create with a live log.
 
-Create runs cuenv.create's pipeline in a thread worker. Cancel sets an event that the progress
+Create runs cuenv.envs.create's pipeline in a thread worker. Cancel sets an event that the progress
 callback checks at every step; it raises CreateCancelled (a BaseException), and the pipeline,
 which writes its completion marker last, removes the half-built prefix. Nothing usable is left.
 """
@@ -20,7 +20,7 @@ from cuenv.tui.models import RECIPE_COLUMNS
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
-# progress events of cuenv.create/engines -> how far along the bar is (steps of _STEPS)
+# progress events of cuenv.envs.create/engines -> how far along the bar is (steps of _STEPS)
 _STEP = {"plan": 1, "solve": 2, "venv": 3, "verify": 3, "download": 3, "install": 4, "link": 4, "done": 5}
 _STEPS = 6  # the last one: metadata, activation scripts, completion marker
 

@@ -1,0 +1,84 @@
+"""The edge between activation plans and files: scripts per environment, and the hook text."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final, Sequence
+
+from cuenv.activation import fish, posix
+from cuenv.activation.plan import Plan, plan_for
+from cuenv.envs.cudalayout import ActivationTarget
+
+SHELLS: Final = ("bash", "zsh", "fish")
+HOOK_FILES: Final = {"bash": "cuenv.sh", "zsh": "cuenv.sh", "fish": "cuenv.fish"}
+
+
+def _conda_scripts(prefix: Path, phase: str, suffix: str) -> list[Path]:
+    """conda's etc/conda/{activate,deactivate}.d/*.sh (or *.fish), in conda's (sorted) order."""
+    folder = prefix / "etc" / "conda" / f"{phase}.d"
+    try:
+        return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+    except OSError:
+        return []
+
+
+def render(
+    plan: Plan,
+    shell: str,
+    *,
+    prompt: bool,
+    activate_scripts: Sequence[Path] = (),
+    deactivate_scripts: Sequence[Path] = (),
+) -> str:
+    if shell == "fish":
+        return fish.render(plan, prompt=prompt, activate_scripts=activate_scripts, deactivate_scripts=deactivate_scripts)
+    return posix.render(
+        plan, shell=shell, prompt=prompt, activate_scripts=activate_scripts, deactivate_scripts=deactivate_scripts
+    )
+
+
+def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, prompt: bool, other_roots: Sequence[Path] = ()) -> str:
+    """The activation script of one target for one shell (conda hook scripts included)."""
+    plan = plan_for(target, envs_dir=envs_dir, other_roots=other_roots)
+    prefix = target.layout.prefix
+    if target.layout.kind != "conda":
+        return render(plan, shell, prompt=prompt)
+    if shell == "fish":
+        act, deact = _conda_scripts(prefix, "activate", ".fish"), _conda_scripts(prefix, "deactivate", ".fish")
+    else:
+        act = list(target.activate_scripts) or _conda_scripts(prefix, "activate", ".sh")
+        deact = _conda_scripts(prefix, "deactivate", ".sh")
+    return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
+
+
+def render_scripts(target: ActivationTarget, dest_dir: Path, *, envs_dir: Path, prompt: bool) -> None:
+    """Write dest_dir/activate.{bash,zsh,fish}: what the hook sources on `cuenv use` (no Python).
+
+    Called by `cuenv create` after an install, before the completion marker is written.
+    """
+    from cuenv.activation.system import toolkit_roots
+
+    roots = toolkit_roots(os.environ)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    for shell in SHELLS:
+        text = render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots)
+        tmp = dest_dir / f".activate.{shell}.tmp{os.getpid()}"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, dest_dir / f"activate.{shell}")
+
+
+def _shell_dir() -> Path:
+    here = Path(__file__).resolve().parents[1]
+    for candidate in (here / "_data" / "shell", here.parent / "shell"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("cuenv's shell hook files are missing from this installation")
+
+
+def hook_text(shell: str, *, home: Path, auto_activate: bool) -> str:
+    """The hook for ``eval``, with the resolved default CUENV_HOME baked in."""
+    text = (_shell_dir() / HOOK_FILES[shell]).read_text(encoding="utf-8")
+    quote = fish.quote if shell == "fish" else posix.quote
+    text = text.replace("'@CUENV_HOME@'", quote(str(home)))
+    return text.replace("'@CUENV_AUTO_ACTIVATE@'", quote("1" if auto_activate else "0"))

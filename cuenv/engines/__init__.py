@@ -1,0 +1,114 @@
+"""Install engines behind one interface (see base.py), and the choice among them.
+
+``auto`` picks a conda-family executable on PATH, else venv (issue 4 §2). Among the conda family
+the order is micromamba, mamba, conda: all three solve with libmamba, so they agree on results, and
+that order is the fastest start-up first (micromamba is one static binary; mamba and conda start a
+Python interpreter, conda the heaviest one). ``rattler`` is never chosen by ``auto``: the issue
+keeps ``auto`` to "the conda the user has, else uv"; ask for it by name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+from cuenv.engines.base import (
+    DownloadFailed,
+    Engine,
+    EngineUnavailable,
+    HashMismatch,
+    MixedCudaMajors,
+    Package,
+    PackagesNotFound,
+    Request,
+    Solution,
+    SolveError,
+    Target,
+    Unsatisfiable,
+)
+from cuenv.engines.names import CHOICES, CONDA_FAMILY, ENGINE_NAMES
+from cuenv.errors import UsageError
+
+__all__ = [
+    "CHOICES", "CONDA_FAMILY", "ENGINE_NAMES", "DownloadFailed", "Engine", "EngineUnavailable", "HashMismatch", "MixedCudaMajors",
+    "Package", "PackagesNotFound", "Request", "Solution", "SolveError", "Target", "Unsatisfiable",
+    "available", "find_conda_executable", "get_engine", "resolve_engine",
+]
+
+
+def find_conda_executable(name: str, environ: Mapping[str, str]) -> Path | None:
+    """``name`` on the caller's PATH; else the binary a shell hook exported (MAMBA_EXE, CONDA_EXE).
+
+    ``conda activate`` makes ``conda`` a shell function and may leave only ``condabin`` on PATH;
+    the hooks export the real executable, so look there too.
+    """
+    found = shutil.which(name, path=environ.get("PATH", os.defpath))
+    if found:
+        return Path(found)
+    for var in ("MAMBA_EXE", "CONDA_EXE"):
+        exe = environ.get(var)
+        if exe and Path(exe).name == name and os.access(exe, os.X_OK):
+            return Path(exe)
+    return None
+
+
+def get_engine(name: str, environ: Mapping[str, str]) -> Engine:
+    """The engine called ``name`` (not ``auto``: resolve that first)."""
+    if name == "venv":
+        from cuenv.engines.venv import VenvEngine
+
+        return VenvEngine(environ)
+    if name == "rattler":
+        from cuenv.engines.rattler import RattlerEngine
+
+        return RattlerEngine(environ)
+    if name in CONDA_FAMILY:
+        from cuenv.engines.conda import CondaEngine
+
+        return CondaEngine(environ, tool=name)
+    raise UsageError(
+        f"Unknown engine {name!r}.", hint=f"Valid engines: auto, {', '.join(ENGINE_NAMES)}."
+    )
+
+
+def resolve_engine(requested: str | None, environ: Mapping[str, str], default: str = "auto") -> tuple[str, str]:
+    """Turn ``auto`` (or nothing) into an engine name, and say why (for ``doctor`` and ``info``)."""
+    choice, origin = (requested, "requested") if requested else (default, "the configured default")
+    if choice != "auto":
+        if choice not in ENGINE_NAMES:
+            get_engine(choice, environ)  # raises the UsageError listing valid names
+        return choice, f"{choice}: {origin}"
+    for tool in CONDA_FAMILY:
+        exe = find_conda_executable(tool, environ)
+        if exe is not None:
+            return tool, f"auto ({origin}): found {tool} at {exe}"
+    return "venv", f"auto ({origin}): no {', '.join(CONDA_FAMILY)} on PATH, so venv (uv, PyPI wheels)"
+
+
+def available(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Which engines cuenv could use here: name -> {"available": bool, "path": str | None}.
+
+    The one availability check: ``cuenv info``, ``create --engine auto`` (through
+    :func:`find_conda_executable`) and the TUI all see the same conda executables.
+    """
+    import importlib.util
+
+    found: dict[str, dict[str, Any]] = {}
+    for name in sorted(CONDA_FAMILY, key=ENGINE_NAMES.index):
+        exe = find_conda_executable(name, environ)
+        found[name] = {"available": exe is not None, "path": str(exe) if exe else None}
+    found["uv"] = {"available": False, "path": None}
+    if importlib.util.find_spec("uv") is not None:
+        try:
+            from uv import find_uv_bin
+
+            found["uv"] = {"available": True, "path": str(find_uv_bin())}
+        except (ImportError, FileNotFoundError):
+            pass
+    if not found["uv"]["available"] and (exe := shutil.which("uv", path=environ.get("PATH", os.defpath))):
+        found["uv"] = {"available": True, "path": exe}
+    spec = importlib.util.find_spec("rattler")  # found, not imported: importing costs ~50 ms
+    found["rattler"] = {"available": spec is not None, "path": spec.origin if spec else None}
+    return found

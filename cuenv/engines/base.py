@@ -1,0 +1,270 @@
+"""The engine interface: solve -> lock -> install from the lock (issue 4 §2-4, issue 6).
+
+Every engine turns a :class:`Request` (plain data from a recipe, a lockfile or flags) into a
+:class:`Solution` (every package with its URL and hash: the lock), and installs exactly a Solution
+into a prefix with no solve, verifying every hash. ``cuenv create`` = solve + install;
+``cuenv create --from-lock`` = install alone. Records here are frozen and JSON-round-trippable.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Final, Mapping
+
+from cuenv.engines.names import CONDA_FAMILY
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.errors import ToolError, UsageError
+
+KINDS: Final = ("conda", "pypi")
+SOLUTION_VERSION: Final = 1
+
+Progress = Callable[[str, str], None]  # (event, detail): "solve", "download", "link", "done", ...
+
+
+@dataclass(frozen=True)
+class Package:
+    """One locked package: exactly one artifact, named by URL and verified by hash."""
+
+    name: str
+    version: str
+    kind: str  # conda | pypi
+    url: str
+    sha256: str | None  # None only where the tool reported no sha256 (then md5 must be set)
+    md5: str | None = None
+    build: str | None = None  # conda build string
+    channel: str | None = None  # conda channel URL
+    subdir: str | None = None  # conda subdir: linux-64, noarch
+    index_url: str | None = None  # pypi index the artifact was resolved from, when known
+    filename: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"package kind {self.kind!r} is not one of {KINDS}")
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.name, self.kind, self.version, self.build or "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Package":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise UsageError(f"Unknown package field(s) {', '.join(unknown)} in {data.get('name', '?')!r}.")
+        try:
+            return cls(**dict(data))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"Broken package entry {dict(data)!r}: {exc}.") from None
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to solve: plain data, whichever recipe format or flag it came from."""
+
+    engine: str
+    python: str | None  # "3.11"; None = the engine's default (this interpreter for venv)
+    conda_channels: tuple[str, ...] = ()
+    conda_specs: tuple[str, ...] = ()
+    index_urls: tuple[str, ...] = ()  # pypi indexes in priority order (the first wins)
+    requirements: tuple[str, ...] = ()
+    platform: str = "linux-64"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The machine to solve FOR (this one, or one described by --target-driver/--target-gpu).
+
+    ``cuda`` is the newest CUDA the driver supports (conda's ``__cuda``); None means no driver,
+    as on a GPU-less login node: conda then ignores ``__cuda`` constraints, as conda itself does.
+    """
+
+    cuda: str | None
+    glibc: str | None
+    os: str = "linux"
+    arch: str = "x86_64"
+
+    @classmethod
+    def from_machine(cls, machine: Any) -> "Target":
+        """From a cuenv.machine.model.Machine (detected, or built from --target-* flags)."""
+        driver = getattr(machine, "driver", None)
+        return cls(
+            cuda=getattr(driver, "max_cuda", None) if driver else None,
+            glibc=getattr(machine, "glibc", None),
+            os=getattr(machine, "os", "linux"),
+            arch=getattr(machine, "arch", "x86_64"),
+        )
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The lock of an environment: engine, platform, Python and every package, sorted by name."""
+
+    engine: str
+    platform: str
+    python: str | None
+    packages: tuple[Package, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "packages", tuple(sorted(self.packages, key=lambda p: p.key)))
+
+    def find(self, name: str) -> Package | None:
+        return next((p for p in self.packages if p.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": SOLUTION_VERSION,
+            "engine": self.engine,
+            "platform": self.platform,
+            "python": self.python,
+            "packages": [p.to_json() for p in self.packages],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Solution":
+        if not isinstance(data, Mapping) or data.get("version") != SOLUTION_VERSION:
+            raise UsageError(
+                f"Unsupported solution format (version {data.get('version') if isinstance(data, Mapping) else '?'!r}).",
+                hint=f"This cuenv reads version {SOLUTION_VERSION}.",
+            )
+        return cls(
+            engine=str(data["engine"]),
+            platform=str(data["platform"]),
+            python=data.get("python"),
+            packages=tuple(Package.from_json(p) for p in data.get("packages", ())),
+        )
+
+
+# -- errors ---------------------------------------------------------------------------------
+class EngineUnavailable(ToolError):
+    """The engine's tool is not installed (no conda on PATH, no py-rattler)."""
+
+
+class SolveError(ToolError):
+    """The engine could not turn the request into a package set."""
+
+
+class PackagesNotFound(SolveError):
+    def __init__(self, names: tuple[str, ...] | list[str], *, where: str, hint: str | None = None) -> None:
+        self.names = tuple(names)
+        listed = ", ".join(self.names) or "(unnamed)"
+        super().__init__(
+            f"Not found in {where}: {listed}.",
+            hint=hint or "Check the spelling and version, and that the recipe lists the channel or index that has it.",
+        )
+
+
+class Unsatisfiable(SolveError):
+    def __init__(self, explanation: str, *, hint: str | None = None) -> None:
+        self.explanation = trim_explanation(explanation)
+        super().__init__(
+            "The requested packages cannot be installed together:\n" + self.explanation,
+            hint=hint or "Relax a pin, or pick a recipe for an older CUDA if the driver is too old.",
+        )
+
+
+class HashMismatch(ToolError):
+    def __init__(self, what: str, *, expected: str, actual: str) -> None:
+        self.what, self.expected, self.actual = what, expected, actual
+        super().__init__(
+            f"Hash mismatch for {what}: expected {expected}, got {actual}. Nothing was installed.",
+            hint="The lock or the download was altered; re-solve (`cuenv create --force`) or fix the lock.",
+        )
+
+
+class DownloadFailed(ToolError):
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        super().__init__(f"Could not download {url}: {reason}.", hint="Check the network or the channel/index URL.")
+
+
+class MixedCudaMajors(UsageError):
+    def __init__(self, majors: Mapping[int, tuple[str, ...]]) -> None:
+        self.majors = dict(majors)
+        listed = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in sorted(majors.items()))
+        super().__init__(
+            f"One venv cannot hold NVIDIA wheels of several CUDA majors ({listed}).",
+            hint="They write the same site-packages/nvidia folders; make one environment per CUDA major.",
+        )
+
+
+def cuda_hint(target_cuda: str | None) -> str:
+    """The next step when a solve failed on ``__cuda``: the driver of the target is too old."""
+    if target_cuda:
+        return (
+            f"The target driver supports CUDA {target_cuda}; this stack needs a newer one. Update the driver, "
+            "pick a recipe for an older CUDA, or solve for another machine with --target-driver."
+        )
+    return "No NVIDIA driver was given; pass --target-driver for the machine the environment is for."
+
+
+def trim_explanation(text: str, *, limit: int = 14) -> str:
+    """Keep the solver's explanation readable: no blank lines, no log noise, at most ``limit`` lines."""
+    noise = ("warning", "info ", "debug", "critical libmamba", "======", "You are seeing this", "Use the following")
+    lines = [ln.rstrip() for ln in text.strip().splitlines()]
+    kept = [ln for ln in lines if ln.strip() and not ln.strip().startswith(noise)]
+    if len(kept) > limit:
+        kept = kept[:limit] + [f"... ({len(kept) - limit} more lines)"]
+    return "\n".join("  " + ln for ln in kept)
+
+
+# -- the interface --------------------------------------------------------------------------
+class Engine(abc.ABC):
+    """One way to build environments. Subclasses keep heavy imports inside methods."""
+
+    name: ClassVar[str]
+    family: ClassVar[str]  # conda | venv: which Request fields it reads, and its layout kind
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = dict(environ)
+
+    @abc.abstractmethod
+    def available(self) -> bool:
+        """Whether the engine's tool is here (cheap: no solve, no network)."""
+
+    @abc.abstractmethod
+    def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
+        """Resolve ``request`` for ``target`` without installing anything."""
+
+    @abc.abstractmethod
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+        """Install exactly ``solution`` into ``prefix``: no solve, every hash verified."""
+
+    @abc.abstractmethod
+    def layout(self, prefix: Path) -> CudaLayout:
+        """Where the CUDA pieces of ``prefix`` are (bin, lib, include, CUDA_HOME)."""
+
+    @abc.abstractmethod
+    def installed(self, prefix: Path) -> tuple[Package, ...]:
+        """What ``prefix`` holds now, sorted like a Solution (for drift checks)."""
+
+    def require(self) -> None:
+        if not self.available():
+            raise EngineUnavailable(f"The {self.name} engine is not available here.", hint=self.install_hint())
+
+    def install_hint(self) -> str:
+        return "Choose another engine with --engine, or `cuenv doctor` to see which ones work here."
+
+
+def emit(progress: Progress | None, event: str, detail: str) -> None:
+    if progress is not None:
+        progress(event, detail)
+
+
+def check_solution_engine(engine: Engine, solution: Solution) -> None:
+    if solution.engine != engine.name and {solution.engine, engine.name} - set(CONDA_FAMILY + ("rattler",)):
+        raise UsageError(
+            f"This lock was made by the {solution.engine} engine; the {engine.name} engine cannot install it.",
+            hint=f"Use --engine {solution.engine}.",
+        )
+    wanted = "pypi" if engine.family == "venv" else "conda"
+    strays = sorted({p.name for p in solution.packages if p.kind != wanted})
+    if strays:
+        raise UsageError(f"The {engine.name} engine installs only {wanted} packages; the lock also has: {', '.join(strays)}.")
+
+
+

@@ -1,0 +1,81 @@
+"""Get a locked artifact and prove it is the one the lock names, before anything is linked."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Final
+
+from cuenv.engines.base import DownloadFailed, HashMismatch, Package, Progress, emit
+
+TIMEOUT: Final = 60.0
+_CHUNK: Final = 1 << 20
+
+
+def digests(path: Path) -> tuple[str, str]:
+    sha, md5 = hashlib.sha256(), hashlib.md5()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            sha.update(chunk)
+            md5.update(chunk)
+    return sha.hexdigest(), md5.hexdigest()
+
+
+def check(pkg: Package, path: Path) -> None:
+    """Raise HashMismatch unless ``path`` has the package's sha256 (or, lacking one, its md5)."""
+    if not pkg.sha256 and not pkg.md5:
+        raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 or md5 in the lock", actual="none")
+    sha, md5 = digests(path)
+    if pkg.sha256 and sha != pkg.sha256.lower():
+        raise HashMismatch(pkg.filename or pkg.url, expected=f"sha256:{pkg.sha256}", actual=f"sha256:{sha}")
+    if pkg.md5 and md5 != pkg.md5.lower():
+        raise HashMismatch(pkg.filename or pkg.url, expected=f"md5:{pkg.md5}", actual=f"md5:{md5}")
+
+
+def local_path(url: str) -> Path | None:
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "file":
+        return Path(urllib.request.url2pathname(parsed.path))
+    if parsed.scheme == "" and url.startswith("/"):
+        return Path(url)
+    return None
+
+
+def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None = None) -> Path:
+    """A local, hash-checked copy of ``pkg``: the file itself for file:// URLs, else a download
+    kept in ``archives`` (reused while its hash still matches)."""
+    path = local_path(pkg.url)
+    if path is not None:
+        if not path.is_file():
+            raise DownloadFailed(pkg.url, "no such file")
+        check(pkg, path)
+        return path
+    name = pkg.filename or pkg.url.rsplit("/", 1)[-1]
+    dest = archives / name
+    if dest.is_file():
+        try:
+            check(pkg, dest)
+            return dest
+        except HashMismatch:
+            dest.unlink()  # a stale or damaged cache entry: fetch it again
+    archives.mkdir(parents=True, exist_ok=True)
+    part = archives / f".{name}.part{os.getpid()}"
+    emit(progress, "download", pkg.url)
+    try:
+        with urllib.request.urlopen(pkg.url, timeout=TIMEOUT) as resp, open(part, "wb") as out:
+            for chunk in iter(lambda: resp.read(_CHUNK), b""):
+                out.write(chunk)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        part.unlink(missing_ok=True)
+        raise DownloadFailed(pkg.url, str(getattr(exc, "reason", exc))) from None
+    try:
+        check(pkg, part)
+    except HashMismatch:
+        part.unlink(missing_ok=True)
+        raise
+    os.replace(part, dest)
+    return dest

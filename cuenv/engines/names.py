@@ -1,0 +1,11 @@
+"""Which engines exist: the one list of engine names, and the names the CLI and config accept."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# The conda family in the order ``auto`` tries them: all three solve with libmamba, so they agree on
+# results, and this is the fastest start-up first (micromamba is one static binary).
+CONDA_FAMILY: Final = ("micromamba", "mamba", "conda")
+ENGINE_NAMES: Final = ("conda", "mamba", "micromamba", "rattler", "venv")
+CHOICES: Final = ("auto", *ENGINE_NAMES)  # what --engine and the config's `engine` accept

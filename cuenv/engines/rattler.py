@@ -1,0 +1,224 @@
+"""The rattler engine: py-rattler (pixi's conda library) solves and installs in-process.
+
+No conda needed. Virtual packages come from the Target (``__cuda`` from the driver, or from
+--target-driver), so a lock for a GPU node can be solved on a login node. ``import rattler`` costs
+~50 ms and happens only inside methods.
+
+install verifies every archive's sha256 (or md5) itself before rattler links anything: rattler
+0.28 does not re-check the hash of a ``file://`` package, and a lock may have been edited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import platform as _platform
+import re
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.engines import fetch
+from cuenv.engines.base import (
+    DownloadFailed,
+    Engine,
+    Package,
+    PackagesNotFound,
+    Progress,
+    Request,
+    Solution,
+    SolveError,
+    Target,
+    Unsatisfiable,
+    check_solution_engine,
+    cuda_hint,
+    emit,
+)
+from cuenv.engines.condaprefix import (
+    conda_layout,
+    package_from_record,
+    read_conda_meta,
+    specs_with_python,
+)
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.errors import ToolError, UsageError
+from cuenv.knowledge.versions import parse_dotted
+
+_NOT_FOUND: Final = re.compile(r"No candidates were found for (.+?)\.?\s*$", re.M)
+_MISSING_IN_TREE: Final = re.compile(r"[─ ]([A-Za-z0-9_.\-]+) [^\n]*? does not exist \(perhaps a missing channel\)")
+
+
+def virtual_packages(target: Target, *, kernel: str | None = None, host_glibc: str | None = None) -> tuple[tuple[str, str, str], ...]:
+    """(name, version, build) of conda's virtual packages for ``target``; validates its versions.
+
+    No ``__cuda`` when the target has no driver: conda then ignores ``__cuda`` constraints,
+    exactly as it does on a machine without a GPU.
+    """
+    out: list[tuple[str, str, str]] = []
+    if target.os in ("linux", "osx"):
+        out.append(("__unix", "0", "0"))
+    if target.os == "linux":
+        out.append(("__linux", kernel or "0", "0"))
+        glibc = target.glibc or host_glibc or "2.17"
+        parse_dotted(glibc, what="glibc version")
+        out.append(("__glibc", glibc, "0"))
+    elif target.os == "windows":
+        out.append(("__win", "0", "0"))
+    if target.cuda:
+        parse_dotted(target.cuda, what="CUDA version")  # a CONDA_OVERRIDE_CUDA-like value, checked here
+        out.append(("__cuda", target.cuda, "0"))
+    out.append(("__archspec", "1", target.arch))
+    return tuple(out)
+
+
+def _host_kernel() -> str | None:
+    match = re.match(r"(\d+(?:\.\d+)*)", _platform.release())
+    return match.group(1) if match else None
+
+
+def _host_glibc() -> str | None:
+    lib, version = _platform.libc_ver()
+    return version if lib == "glibc" and version else None
+
+
+def channel_source(channel: str) -> str:
+    """A recipe's channel -> what rattler takes: a name, a URL, or a folder as a file:// URL."""
+    if "://" in channel:
+        return channel
+    path = Path(channel).expanduser()
+    if channel.startswith((".", "/", "~")) or path.is_dir():
+        return path.resolve().as_uri()
+    return channel
+
+
+def explain_solver_error(message: str, *, target: Target, channels: tuple[str, ...]) -> SolveError:
+    where = "the channels " + ", ".join(channels) if channels else "the channels"
+    missing = [m.strip().removesuffix(" *") for m in _NOT_FOUND.findall(message)] or _MISSING_IN_TREE.findall(message)
+    if missing and "The following packages are incompatible" not in message:
+        return PackagesNotFound(sorted(set(missing)), where=where)
+    body = message.split("because of:", 1)[-1]
+    hint = cuda_hint(target.cuda) if "__cuda" in message else None
+    return Unsatisfiable(body, hint=hint)
+
+
+def _run(coro: Any) -> Any:
+    """Run a rattler coroutine; a Rust panic (a BaseException) becomes a ToolError."""
+    try:
+        return asyncio.run(coro)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException derives from BaseException
+        if type(exc).__name__ == "PanicException":
+            raise ToolError(f"rattler crashed: {str(exc).splitlines()[0] if str(exc) else 'panic'}") from None
+        raise
+
+
+class RattlerEngine(Engine):
+    name = "rattler"
+    family = "conda"
+
+    def available(self) -> bool:
+        return importlib.util.find_spec("rattler") is not None
+
+    def install_hint(self) -> str:
+        return "Install py-rattler into cuenv's Python: `pip install py-rattler`."
+
+    # solve ------------------------------------------------------------------------------------
+    def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
+        self.require()
+        if not request.conda_channels:
+            raise UsageError("A conda request needs at least one channel.", hint="Add channels to the recipe.")
+        vps = virtual_packages(target, kernel=_host_kernel(), host_glibc=_host_glibc())
+        import rattler
+        from rattler.exceptions import InvalidMatchSpecError, SolverError
+
+        specs = specs_with_python(request)
+        try:
+            matchspecs = [rattler.MatchSpec(s) for s in specs]
+        except InvalidMatchSpecError as exc:
+            raise UsageError(f"Invalid conda spec: {str(exc).splitlines()[0]}.", hint="Write specs like `cuda-version 12.1.*` or `cudnn >=9`.") from None
+        generic = [
+            rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), rattler.BuildString(b)) for n, v, b in vps
+        ]
+        gateway = rattler.Gateway(cache_dir=cache_dir / "rattler" / "repodata")
+        sources = [channel_source(c) for c in request.conda_channels]
+        try:
+            records = _run(
+                rattler.solve(
+                    sources=sources, specs=matchspecs, gateway=gateway, platforms=[request.platform, "noarch"],
+                    virtual_packages=generic,
+                )
+            )
+        except SolverError as exc:
+            raise explain_solver_error(str(exc), target=target, channels=request.conda_channels) from None
+        except ToolError:
+            raise
+        except Exception as exc:  # network and channel errors: rattler raises one class per cause
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DownloadFailed(", ".join(sources), first) from None
+        packages = tuple(_package(r) for r in records)
+        python = next((".".join(p.version.split(".")[:2]) for p in packages if p.name == "python"), request.python)
+        return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
+
+    # install ----------------------------------------------------------------------------------
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+        self.require()
+        check_solution_engine(self, solution)
+        import rattler
+
+        archives = cache_dir / "rattler" / "archives"
+        local: list[tuple[Package, Path]] = []
+        for pkg in solution.packages:  # every hash first: nothing is linked unless all match
+            emit(progress, "verify", pkg.filename or pkg.url)
+            local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress)))
+        records = []
+        for pkg, path in local:
+            record = _run(rattler.RepoDataRecord.from_package_archive(path))
+            found = (record.name.normalized, str(record.version), str(record.build))
+            if found != (pkg.name, pkg.version, pkg.build or found[2]):
+                raise UsageError(f"{pkg.url} holds {'-'.join(found)}, not {pkg.name}-{pkg.version}-{pkg.build}.")
+            record.url = path.as_uri()  # link from the verified file, never a second download
+            if pkg.channel:
+                record.channel = pkg.channel
+            if pkg.md5:  # the archive alone gives only its sha256; keep the verified md5 in conda-meta
+                record.md5 = bytes.fromhex(pkg.md5)
+            records.append(record)
+        emit(progress, "link", f"{len(records)} packages into {prefix}")
+        prefix.mkdir(parents=True, exist_ok=True)
+        _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
+        _restore_urls(prefix, [(pkg, path) for pkg, path in local if path.as_uri() != pkg.url])
+        emit(progress, "done", str(prefix))
+
+    def layout(self, prefix: Path) -> CudaLayout:
+        return conda_layout(prefix)
+
+    def installed(self, prefix: Path) -> tuple[Package, ...]:
+        return read_conda_meta(prefix)
+
+
+def _package(record: Any) -> Package:
+    return package_from_record(
+        {
+            "name": record.name.normalized,
+            "version": str(record.version),
+            "build": str(record.build),
+            "url": record.url,
+            "sha256": record.sha256.hex() if record.sha256 else None,
+            "md5": record.md5.hex() if record.md5 else None,
+            "channel": record.channel,
+            "subdir": record.subdir,
+            "fn": record.file_name,
+        }
+    )
+
+
+def _restore_urls(prefix: Path, moved: list[tuple[Package, Path]]) -> None:
+    """conda-meta must name where a package came from, not the cache copy it was linked from."""
+    for pkg, _path in moved:
+        meta = prefix / "conda-meta" / f"{pkg.name}-{pkg.version}-{pkg.build}.json"
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        data["url"] = pkg.url
+        meta.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,430 @@
+"""The venv engine: uv resolves NVIDIA's CUDA wheels from PyPI into a lock, then installs it.
+
+solve   = ``uv pip compile --format pylock.toml`` (every wheel's URL and sha256), for the target's
+          Python and platform, never downloading a Python;
+install = ``uv venv`` with a local interpreter, then ``uv pip sync --require-hashes`` of exactly the
+          locked URLs; uv's cache (``CACHE/uv``) hardlinks files into every venv;
+layout  = the venv's bin plus ``site-packages/nvidia/*/{bin,lib,include}`` (CUDA 11/12 wheels) or
+          ``nvidia/cu13/...`` (CUDA 13), and a CUDA_HOME of symlinks in ``PREFIX/.cuenv/cuda``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final, Iterable, Mapping
+
+from cuenv import runner
+from cuenv.engines.base import (
+    DownloadFailed,
+    Engine,
+    HashMismatch,
+    MixedCudaMajors,
+    Package,
+    PackagesNotFound,
+    Progress,
+    Request,
+    Solution,
+    SolveError,
+    Target,
+    Unsatisfiable,
+    check_solution_engine,
+    emit,
+)
+from cuenv.engines.cudahome import build_cuda_home
+from cuenv.envs import folder
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.errors import ToolError, UsageError
+
+SOLVE_TIMEOUT: Final = 600.0
+INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
+CUDA_HOME_DIR: Final = Path(".cuenv") / "cuda"
+# What install verified, kept beside the venv: uv's direct_url.json records the URL but not the
+# wheel's sha256, and drift checks (issue 6) compare hashes.
+INSTALLED_LOCK: Final = Path(folder.META_DIR) / folder.SOLUTION_FILE
+
+# uv --python-platform knows these manylinux levels (uv 0.13); a target's glibc picks the highest <= it.
+_MANYLINUX: Final = (17, 28, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40)
+_ARCH: Final = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
+_OTHER_PLATFORMS: Final = {
+    "win-64": "x86_64-pc-windows-msvc",
+    "osx-64": "x86_64-apple-darwin",
+    "osx-arm64": "aarch64-apple-darwin",
+}
+# NVIDIA's CUDA 13 wheels dropped the -cuXX suffix; these unsuffixed names carry the CUDA major
+# in their version instead.
+_UNSUFFIXED_CUDA: Final = re.compile(
+    r"^nvidia-(cuda-[a-z-]+|cublas|cufft|cufile|curand|cusolver|cusparse|cusparselt|npp|nvjitlink|nvjpeg|nvvm|nvtx)$"
+)
+_SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
+
+
+# -- pure helpers -----------------------------------------------------------------------------
+def uv_python_platform(platform: str, glibc: str | None) -> str:
+    """conda-style platform + target glibc -> uv's --python-platform value."""
+    if platform in _OTHER_PLATFORMS:
+        return _OTHER_PLATFORMS[platform]
+    arch = _ARCH.get(platform)
+    if arch is None:
+        raise UsageError(
+            f"The venv engine cannot solve for platform {platform!r}.",
+            hint=f"Use one of: {', '.join(sorted([*_ARCH, *_OTHER_PLATFORMS]))}.",
+        )
+    if not glibc:
+        return f"{arch}-unknown-linux-gnu"
+    try:
+        minor = int(glibc.split(".")[1])
+    except (IndexError, ValueError):
+        raise UsageError(f"{glibc!r} is not a glibc version.", hint="Write it like 2.35.") from None
+    levels = [m for m in _MANYLINUX if m <= minor]
+    return f"{arch}-manylinux_2_{levels[-1]}" if levels else f"{arch}-unknown-linux-gnu"
+
+
+def cuda_major_of(name: str, version: str) -> int | None:
+    """The CUDA major an NVIDIA wheel belongs to, or None for anything else."""
+    match = _SUFFIX.match(name)
+    if match:
+        return int(match.group(1))
+    if _UNSUFFIXED_CUDA.match(name):
+        try:
+            return int(version.split(".")[0])
+        except ValueError:
+            return None
+    return None
+
+
+def check_one_cuda_major(packages: Iterable[Package]) -> int | None:
+    """Refuse cu11 + cu12 (+ cu13) wheels in one venv: they write the same site-packages/nvidia."""
+    majors: dict[int, list[str]] = {}
+    for pkg in packages:
+        major = cuda_major_of(pkg.name, pkg.version)
+        if major is not None:
+            majors.setdefault(major, []).append(pkg.name)
+    if len(majors) > 1:
+        raise MixedCudaMajors({m: tuple(sorted(n)) for m, n in majors.items()})
+    return next(iter(majors), None)
+
+
+def index_args(index_urls: tuple[str, ...]) -> list[str]:
+    """Index URLs in priority order -> uv flags. The last is uv's default (lowest priority) index.
+
+    Several indexes resolve like pip (best version across all), as NVIDIA's and PyTorch's install
+    instructions assume; one index is searched alone.
+    """
+    if not index_urls:
+        return []
+    args = ["--default-index", index_urls[-1]]
+    for url in index_urls[:-1]:
+        args += ["--index", url]
+    if len(index_urls) > 1:
+        args += ["--index-strategy", "unsafe-best-match"]
+    return args
+
+
+def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
+    """pylock.toml (PEP 751, as uv writes it) -> one Package per entry, preferring a wheel."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    data = tomllib.loads(text)
+    default_index = index_urls[0] if len(index_urls) == 1 else None
+    packages = []
+    for entry in data.get("packages", ()):
+        name, version = _normalize(entry["name"]), str(entry.get("version", ""))
+        artifact = (entry.get("wheels") or [None])[0] or entry.get("sdist") or entry.get("archive")
+        if not artifact or "url" not in artifact:
+            raise SolveError(
+                f"{name} resolved to a source the lock cannot pin by URL and hash ({', '.join(sorted(entry))}).",
+                hint="Require a released version from an index instead of a path or VCS checkout.",
+            )
+        hashes = artifact.get("hashes", {})
+        url = artifact["url"]
+        packages.append(
+            Package(
+                name=name,
+                version=version,
+                kind="pypi",
+                url=url,
+                sha256=hashes.get("sha256"),
+                index_url=entry.get("index") or default_index,
+                filename=url.rsplit("/", 1)[-1].split("#")[0],
+            )
+        )
+    return tuple(packages)
+
+
+_EXACT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
+    """{name: version} when every requirement is ``name==version`` (no extras, markers or wildcards)."""
+    pins = {}
+    for req in requirements:
+        m = _EXACT.match(req)
+        if m is None:
+            return None
+        pins[canonical(m.group(1))] = m.group(2)
+    return pins or None
+
+
+def requirements_lines(packages: Iterable[Package]) -> str:
+    """The exact artifacts as pip requirements: ``name @ URL --hash=sha256:...`` (hashes required)."""
+    lines = []
+    for pkg in packages:
+        if not pkg.sha256:
+            raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 in the lock", actual="none")
+        lines.append(f"{pkg.name} @ {pkg.url} --hash=sha256:{pkg.sha256}")
+    return "".join(line + "\n" for line in lines)
+
+
+def explain_uv_failure(stderr: str, *, where: str) -> Exception:
+    """uv's resolver/installer errors -> typed cuenv errors."""
+    if "No space left on device" in stderr:
+        return ToolError("The disk is full: uv could not write the environment's files (No space left on device).",
+                         hint="Free some space where CUENV_HOME lives, or point CUENV_HOME at a larger disk.")
+    missing = re.findall(r"Because ([A-Za-z0-9._-]+) was not found in the package registry", stderr)
+    if missing:
+        return PackagesNotFound(sorted(set(missing)), where=where)
+    missing = re.findall(r"no version of ([A-Za-z0-9._-]+(?:[=<>!~]=?[^\s,]+)?)", stderr)
+    if "No solution found" in stderr and missing and "depends on" not in stderr:
+        return PackagesNotFound(sorted(set(missing)), where=where)
+    if "No solution found" in stderr:
+        tail = stderr.split("No solution found", 1)[1].split("\n", 1)[-1]
+        return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""))
+    mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
+    if mismatch:
+        # uv wraps long lines to the terminal's width: one message line again.
+        return HashMismatch(" ".join(mismatch.group(1).split()), expected=mismatch.group(2), actual=mismatch.group(3))
+    failed = re.search(r"Failed to (?:fetch|download)(?:[^`\n]*`([^`]+)`|:\s*(\S+))", stderr)
+    if failed:
+        url = failed.group(1) or failed.group(2)
+        causes = re.findall(r"cause:\s*(.+)", stderr)
+        reason = causes[-1].strip() if causes else runner.stderr_tail(stderr, lines=2)
+        return DownloadFailed(url, reason)
+    return ToolError(f"uv failed: {runner.stderr_tail(re.sub(r'(?m)^error: ', '', stderr))}")
+
+
+# -- the engine ---------------------------------------------------------------------------------
+class VenvEngine(Engine):
+    name = "venv"
+    family = "venv"
+
+    def available(self) -> bool:
+        try:
+            self._uv()
+        except ToolError:
+            return False
+        return True
+
+    def install_hint(self) -> str:
+        return "Install uv into cuenv's Python: `pip install uv`."
+
+    def _uv(self) -> str:
+        try:
+            from uv import find_uv_bin
+        except ImportError:
+            raise ToolError("The uv package is not installed.", hint="pip install uv") from None
+        try:
+            return find_uv_bin()
+        except FileNotFoundError:
+            raise ToolError("The uv package has no uv binary.", hint="pip install --force-reinstall uv") from None
+
+    def _env(self, cache_dir: Path) -> dict[str, str]:
+        env = {k: v for k, v in self.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}
+        env.update(
+            UV_CACHE_DIR=str(cache_dir / "uv"),
+            UV_PYTHON_DOWNLOADS="never",  # a venv uses a Python that is already here
+            UV_NO_CONFIG="1",  # the recipe alone decides indexes: user uv.toml files do not leak in
+            UV_LINK_MODE="hardlink",
+            NO_COLOR="1",
+        )
+        return env
+
+    def _uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
+        done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
+        if done.returncode != 0:
+            raise explain_uv_failure(done.stderr or done.stdout, where=where)
+        return done
+
+    # solve ------------------------------------------------------------------------------------
+    def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
+        python = request.python or f"{sys.version_info.major}.{sys.version_info.minor}"
+        platform = request.platform
+        where = "the package index" + ("es " if len(request.index_urls) > 1 else " ") + (
+            ", ".join(request.index_urls) or "(uv's default, PyPI)"
+        )
+        if not request.requirements:
+            return Solution(engine=self.name, platform=platform, python=python, packages=())
+        pins = exact_pins(request.requirements)
+        with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
+            reqs = Path(tmp) / "requirements.in"
+            reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
+            out = Path(tmp) / "pylock.toml"
+            args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
+                    "--python-version", python, "--python-platform", uv_python_platform(platform, target.glibc),
+                    "--only-binary", ":all:", *index_args(request.index_urls)]
+            packages = None
+            if pins:
+                # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
+                # again (0.07 s instead of 0.3 s here). Used only when the answer is exactly the pins, so
+                # the result is the one the index would give; anything else asks the index.
+                done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
+                if done.returncode == 0:
+                    found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
+                    if {canonical(p.name): p.version for p in found} == pins:
+                        packages = found
+            if packages is None:
+                self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+                packages = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
+        check_one_cuda_major(packages)
+        return Solution(engine=self.name, platform=platform, python=python, packages=packages)
+
+    # install ----------------------------------------------------------------------------------
+    def find_python(self, version: str | None, *, cache_dir: Path) -> str:
+        """A local interpreter of ``version`` ("3.11"); this one when it matches or none is asked."""
+        here = f"{sys.version_info.major}.{sys.version_info.minor}"
+        if version is None or version == here:
+            return sys.executable
+        done = self._uv_run(
+            ["python", "list", "--only-installed", "--output-format", "json"],
+            cache_dir=cache_dir, timeout=60, where="local Pythons",
+        )
+        found = json.loads(done.stdout or "[]")
+        for item in found:
+            parts = item.get("version_parts", {})
+            if item.get("implementation") == "cpython" and f"{parts.get('major')}.{parts.get('minor')}" == version:
+                if item.get("path") and os.access(item["path"], os.X_OK):
+                    return item["path"]
+        have = sorted({".".join(i["version"].split(".")[:2]) for i in found if i.get("version")} | {here})
+        raise UsageError(
+            f"Python {version} is not installed here (found: {', '.join(have)}).",
+            hint=f"Install Python {version} (for example `uv python install {version}`), or use --python {here}.",
+        )
+
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+        check_solution_engine(self, solution)
+        check_one_cuda_major(solution.packages)
+        reqs_text = requirements_lines(solution.packages)  # refuses a package without a hash, before any work
+        python = self.find_python(solution.python, cache_dir=cache_dir)
+        emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
+        self._uv_run(
+            ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
+            cache_dir=cache_dir, timeout=120, where="uv venv",
+        )
+        emit(progress, "install", f"{len(solution.packages)} packages")
+        with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
+            reqs = Path(tmp) / "requirements.txt"
+            reqs.write_text(reqs_text, encoding="utf-8")
+            self._uv_run(
+                ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
+                 "--allow-empty-requirements", "--link-mode", "hardlink"],
+                cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs",
+            )
+        site = site_packages(prefix)
+        if site is not None:
+            build_cuda_home(prefix / CUDA_HOME_DIR, nvidia_components(site))
+        (prefix / INSTALLED_LOCK).write_text(json.dumps(solution.to_json(), indent=1, sort_keys=True), encoding="utf-8")
+        emit(progress, "done", str(prefix))
+
+    # read a prefix ----------------------------------------------------------------------------
+    def layout(self, prefix: Path) -> CudaLayout:
+        site = site_packages(prefix)
+        comps = nvidia_components(site) if site else ()
+        home = prefix / CUDA_HOME_DIR
+        return CudaLayout(
+            prefix=prefix,
+            kind="venv",
+            bin_dirs=(prefix / "bin", *[c / "bin" for c in comps if (c / "bin").is_dir()]),
+            lib_dirs=tuple(c / "lib" for c in comps if (c / "lib").is_dir()),
+            include_dirs=tuple(c / "include" for c in comps if (c / "include").is_dir()),
+            cuda_home=home if home.is_dir() else None,
+        )
+
+    def installed(self, prefix: Path) -> tuple[Package, ...]:
+        site = site_packages(prefix)
+        if site is None:
+            return ()
+        verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
+        found = (p for p in map(_dist_info_package, site.glob("*.dist-info")) if p)
+        # A package that is still the verified artifact keeps the hash install checked.
+        return tuple(sorted((verified.get((p.name, p.version, p.url), p) for p in found), key=lambda p: p.key))
+
+
+def _recorded_packages(prefix: Path) -> tuple[Package, ...]:
+    raw = _read(prefix / INSTALLED_LOCK)
+    if not raw:
+        return ()
+    try:
+        return Solution.from_json(json.loads(raw)).packages
+    except (ValueError, UsageError, KeyError):
+        return ()
+
+
+def site_packages(prefix: Path) -> Path | None:
+    found = sorted(prefix.glob("lib/python3*/site-packages"))
+    return found[0] if found else None
+
+
+def nvidia_components(site: Path) -> tuple[Path, ...]:
+    """``site-packages/nvidia/<component>`` folders: cu13 first (a whole toolkit), then by name."""
+    root = site / "nvidia"
+    if not root.is_dir():
+        return ()
+    comps = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("__"))
+    return tuple(sorted(comps, key=lambda p: (p.name != "cu13", p.name)))
+
+
+def _dist_info_package(dist_info: Path) -> Package | None:
+    """A Package from an installed dist-info: name and version from METADATA, URL and hash from
+    direct_url.json (PEP 610), which uv writes for requirements installed by URL."""
+    meta = _read(dist_info / "METADATA")
+    if meta is None:
+        return None
+    fields: dict[str, str] = {}
+    for line in meta.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip().lower(), value.strip())
+    direct: Mapping[str, object] = {}
+    raw = _read(dist_info / "direct_url.json")
+    if raw:
+        try:
+            direct = json.loads(raw)
+        except ValueError:
+            direct = {}
+    archive = direct.get("archive_info") if isinstance(direct.get("archive_info"), dict) else {}
+    hashes = archive.get("hashes") or {}  # type: ignore[union-attr]
+    sha256 = hashes.get("sha256")
+    if not sha256 and str(archive.get("hash", "")).startswith("sha256="):  # type: ignore[union-attr]
+        sha256 = str(archive["hash"]).split("=", 1)[1]  # type: ignore[index]
+    url = str(direct.get("url", ""))
+    return Package(
+        name=_normalize(fields.get("name", dist_info.name.split("-")[0])),
+        version=fields.get("version", ""),
+        kind="pypi",
+        url=url,
+        sha256=sha256,
+        filename=url.rsplit("/", 1)[-1] if url else None,
+    )
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

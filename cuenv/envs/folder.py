@@ -1,0 +1,66 @@
+"""An environment's folder: every file cuenv keeps inside it, named here and nowhere else.
+
+Layout under ``CUENV_HOME/envs``::
+
+    NAME/                             the prefix itself (a conda prefix or a venv root; both embed this path)
+    NAME/.cuenv/meta.json             what cuenv knows about it (cuenv.envs.meta is the format)
+    NAME/.cuenv/solution.json         the exact solution it was installed from (its own lock)
+    NAME/.cuenv/verdict               the hook's cached verdict: fingerprint, then one finding a line
+    NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
+    NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
+    .locks/NAME.lock                  one file lock per environment name
+
+The hook (shell/cuenv.sh, shell/cuenv.fish) spells the same names in shell; a test holds them equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv import atomic
+
+META_DIR: Final = ".cuenv"
+META_FILE: Final = "meta.json"
+SOLUTION_FILE: Final = "solution.json"
+VERDICT_FILE: Final = "verdict"
+COMPLETE: Final = "complete"
+LOCKS_DIR: Final = ".locks"
+
+
+def meta_dir(prefix: Path) -> Path:
+    return prefix / META_DIR
+
+
+def activate_script(meta: Path, shell: str) -> Path:
+    """The activation script for ``shell`` inside an environment's meta folder."""
+    return meta / f"activate.{shell}"
+
+
+def solution_path(prefix: Path) -> Path:
+    return prefix / META_DIR / SOLUTION_FILE
+
+
+def read_solution_text(prefix: Path) -> str:
+    return solution_path(prefix).read_text(encoding="utf-8")
+
+
+def read_solution(prefix: Path) -> dict[str, Any]:
+    """The environment's own lock as JSON data (cuenv.engines.Solution.from_json reads it)."""
+    data = json.loads(read_solution_text(prefix))
+    if not isinstance(data, dict):
+        raise ValueError(f"{solution_path(prefix)} is not a JSON object")
+    return data
+
+
+def write_solution(prefix: Path, solution_json: Any) -> str:
+    """Write the environment's own lock; returns its hash (``sha256:...``), which meta records."""
+    text = json.dumps(solution_json, indent=2, sort_keys=True) + "\n"
+    atomic.write_text(solution_path(prefix), text, durable=True)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", durable=True)

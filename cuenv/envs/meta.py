@@ -1,0 +1,116 @@
+"""The format of an environment's meta.json: what cuenv records at create time, and reading it back.
+
+One home for the format (issue 13): create writes it through :func:`build_meta`; the store, the
+verdict and the lockfile read it through the functions here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
+
+from cuenv import __version__
+from cuenv.envs.cudalayout import CudaLayout
+from cuenv.errors import CuenvError
+from cuenv.knowledge.stack import Stack
+
+if TYPE_CHECKING:
+    from cuenv.envs.create import CreatePlan
+
+SCHEMA: Final = 1
+
+
+def layout_to_json(layout: CudaLayout) -> dict[str, Any]:
+    return {
+        "prefix": str(layout.prefix),
+        "kind": layout.kind,
+        "bin_dirs": [str(p) for p in layout.bin_dirs],
+        "lib_dirs": [str(p) for p in layout.lib_dirs],
+        "include_dirs": [str(p) for p in layout.include_dirs],
+        "cuda_home": str(layout.cuda_home) if layout.cuda_home else None,
+    }
+
+
+def layout_from_json(data: Mapping[str, Any]) -> CudaLayout:
+    return CudaLayout(
+        prefix=Path(data["prefix"]),
+        kind=data["kind"],
+        bin_dirs=tuple(Path(p) for p in data.get("bin_dirs", ())),
+        lib_dirs=tuple(Path(p) for p in data.get("lib_dirs", ())),
+        include_dirs=tuple(Path(p) for p in data.get("include_dirs", ())),
+        cuda_home=Path(data["cuda_home"]) if data.get("cuda_home") else None,
+    )
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_hash: str | None) -> dict[str, Any]:
+    stack = plan.stack
+    return {
+        "schema": SCHEMA,
+        "name": plan.name,
+        "recipe": dict(plan.meta["recipe"]),
+        "engine": plan.engine,
+        "engine_reason": plan.engine_reason,
+        "python": plan.solution.python,
+        "platform": plan.solution.platform,
+        "cuda": stack.cuda,
+        "cudnn": stack.cudnn,
+        "framework": {"name": stack.framework, "version": stack.framework_version} if stack.framework else None,
+        "stack": {
+            "label": stack.label, "cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass),
+            "ptx": list(stack.ptx), "has_nvcc": stack.has_nvcc, "os": list(stack.os),
+            "framework": stack.framework, "framework_version": stack.framework_version, "variant": stack.variant,
+        },
+        "resolved": resolved_versions(plan.solution.packages),
+        "requested": list(plan.meta.get("requested", [])),
+        "created": now(),
+        "cuenv_version": __version__,
+        "validation": {"fingerprint": fingerprint, "findings": [f.to_json() for f in plan.findings]},
+        "layout": layout_to_json(layout),
+        "env_vars": dict(plan.meta.get("env_vars", {})),
+        "activate_scripts": [],
+        "smoke_test": plan.meta.get("smoke_test"),
+        "size_bytes": size,
+        "lock_hash": plan.lock_hash or lock_hash,
+    }
+
+
+def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
+    s = meta.get("stack")
+    if not isinstance(s, Mapping) or "cuda" not in s:
+        name = meta.get("name", "?")
+        raise CuenvError(f"The metadata of environment {name!r} is damaged (no stack recorded).",
+                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.")
+    return Stack(
+        label=str(meta.get("name", "environment")), cuda=s["cuda"], cudnn=s.get("cudnn"), sass=tuple(s.get("sass", ())),
+        ptx=tuple(s.get("ptx", ())), has_nvcc=bool(s.get("has_nvcc")), os=tuple(s.get("os", ("linux",))),
+        framework=s.get("framework"), framework_version=s.get("framework_version"), variant=s.get("variant"),
+    )
+
+
+_CUDA_PACKAGES = {
+    "libcudart": ("nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime", "cuda-cudart", "cudatoolkit"),
+    "cudnn": ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"),
+    "nvcc": ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc", "cuda-nvcc"),
+}
+_FRAMEWORKS = ("torch", "pytorch", "paddlepaddle-gpu", "paddlepaddle", "tensorflow", "jax", "jaxlib")
+
+
+def resolved_versions(packages: Sequence[Any]) -> dict[str, str]:
+    """The versions that matter, read from the solution: CUDA runtime, cuDNN, nvcc, the framework."""
+    by_name = {p.name.lower(): p.version for p in packages}
+    out: dict[str, str] = {}
+    for key, names in _CUDA_PACKAGES.items():
+        for n in names:
+            if n in by_name:
+                out[key] = by_name[n]
+                break
+    for n in _FRAMEWORKS:
+        if n in by_name:
+            out["framework"] = f"{n} {by_name[n]}"
+            break
+    return out

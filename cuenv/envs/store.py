@@ -1,0 +1,166 @@
+"""The environment registry: where each environment lives, its metadata, its lock, its state.
+
+Layout under ``CUENV_HOME/envs``::
+
+    NAME/                 the prefix itself (a conda prefix or a venv root; both embed this path)
+    NAME/.cuenv/meta.json what cuenv knows about it (recipe, engine, layout, versions, validation)
+    NAME/.cuenv/complete  written last: an environment without it is incomplete, never usable
+    NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
+    .locks/NAME.lock      one file lock per environment name
+
+Prefixes embed their own path, so environments are built in place and the marker is written last
+(STYLE.md §7) instead of being built elsewhere and renamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from cuenv import atomic
+from cuenv.envs import folder
+from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.envs.meta import layout_from_json
+from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
+
+
+def validate_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise UsageError(
+            f"{name!r} is not a valid environment name.",
+            hint="Use 1-64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit.",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class EnvRecord:
+    name: str
+    path: Path
+    complete: bool
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def meta_dir(self) -> Path:
+        return self.path / META_DIR
+
+    def layout(self) -> CudaLayout:
+        return layout_from_json(self.meta["layout"])
+
+    def target(self) -> ActivationTarget:
+        return ActivationTarget(
+            name=self.name,
+            layout=self.layout(),
+            env_vars=dict(self.meta.get("env_vars", {})),
+            activate_scripts=tuple(Path(p) for p in self.meta.get("activate_scripts", ())),
+        )
+
+
+class Store:
+    def __init__(self, envs_dir: Path) -> None:
+        self.envs_dir = envs_dir
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "Store":
+        return cls(settings.envs_dir)
+
+    def path(self, name: str) -> Path:
+        return self.envs_dir / validate_name(name)
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).exists() or self.path(name).is_symlink()
+
+    def _read(self, name: str) -> EnvRecord:
+        path = self.path(name)
+        meta_dir = path / META_DIR
+        complete = (meta_dir / COMPLETE).is_file()
+        meta: dict[str, Any] = {}
+        try:
+            meta = json.loads((meta_dir / META_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            complete = False  # a marker without readable metadata is not usable either
+        return EnvRecord(name=name, path=path, complete=complete, meta=meta)
+
+    def get(self, name: str, *, allow_incomplete: bool = False) -> EnvRecord:
+        if not self.path(name).is_dir():
+            raise NotFound(f"No environment named {name!r}.", hint=self._names_hint(name))
+        record = self._read(name)
+        if not record.complete and not allow_incomplete:
+            raise CuenvError(
+                f"Environment {name!r} is incomplete (its creation was interrupted or failed).",
+                hint=f"Run `cuenv create ... -n {name} --force` to rebuild it, or `cuenv remove {name}`.",
+            )
+        return record
+
+    def list(self) -> list[EnvRecord]:
+        try:
+            entries = sorted(os.scandir(self.envs_dir), key=lambda e: e.name)
+        except FileNotFoundError:
+            return []
+        return [self._read(e.name) for e in entries if e.is_dir(follow_symlinks=False) and NAME_RE.fullmatch(e.name)]
+
+    def _names_hint(self, name: str) -> str:
+        import difflib
+
+        names = [r.name for r in self.list()]
+        close = difflib.get_close_matches(name, names, n=3)
+        if close:
+            return "Did you mean " + ", ".join(close) + "? `cuenv list` shows all environments."
+        return "Run `cuenv list` to see your environments, or `cuenv create RECIPE` to make one."
+
+    # -- mutation -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, name: str) -> Iterator[None]:
+        """Hold the environment's file lock; a second holder fails at once instead of interleaving."""
+        import fcntl
+
+        lock_dir = self.envs_dir / folder.LOCKS_DIR
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_dir / f"{validate_name(name)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise EnvironmentBusy(
+                    f"Environment {name!r} is being changed by another cuenv process.",
+                    hint="Wait for it to finish, then try again.",
+                ) from None
+            yield
+        finally:
+            os.close(fd)
+
+    def write_meta(self, name: str, meta: Mapping[str, Any]) -> None:
+        meta_dir = self.path(name) / META_DIR
+        meta_dir.mkdir(parents=True, exist_ok=True)
+        folder.write_json(meta_dir / META_FILE, meta)
+
+    def mark_complete(self, name: str) -> None:
+        atomic.write_text(self.path(name) / META_DIR / COMPLETE, "", durable=True)
+
+    def mark_incomplete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.path(name) / META_DIR / COMPLETE).unlink()
+
+    def remove(self, name: str) -> None:
+        """Delete an environment's folder, never following a symlink out of CUENV_HOME."""
+        path = self.path(name)
+        home = self.envs_dir.resolve()
+        if path.is_symlink():
+            path.unlink()  # a link named like an environment: drop the link, never its target
+            return
+        if not path.exists():
+            return
+        if path.resolve().parent != home:
+            raise CuenvError(f"Refusing to delete {path}: it is not inside {home}.")
+        self.mark_incomplete(name)  # a half-deleted environment must never look usable
+        shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
+

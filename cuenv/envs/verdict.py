@@ -1,0 +1,103 @@
+"""An environment's verdict on this machine, cached per machine fingerprint (issue 5 §4).
+
+`cuenv list`, `cuenv use`, `cuenv run` and the TUI all ask "does this environment still run
+here?". The answer only changes with the driver, a reboot or an override variable, so it is
+computed once per fingerprint (cuenv.machine.fingerprint) and kept twice:
+
+- in ``meta.json`` under ``validation`` (the findings, for Python callers), and
+- in ``NAME/.cuenv/verdict`` for the shell hook: first line the fingerprint, then the lines to
+  print on stderr at activation (``error: ...``, ``warning: ...``, ``hint: ...``). The hook reads
+  it with no Python when the fingerprint matches and calls `cuenv shell-env SHELL verdict NAME`
+  otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from cuenv import atomic
+from cuenv.envs import folder
+from cuenv.envs.folder import VERDICT_FILE
+from cuenv.envs.store import EnvRecord
+from cuenv.knowledge.stack import Finding
+from cuenv.machine.fingerprint import fingerprint
+
+
+def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
+    """Check the environment's recorded stack against this machine (detection has its own cache)."""
+    from cuenv.envs.meta import stack_from_meta
+    from cuenv.knowledge.compat import check
+    from cuenv.machine.driver import detect
+
+    return check(stack_from_meta(record.meta), detect(environ, cache_dir=cache_dir))
+
+
+def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
+    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten)."""
+    fp = fingerprint(environ)
+    cached = record.meta.get("validation") or {}
+    if cached.get("fingerprint") == fp:
+        return [Finding(**row) for row in cached.get("findings") or ()]
+    findings = compute(record, environ, cache_dir)
+    save(record, fp, findings)
+    return findings
+
+
+def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
+    """Store the verdict in meta.json and in the hook's cache; a read-only environment just skips it."""
+    meta = dict(record.meta)
+    meta["validation"] = {"fingerprint": fp, "findings": [f.to_json() for f in findings]}
+    try:
+        folder.write_json(record.meta_dir / folder.META_FILE, meta)
+    except OSError:
+        pass
+    write(record.meta_dir, fp, lines_for(findings))
+
+
+def lines_for(findings: Sequence[Finding]) -> list[str]:
+    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error)."""
+    out = []
+    for f in findings:
+        if f.severity not in ("error", "warning"):
+            continue
+        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
+        if f.fix:
+            out.append(f"hint: {' '.join(f.fix.splitlines())}")
+    return out
+
+
+def has_error(lines: Sequence[str]) -> bool:
+    return any(line.startswith("error:") for line in lines)
+
+
+def write(meta_dir: Path, fp: str, lines: Sequence[str]) -> None:
+    text = "\n".join([fp, *lines]) + "\n"
+    try:
+        atomic.write_text(meta_dir / VERDICT_FILE, text)
+    except OSError:
+        pass  # a read-only environment still activates; the verdict is recomputed next time
+
+
+def read(meta_dir: Path, fp: str) -> list[str] | None:
+    """The hook cache's lines, or None when there is no cache for this fingerprint."""
+    try:
+        first, *rest = (meta_dir / VERDICT_FILE).read_text(encoding="utf-8").split("\n")
+    except (OSError, ValueError):
+        return None
+    return [r for r in rest if r] if first == fp else None
+
+
+def worst(findings: Sequence[Finding]) -> str:
+    sev = {f.severity for f in findings}
+    return "error" if "error" in sev else "warning" if "warning" in sev else "ok"
+
+
+def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> tuple[str, str]:
+    """(ok | warning | error | incomplete, the short reason: the first such finding's code)."""
+    if not record.complete:
+        return "incomplete", "interrupted or failed create"
+    findings = findings_for(record, environ, cache_dir)
+    state = worst(findings)
+    reason = next((f.code for f in findings if f.severity == state), "")
+    return state, reason

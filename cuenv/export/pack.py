@@ -1,0 +1,227 @@
+"""Relocatable archives: `cuenv pack` and `cuenv unpack` (issue 7 §4).
+
+One uncompressed tar, manifest first::
+
+    cuenv-pack.json     format, name, kind, method, the environment's meta.json and its lock
+    env.tar.gz          conda prefix: conda-pack's archive (prefixes rewritten by its conda-unpack)
+    wheels/*.whl        venv: every locked wheel, each checked against the lock's sha256
+
+A conda prefix embeds its path in text and binaries: conda-pack records where and rewrites it on
+the target. A venv embeds its path and its interpreter's path everywhere (venv-pack, unmaintained
+since 2018, needs the same interpreter at the same path), so it is re-created from its lock on
+the target instead: the same install as `cuenv create` (uv, --require-hashes), from the wheels in
+the archive, with no network, under any Python of the locked version. Either way the environment
+is validated against the target machine first, built in place, registered with its metadata
+moved to the new prefix and its activation scripts rendered again, and marked complete last.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final, Mapping
+
+from cuenv.envs import folder
+from cuenv.errors import CuenvError, ToolError, UsageError
+
+FORMAT: Final = 1
+MANIFEST: Final = "cuenv-pack.json"
+CONDA_PAYLOAD: Final = "env.tar.gz"
+WHEELS: Final = "wheels"
+UNPACK_TIMEOUT: Final = 1800.0
+
+
+class NotAPack(UsageError):
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path} is not an archive made by `cuenv pack` ({why}).",
+                         hint="Make one with `cuenv pack NAME -o FILE` on the machine that has the environment.")
+
+
+# -- pack ------------------------------------------------------------------------------------
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), 0o644
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _conda_pack(prefix: Path, dest: Path) -> list[str]:
+    """conda-pack's archive of ``prefix`` (cuenv's own .cuenv/ left out); returns the names it added."""
+    try:
+        import conda_pack
+    except ImportError:
+        raise ToolError("Packing a conda prefix needs conda-pack.", hint="pip install conda-pack") from None
+    try:
+        conda_pack.pack(prefix=str(prefix), output=str(dest), format="tar.gz", force=True,
+                        filters=[("exclude", ".cuenv/*")], n_threads=min(4, os.cpu_count() or 1))
+    except conda_pack.CondaPackException as exc:
+        raise ToolError(f"conda-pack failed: {exc}") from None
+    with tarfile.open(dest, "r:gz") as tar:
+        names = tar.getnames()
+    return [n for n in names if not (prefix / n).exists() and not (prefix / n).is_symlink()]
+
+
+def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str, Any]:
+    """Write ``out`` (atomically: a half-written archive never has the final name); returns the manifest."""
+    from cuenv import __version__
+    from cuenv.engines import Solution
+    from cuenv.engines.fetch import verified_archive
+
+    meta = dict(record.meta)
+    meta.pop("validation", None)  # about this machine; the target checks itself
+    kind = meta["layout"]["kind"]
+    raw_lock = folder.read_solution_text(record.path)
+    solution = Solution.from_json(json.loads(raw_lock))
+    manifest: dict[str, Any] = {
+        "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.path),
+        "cuenv_version": __version__, "meta": meta, "lock": raw_lock,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(f".{out.name}.part{os.getpid()}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="cuenv-pack-", dir=out.parent) as tmp:
+            if kind == "conda":
+                payload = Path(tmp) / CONDA_PAYLOAD
+                manifest["method"] = "conda-pack"
+                manifest["added"] = _conda_pack(record.path, payload)
+                files = [(CONDA_PAYLOAD, payload)]
+            elif kind == "venv":
+                manifest["method"] = "wheels"
+                files = []
+                for pkg in solution.packages:  # every wheel proven against the lock before it goes in
+                    wheel = verified_archive(pkg, Path(cache_dir) / "wheels", progress=progress)
+                    files.append((f"{WHEELS}/{pkg.filename or wheel.name}", wheel))
+            else:
+                raise UsageError(f"Environment {record.name!r} ({kind}) cannot be packed.")
+            with tarfile.open(part, "w", format=tarfile.PAX_FORMAT) as tar:
+                _add_bytes(tar, MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
+                for name, path in files:
+                    tar.add(path, arcname=name, recursive=False)
+        os.replace(part, out)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return manifest
+
+
+# -- unpack ------------------------------------------------------------------------------------
+def read_manifest(archive: Path) -> dict[str, Any]:
+    try:
+        with tarfile.open(archive, "r:") as tar:
+            first = tar.next()
+            if first is None or first.name != MANIFEST:
+                raise NotAPack(archive, f"its first member is not {MANIFEST}")
+            data = json.loads(tar.extractfile(first).read())  # type: ignore[union-attr]
+    except FileNotFoundError:
+        raise UsageError(f"{archive} does not exist.") from None
+    except (tarfile.TarError, ValueError, OSError) as exc:
+        raise NotAPack(archive, str(exc) or type(exc).__name__) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise NotAPack(archive, f"unknown format {data.get('format') if isinstance(data, dict) else '?'!r}")
+    if data.get("kind") not in ("conda", "venv") or not isinstance(data.get("meta"), dict):
+        raise NotAPack(archive, "its manifest is damaged")
+    return data
+
+
+def _extract_all(tar: tarfile.TarFile, dest: Path) -> None:
+    if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.10.12: no path escapes, no devices
+        tar.extractall(dest, filter="data")
+        return
+    for member in tar.getmembers():
+        target = (dest / member.name).resolve()
+        if not (target == dest.resolve() or dest.resolve() in target.parents) or member.isdev():
+            raise UsageError(f"Refusing archive member {member.name!r}: it would land outside {dest}.")
+    tar.extractall(dest)  # noqa: S202 - members checked above
+
+
+def _unpack_conda(archive: Path, manifest: Mapping[str, Any], prefix: Path) -> None:
+    from cuenv import runner
+
+    with tarfile.open(archive, "r:") as outer:
+        member = outer.getmember(CONDA_PAYLOAD)
+        with tarfile.open(fileobj=outer.extractfile(member), mode="r|gz") as inner:
+            prefix.mkdir(parents=True, exist_ok=True)
+            _extract_all(inner, prefix)
+    # conda-pack's own script rewrites the recorded prefixes; any Python runs it (cuenv's here).
+    runner.run([sys.executable, str(prefix / "bin" / "conda-unpack")], timeout=UNPACK_TIMEOUT)
+    for name in manifest.get("added") or ():  # conda-pack's activate/conda-unpack scripts: not part of the env
+        rel = Path(name)
+        if rel.is_absolute() or ".." in rel.parts:
+            continue
+        path = prefix / rel
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+
+
+def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
+    from cuenv.engines import get_engine
+
+    with tempfile.TemporaryDirectory(prefix="cuenv-unpack-", dir=cache_dir) as tmp:
+        local = []
+        with tarfile.open(archive, "r:") as tar:
+            for pkg in solution.packages:
+                name = f"{WHEELS}/{pkg.filename}"
+                try:
+                    member = tar.getmember(name)
+                except KeyError:
+                    raise NotAPack(archive, f"{name} is missing") from None
+                dest = Path(tmp) / Path(name).name
+                with tar.extractfile(member) as src, open(dest, "wb") as out:  # type: ignore[union-attr]
+                    shutil.copyfileobj(src, out)
+                local.append(replace(pkg, url=dest.as_uri()))  # same sha256: uv still verifies it
+        engine = get_engine(solution.engine, environ)
+        engine.install(prefix, replace(solution, packages=tuple(local)), cache_dir=cache_dir, progress=progress)
+
+
+def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[str, str], machine: Any,
+           force: bool, progress=None) -> tuple[Any, list[Any]]:
+    """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
+    from cuenv.engines import Solution
+    from cuenv.envs import folder
+    from cuenv.envs.create import blocking, prepare_prefix, render_activation
+    from cuenv.envs.meta import stack_from_meta
+    from cuenv.envs.store import Store, validate_name
+    from cuenv.export.relocate import moved_meta
+    from cuenv.knowledge.compat import check
+    from cuenv.machine.fingerprint import fingerprint
+
+    manifest = read_manifest(archive)
+    env_name = validate_name(name or manifest["name"])
+    solution = Solution.from_json(json.loads(manifest["lock"]))
+    stack = stack_from_meta(manifest["meta"])
+    findings = check(stack, machine)
+    errors = blocking(findings)
+    if errors and not force:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CuenvError(f"{stack.label} will not run on this machine: {first.message}{more}",
+                         hint=(first.fix + " " if first.fix else "") + "Use --force to unpack it anyway.")
+    store = Store.from_settings(settings)
+    store.envs_dir.mkdir(parents=True, exist_ok=True)
+    with store.locked(env_name):
+        prepare_prefix(store, env_name, force=force)
+        prefix = store.path(env_name)
+        try:
+            if manifest["kind"] == "conda":
+                _unpack_conda(archive, manifest, prefix)
+            else:
+                _unpack_venv(archive, solution, prefix, cache_dir=Path(settings.cache_dir), environ=environ, progress=progress)
+            lock_hash = folder.write_solution(prefix, solution.to_json())
+            if lock_hash != manifest["meta"].get("lock_hash"):
+                raise CuenvError(f"The lock in {archive} does not match its recorded hash.", hint="The archive was altered; pack it again.")
+            meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
+            meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
+            meta["unpacked_from"] = {"archive": str(archive), "source_prefix": manifest.get("source_prefix")}
+            store.write_meta(env_name, meta)
+            render_activation(store, env_name, settings)
+            store.mark_complete(env_name)
+        except BaseException:
+            store.remove(env_name)  # an unpack that did not finish leaves nothing usable-looking
+            raise
+    return store.get(env_name), findings

@@ -1,0 +1,391 @@
+"""Will this stack run on that machine? Pure: (Stack, Machine) -> findings. No I/O, no printing.
+
+Two axes (docs/concepts/compatibility.md):
+  driver -> CUDA: the driver must reach the build's CUDA major family floor (minor-version
+      compatibility); below the release's own minimum it runs with a reduced feature set.
+  GPU -> arch list: the build needs SASS of the GPU's major with a minor <= the GPU's, or PTX
+      for a compute capability <= the GPU's that the driver can JIT.
+Every code is documented in docs/reference/findings.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final, Sequence
+
+from cuenv.knowledge import builds, matrix, versions
+from cuenv.knowledge.stack import Finding, Stack
+from cuenv.machine.model import Driver, Gpu, Machine
+
+CODES: Final = (
+    "no-driver", "driver-unknown", "driver-too-old", "driver-minor-compat", "no-gpu",
+    "gpu-unknown-cc", "arch-unsupported", "arch-ptx-jit", "arch-unknown", "cpu-only-build",
+    "cudnn-mismatch", "compiler-too-new", "compiler-unknown", "os-unsupported",
+)
+
+
+def verdict(findings: Sequence[Finding]) -> bool:
+    """True (runs) when no finding is an error."""
+    return not any(f.severity == "error" for f in findings)
+
+
+def check(stack: Stack, machine: Machine, *, gcc: str | None = None) -> list[Finding]:
+    """Every finding about running ``stack`` on ``machine``, errors first; fixes name real builds."""
+    return _Checker(stack, machine, gcc, fixes=True).run()
+
+
+def suggest(candidates: Sequence[Stack], machine: Machine) -> tuple[Stack | None, list[str]]:
+    """The newest-CUDA candidate that runs on ``machine`` and covers every GPU, with the reasoning.
+
+    Builds whose arch list cuenv does not know rank below those known to cover every GPU.
+    Ties on CUDA go to fewer warnings, then the newer framework release.
+    """
+    lines = [describe_machine(machine)]
+    runnable: list[tuple[tuple, Stack, list[Finding]]] = []
+    rejected: dict[str, int] = {}
+    for cand in candidates:
+        found = _Checker(cand, machine, None, fixes=False).run()
+        if verdict(found):
+            warnings = sum(f.severity == "warning" for f in found)
+            known = _covers(cand, machine, found)
+            runnable.append(((known, _vkey(cand.cuda), -warnings, _vkey(cand.framework_version)), cand, found))
+        else:
+            for code in {f.code for f in found if f.severity == "error"}:
+                rejected[code] = rejected.get(code, 0) + 1
+    if rejected:
+        lines.append("ruled out: " + ", ".join(f"{n} x {code}" for code, n in sorted(rejected.items(), key=lambda kv: -kv[1]))
+                     + f" (of {len(candidates)} candidates)")
+    if not runnable:
+        lines.append("no candidate runs here")
+        return None, lines
+    runnable.sort(key=lambda item: item[0], reverse=True)
+    key, best, found = runnable[0]
+    why = "the newest CUDA this driver runs with a build that covers every GPU"
+    if not key[0] and machine.gpus:
+        why = "the newest CUDA this driver runs; its arch list is not known to cuenv"
+    lines.append(f"picked {best.label}: CUDA {best.cuda or 'none (CPU)'}, {why}")
+    lines.extend(f"note ({f.code}): {f.message}" for f in found if f.severity != "info")
+    return best, lines
+
+
+def describe_machine(machine: Machine) -> str:
+    d = machine.driver
+    if d is None:
+        drv = "no NVIDIA driver"
+    elif not d.version and not d.max_cuda:
+        drv = "driver not given"
+    else:
+        drv = "driver " + _have(d, machine.os)
+    gpus = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in machine.gpus) or "no GPU"
+    return f"machine: {drv}; {gpus}; {machine.os}"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _vkey(text: str | None) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text or ""))
+
+
+def _name(stack: Stack) -> str:
+    if stack.framework == "torch" and stack.framework_version:
+        return f"torch {stack.framework_version}+{stack.variant}"
+    if stack.framework is None and stack.has_nvcc and stack.cuda:
+        return f"CUDA {stack.cuda}"
+    return stack.label.replace("==", " ")
+
+
+def _have(driver: Driver, os_name: str) -> str:
+    level = _level(driver, os_name)
+    if driver.version:
+        return driver.version + (f", which supports CUDA {level}" if level else "")
+    return f"a driver that supports CUDA {level}" + (" (CONDA_OVERRIDE_CUDA)" if driver.source == "override" else "")
+
+
+def _level(driver: Driver, os_name: str) -> str | None:
+    """Newest CUDA major.minor the driver supports: what it reported, else what the table says."""
+    if driver.max_cuda:
+        return matrix.mm_str(driver.max_cuda)
+    if driver.version:
+        return matrix.max_cuda_for_driver(driver.version, os_name)
+    return None
+
+
+def _lt(a: str, b: str) -> bool:
+    return versions.driver(a) < versions.driver(b)
+
+
+def _cuda_lt(a: str, b: str) -> bool:
+    return versions.cuda(matrix.mm_str(a)) < versions.cuda(matrix.mm_str(b))
+
+
+@dataclass
+class _Checker:
+    stack: Stack
+    machine: Machine
+    gcc: str | None
+    fixes: bool
+
+    def run(self) -> list[Finding]:
+        self.out: list[Finding] = []
+        self.minor_compat = False  # the driver is below the release's own minimum
+        self._os()
+        if self.stack.cuda is None:
+            self._cpu_only()
+        else:
+            self._driver()
+            self._gpus()
+            self._cudnn()
+        self._compiler()
+        order = {"error": 0, "warning": 1, "info": 2}
+        return sorted(self.out, key=lambda f: order[f.severity])
+
+    def add(self, code: str, severity: str, message: str, fix: str | None = None) -> None:
+        self.out.append(Finding(code, severity, message, fix))
+
+    # -- OS ----------------------------------------------------------------------------------
+    def _os(self) -> None:
+        if self.machine.os not in self.stack.os:
+            on = " or ".join(self.stack.os)
+            fix = "Run it on Linux" + (" (on Windows: inside WSL2)" if "linux" in self.stack.os else "") + "."
+            self.add("os-unsupported", "error", f"{_name(self.stack)} is built for {on}, not {self.machine.os}.", fix)
+
+    # -- CPU-only ------------------------------------------------------------------------------
+    def _cpu_only(self) -> None:
+        gpus = self.machine.gpus
+        if not gpus:
+            self.add("cpu-only-build", "info", f"{_name(self.stack)} is a CPU-only build: it needs no driver or GPU.")
+            return
+        names = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in gpus)
+        fix = self._nearest("Install a GPU build instead")
+        self.add("cpu-only-build", "warning",
+                 f"{_name(self.stack)} is a CPU-only build: it will not use the {names} on this machine.", fix)
+
+    # -- driver -> CUDA ------------------------------------------------------------------------
+    def _driver(self) -> None:
+        stack, os_name = self.stack, self.machine.os
+        cuda = matrix.mm_str(stack.cuda)
+        major = versions.cuda(cuda).major
+        floor = matrix.family_floor(major, os_name)
+        full = matrix.min_driver(cuda, os_name)
+        need = floor or full  # what it takes to run at all
+        name = _name(stack)
+        driver = self.machine.driver
+        if driver is None:
+            self.add("no-driver", "error",
+                     f"No NVIDIA driver was found; {name} needs a driver >= {need or 'R' + str(major)} (CUDA {major}.x)"
+                     + ("" if self.machine.gpus else " and a GPU") + ".",
+                     self._driver_fix(cuda, full, floor, none_found=True))
+            return
+        level = _level(driver, os_name)
+        if not driver.version and not level:
+            self.add("driver-unknown", "info",
+                     f"No driver version was given; the driver check for {name}"
+                     + ("" if name == f"CUDA {cuda}" else f" (CUDA {cuda})") + " was skipped.",
+                     "Give the target machine's driver with --driver VERSION.")
+            return
+        have = _have(driver, os_name)
+        too_old = False
+        if driver.version and need:
+            too_old = _lt(driver.version, need)
+        elif level:  # compare by CUDA level only (CONDA_OVERRIDE_CUDA, or unpublished minimums)
+            too_old = versions.cuda(level).major < major or (floor is None and _cuda_lt(level, cuda))
+        if too_old:
+            what = f"a driver >= {need} (CUDA {major}.x)" if need else f"a driver that supports CUDA {major}.x"
+            self.add("driver-too-old", "error", f"{name} needs {what}; this machine has {have}.",
+                     self._driver_fix(cuda, full, floor))
+            return
+        if driver.version and full:
+            self.minor_compat = _lt(driver.version, full)
+        elif level:
+            self.minor_compat = _cuda_lt(level, cuda)
+        if self.minor_compat:
+            self.add("driver-minor-compat", "warning",
+                     f"{name} is built with CUDA {cuda}, whose full feature set needs "
+                     + (f"a driver >= {full}" if full else f"a CUDA {cuda} driver")
+                     + f"; this machine has {have}, so it runs under minor-version compatibility: PTX JIT and APIs newer than"
+                     f" CUDA {level or '?'} are unavailable.",
+                     f"Most workloads run as is; for the full feature set install an NVIDIA driver >= {full}."
+                     if full else "Most workloads run as is; for the full feature set update the NVIDIA driver.")
+
+    def _driver_fix(self, cuda: str, full: str | None, floor: str | None, *, none_found: bool = False) -> str | None:
+        if not self.fixes:
+            return None
+        if full:
+            text = f"Install an NVIDIA driver >= {full} (full CUDA {cuda} support"
+            text += f"; >= {floor} runs it under minor-version compatibility)" if floor and floor != full else ")"
+        elif floor:
+            text = f"Install an NVIDIA driver >= {floor}"
+        else:
+            text = f"Install an NVIDIA driver that supports CUDA {cuda}"
+        if none_found:
+            return text + ", or describe the target machine with --driver and --gpu/--cc."
+        return self._nearest(text)
+
+    # -- GPU -> arch list ----------------------------------------------------------------------
+    def _gpus(self) -> None:
+        driver = self.machine.driver
+        if not self.machine.gpus:
+            if driver is not None:
+                self.add("no-gpu", "warning",
+                         "No GPU is known for this machine (none detected, none given with --gpu/--cc);"
+                         f" the compute-capability check of {_name(self.stack)} was skipped.",
+                         "Check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES, a container started"
+                         " with GPU access), or give it with --gpu NAME / --cc X.Y.")
+            return
+        for gpu in self.machine.gpus:
+            if gpu.compute_capability is None:
+                self.add("gpu-unknown-cc", "info",
+                         f"GPU {gpu.index} ({gpu.name}) reported no compute capability; it was not checked.",
+                         "Give it with --cc X.Y.")
+                continue
+            self._arch(gpu)
+
+    def _arch(self, gpu: Gpu) -> None:
+        stack, name = self.stack, _name(self.stack)
+        g = matrix.cc_key(gpu.compute_capability)
+        gname = f"{gpu.name} ({gpu.compute_capability})"
+        sass = [matrix.cc_key(s) for s in stack.sass]
+        ptx = [matrix.cc_key(p) for p in stack.ptx]
+        if not sass and not ptx:
+            self._arch_unknown(gpu, g, gname)
+            return
+        if any(s[0] == g[0] and s[1] <= g[1] for s in sass):
+            return
+        kernels = _arch_text(stack)
+        jit = [p for p in ptx if p <= g]
+        if jit:
+            p = ".".join(map(str, max(jit)))
+            if self.minor_compat:
+                self.add("arch-ptx-jit", "error",
+                         f"{name} has no SASS for the {gname}, only PTX {p} ({kernels}), and PTX from CUDA"
+                         f" {stack.cuda} cannot be JIT-compiled by this older driver (minor-version compatibility"
+                         " excludes PTX JIT): 'the provided PTX was compiled with an unsupported toolchain'.",
+                         self._arch_fix(gpu, f"Install an NVIDIA driver >= {matrix.min_driver(stack.cuda, self.machine.os)}"))
+            else:
+                self.add("arch-ptx-jit", "warning",
+                         f"{name} has no SASS for the {gname}, only PTX {p} ({kernels}): kernels are JIT-compiled"
+                         " at first use (slow start, cached in ~/.nv/ComputeCache) and may run slower.",
+                         self._arch_fix(gpu, "It runs as is"))
+            return
+        want = f"{g[0]}.0-{gpu.compute_capability}" if g[1] else gpu.compute_capability
+        self.add("arch-unsupported", "error",
+                 f"{name} has no kernels for the {gname}: {kernels}; it needs SASS for {want} or PTX <="
+                 f" {gpu.compute_capability} ('no kernel image is available for execution on the device').",
+                 self._arch_fix(gpu, None))
+
+    def _arch_unknown(self, gpu: Gpu, g: tuple[int, int], gname: str) -> None:
+        stack, name = self.stack, _name(self.stack)
+        targets = [matrix.cc_key(t) for t in matrix.nvcc_targets(stack.cuda)]
+        if targets and not any(t <= g for t in targets):
+            lowest = ".".join(map(str, min(targets)))
+            self.add("arch-unsupported", "error",
+                     f"{name} is built with CUDA {stack.cuda}, which cannot compile for the {gname}"
+                     f" (its oldest target is {lowest}); no build of it can carry kernels for this GPU.",
+                     self._arch_fix(gpu, None))
+            return
+        if targets and not any(t[0] == g[0] and t[1] <= g[1] for t in targets):
+            hint = f"; CUDA {stack.cuda} predates this GPU, so at best it runs through PTX JIT"
+        else:
+            hint = ""
+        confirm = ("python -c 'import torch; print(torch.cuda.get_arch_list())'" if stack.framework == "torch"
+                   else "cuobjdump --list-elf on the package's CUDA libraries lists the SASS they carry")
+        self.add("arch-unknown", "info",
+                 f"cuenv does not know which compute capabilities {name} carries; the {gname} was not checked{hint}.",
+                 f"Confirm on the machine: {confirm}.")
+
+    def _arch_fix(self, gpu: Gpu, first: str | None) -> str | None:
+        if not self.fixes:
+            return None
+        return self._nearest(first or f"Use a build with kernels for {gpu.compute_capability}")
+
+    # -- cuDNN -----------------------------------------------------------------------------------
+    def _cudnn(self) -> None:
+        stack = self.stack
+        if not stack.cudnn:
+            return
+        row = matrix.cudnn_row(stack.cudnn)
+        if row is None:
+            return
+        name = _name(stack)
+        if not matrix.cudnn_supports(stack.cudnn, stack.cuda):
+            majors = ", ".join(f"{b.min}-{b.max}" for b in row.builds)
+            self.add("cudnn-mismatch", "error",
+                     f"{name} pairs cuDNN {stack.cudnn} with CUDA {stack.cuda}, but cuDNN {row.cudnn}.x is built for"
+                     f" CUDA {majors} only.",
+                     "Use a cuDNN built for CUDA " + str(versions.cuda(stack.cuda).major) + ".x (see the cuDNN support matrix).")
+        if row.min_cc:
+            low = matrix.cc_key(row.min_cc)
+            for gpu in self.machine.gpus:
+                if gpu.compute_capability and matrix.cc_key(gpu.compute_capability) < low:
+                    self.add("cudnn-mismatch", "error",
+                             f"cuDNN {stack.cudnn} in {name} supports compute capability >= {row.min_cc}; the"
+                             f" {gpu.name} is {gpu.compute_capability}.",
+                             self._nearest("Use a cuDNN release that still supports it") if self.fixes else None)
+
+    # -- host compiler -----------------------------------------------------------------------------
+    def _compiler(self) -> None:
+        if not self.gcc or not self.stack.has_nvcc or not self.stack.cuda:
+            return
+        major = versions.Dotted.parse(self.gcc, what="gcc version").major
+        cuda = matrix.mm_str(self.stack.cuda)
+        top = matrix.max_gcc(cuda)
+        if top is None:
+            self.add("compiler-unknown", "info", f"The newest gcc nvcc {cuda} accepts is not known to cuenv; gcc {major} was not checked.")
+            return
+        if major > top:
+            newer = [c for c in matrix.gcc_cudas() if (matrix.max_gcc(c) or 0) >= major]
+            alt = f", or use CUDA {newer[0]} or newer (accepts gcc {major})" if newer else ""
+            self.add("compiler-too-new", "error",
+                     f"nvcc {cuda} accepts gcc <= {top}; this machine has gcc {self.gcc}"
+                     f" ('unsupported GNU version! gcc versions later than {top} are not supported!').",
+                     f"Install gcc {top} and point nvcc at it (nvcc -ccbin g++-{top}, or CUDAHOSTCXX=g++-{top}){alt}.")
+
+    # -- nearest alternative -----------------------------------------------------------------------
+    def _nearest(self, first: str) -> str | None:
+        if not self.fixes:
+            return None
+        alt = nearest_build(self.stack, self.machine)
+        if alt is None:
+            return first + "."
+        return f"{first}, or use {alt.label}, which runs here."
+
+
+def nearest_build(stack: Stack, machine: Machine) -> Stack | None:
+    """The build closest to ``stack`` that runs on ``machine``: same release first, then the framework's newest.
+
+    Only builds whose arch list is known to cover every GPU count, when the machine has GPUs.
+    """
+    groups = [builds.same_release(stack)]
+    framework = stack.framework or ("cuda" if stack.has_nvcc else None)
+    if framework:
+        groups.append(builds.candidates(framework))
+    for strict in (True, False):  # second pass: builds that run but whose arch list is unknown
+        for group in groups:
+            ok = [s for s in group if s.cuda and not _same_build(s, stack) and _runs(s, machine, strict)]
+            if ok:
+                return max(ok, key=lambda s: (_vkey(s.framework_version), _vkey(s.cuda)))
+    return None
+
+
+def _runs(stack: Stack, machine: Machine, strict: bool) -> bool:
+    found = _Checker(stack, machine, None, fixes=False).run()
+    return _covers(stack, machine, found) if strict else verdict(found)
+
+
+def _same_build(a: Stack, b: Stack) -> bool:
+    return (a.framework, a.framework_version, a.variant, a.cuda) == (b.framework, b.framework_version, b.variant, b.cuda)
+
+
+def _covers(stack: Stack, machine: Machine, found: list[Finding] | None = None) -> bool:
+    """Runs (no error) and, on a machine with GPUs, is known to carry kernels for each."""
+    found = _Checker(stack, machine, None, fixes=False).run() if found is None else found
+    return verdict(found) and not any(f.code == "arch-unknown" for f in found)
+
+
+def _arch_text(stack: Stack) -> str:
+    parts = [f"SASS {', '.join(stack.sass)}"] if stack.sass else []
+    if stack.ptx:
+        parts.append(f"PTX {', '.join(stack.ptx)}")
+    return "; ".join(parts) or "no arch list"

@@ -1,0 +1,153 @@
+"""The GPU catalogue: model name -> compute capability, architecture, memory; and what each
+architecture supports (FP16 tensor cores, TF32, BF16, FP8).
+
+Data lives in ``cuenv/knowledge/data/gpus.yaml`` (each row with its source); it is parsed on first use
+and cached for the process. Pure: no I/O besides reading that file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.knowledge import versions
+
+DATA: Final = Path(__file__).with_name("data") / "gpus.yaml"
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    name: str  # as NVIDIA lists it: "GeForce RTX 4090"
+    compute_capability: str  # "8.9"
+    architecture: str  # "Ada Lovelace"
+    memory_mib: int | None  # None when the model is sold with several sizes
+    source: str  # where the compute capability (and memory) came from
+
+
+@dataclass(frozen=True)
+class ArchFeatures:
+    fp16_tensor_cores: bool
+    bf16: bool
+    fp8: bool
+    tf32: bool
+
+
+# Words that vendors add or drop between NVIDIA's list and what the driver reports.
+_NOISE: Final = frozenset({"nvidia", "geforce", "tesla", "gpu", "graphics", "generation", "edition"})
+# Form factor and memory packaging: "A100-SXM4-80GB", "H100 80GB HBM3", "H100 NVL", MIG slices.
+_FORM: Final = re.compile(r"^(sxm\d*|pcie|hbm\d*e?|nvl|nvlink|mig|\d+gb|\d+g\.\d+gb|\d+c\.\d+g\.\d+gb)$")
+_MOBILE: Final = frozenset({"laptop", "mobile", "notebook", "max", "q", "maxq", "with", "design"})
+_MEMORY: Final = re.compile(r"\b(\d+)\s*gb\b", re.IGNORECASE)
+
+
+def _tokens(name: str) -> list[str]:
+    text = name.lower().replace("-", " ").replace("_", " ").replace("/", " ")
+    text = re.sub(r"(\d)(ti|super)\b", r"\1 \2", text)  # "3080Ti" -> "3080 ti"
+    return [t for t in text.split() if t not in _NOISE]
+
+
+def _key(tokens: list[str]) -> str:
+    return " ".join(tokens)
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with DATA.open(encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader
+
+
+@lru_cache(maxsize=1)
+def _catalogue() -> tuple[tuple[GpuModel, ...], dict[str, GpuModel]]:
+    data = _data()
+    sources = data["sources"]
+    models: list[GpuModel] = []
+    index: dict[str, GpuModel] = {}
+    for row in data["models"]:
+        source = sources[row["src"]]
+        if "mem_gb" in row:
+            source += f"; memory: {sources[row['mem_src']]}"
+        model = GpuModel(
+            name=row["name"],
+            compute_capability=row["cc"],
+            architecture=architecture_for(row["cc"]),
+            memory_mib=int(row["mem_gb"]) * 1024 if "mem_gb" in row else None,
+            source=source,
+        )
+        models.append(model)
+        for name in (row["name"], *row.get("aliases", ())):
+            index.setdefault(_key(_tokens(name)), model)
+    return tuple(models), index
+
+
+def all_models() -> tuple[GpuModel, ...]:
+    return _catalogue()[0]
+
+
+def lookup(name: str) -> GpuModel | None:
+    """The catalogue entry for a name as a driver reports it, or None when unknown.
+
+    Tries, in order: the name as is; without form factor and memory ("A100-SXM4-80GB" ->
+    "A100"); without a laptop suffix; a unique completion of a name nvidia-smi cut short
+    ("NVIDIA A100-SXM..."). Memory written in the name wins over the catalogue's.
+    """
+    if not isinstance(name, str) or not name.strip():
+        return None
+    _, index = _catalogue()
+    truncated = name.rstrip().endswith("...")
+    raw = re.sub(r"\([^)]*\)", " ", name.rstrip().rstrip(".")) if truncated else name
+    tokens = _tokens(raw)
+    memory = _MEMORY.search(name)
+    memory_mib = int(memory.group(1)) * 1024 if memory else None
+
+    model = index.get(_key(tokens))
+    if model is not None:
+        return model
+    tokens = [t for t in _tokens(re.sub(r"\([^)]*\)", " ", raw)) if not _FORM.match(t)]
+    model = index.get(_key(tokens))
+    if model is None:
+        desktop = [t for t in tokens if t not in _MOBILE]
+        if desktop != tokens and (found := index.get(_key(desktop))) is not None:
+            # A laptop part shares its desktop sibling's compute capability, not its memory.
+            return GpuModel(f"{found.name} Laptop GPU", found.compute_capability, found.architecture,
+                            memory_mib, found.source)
+    if model is None and truncated and tokens:
+        prefix = _key(tokens)
+        hits = {m for k, m in index.items() if k.startswith(prefix)}
+        model = hits.pop() if len(hits) == 1 else None
+    if model is None:
+        return None
+    if memory_mib is not None and memory_mib != model.memory_mib:
+        return GpuModel(model.name, model.compute_capability, model.architecture, memory_mib, model.source)
+    return model
+
+
+def _cc_text(cc: str) -> str:
+    v = versions.cc(cc)
+    return f"{v.major}.{v.minor}"
+
+
+def architecture_for(cc: str) -> str:
+    """ "8.0" -> "Ampere", "8.9" -> "Ada Lovelace", "12.0" -> "Blackwell"; "Unknown" past the table."""
+    text = _cc_text(cc)
+    arch = _data()["architectures"]
+    if text in arch["exact"]:
+        return arch["exact"][text]
+    return arch["major"].get(text.split(".")[0], "Unknown")
+
+
+def features(cc: str) -> ArchFeatures:
+    """What a GPU of this compute capability supports; rules and sources in gpus.yaml."""
+    have = versions.cc(cc)
+    rules = _data()["features"]
+    ok = {name: have >= versions.cc(rule["min_cc"]) for name, rule in rules.items()}
+    return ArchFeatures(**ok)
+
+
+def feature_sources() -> dict[str, str]:
+    return {name: rule["source"] for name, rule in _data()["features"].items()}

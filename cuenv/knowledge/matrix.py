@@ -1,0 +1,450 @@
+"""The compatibility knowledge base (cuenv/knowledge/data/cuda.yaml) behind pure lookup functions.
+
+The YAML is read once, on first use (C loader when PyYAML has it). Every function is pure:
+same arguments, same answer; no I/O after the first load, no printing.
+
+Version strings follow cuenv.knowledge.versions: drivers "535.104.05", CUDA "12.1" or "12.1.1", compute
+capabilities "8.6". Unknown facts come back as None (or an empty tuple), never as a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.knowledge import versions
+
+DATA_FILE: Final = Path(__file__).with_name("data") / "cuda.yaml"
+OSES: Final = ("linux", "windows")
+
+
+@lru_cache(maxsize=1)
+def kb() -> dict[str, Any]:
+    """The whole knowledge base as loaded from YAML (read once per process)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with DATA_FILE.open("rb") as fh:
+        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader either way
+
+
+def _os(os_name: str) -> str:
+    if os_name not in OSES:
+        raise ValueError(f"os must be one of {OSES}, not {os_name!r}")
+    return os_name
+
+
+def _mm(cuda: str) -> tuple[int, int]:
+    v = versions.cuda(cuda)
+    return (v.major, v.minor)
+
+
+def mm_str(cuda: str) -> str:
+    """ "12.1.105" -> "12.1"."""
+    major, minor = _mm(cuda)
+    return f"{major}.{minor}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DriverRow:
+    cuda: str  # toolkit release "12.2.0"
+    kind: str  # ga | update | rc | branch
+    linux: str | None
+    windows: str | None
+    status: str
+
+
+@lru_cache(maxsize=1)
+def driver_rows() -> tuple[DriverRow, ...]:
+    return tuple(
+        DriverRow(r["cuda"], r["kind"], r.get("linux"), r.get("windows"), r["status"])
+        for r in kb()["driver"]["releases"]
+    )
+
+
+def _row_value(row: DriverRow, os_name: str) -> str | None:
+    return row.linux if os_name == "linux" else row.windows
+
+
+def min_driver(cuda: str, os: str = "linux") -> str | None:
+    """Driver needed for the full feature set of a CUDA release, or None when not published.
+
+    "12.2" (major.minor) answers with the GA row of 12.2: the level a driver reports as its
+    CUDA version (535.54.03 says "CUDA 12.2"), so min_driver and max_cuda_for_driver agree.
+    "12.2.2" (a full release, or a cudart version such as "12.1.105") answers with the newest
+    row of that minor not after it: 12.2 Update 2 -> 535.104.05. Release candidates are ignored.
+    A "branch" row answers with the branch number ("590" = any R590 driver or later).
+    """
+    os_name = _os(os)
+    want = versions.cuda(cuda)
+    same_minor = [r for r in driver_rows() if r.kind != "rc" and _mm(r.cuda) == (want.major, want.minor)]
+    if not same_minor:
+        return None
+    if len(want.parts) < 3:
+        row = same_minor[0]  # rows are in release order: the first is the GA (or branch) row
+    else:
+        earlier = [r for r in same_minor if versions.cuda(r.cuda) <= want]
+        row = earlier[-1] if earlier else same_minor[0]
+    return _row_value(row, os_name)
+
+
+@lru_cache(maxsize=None)
+def _families() -> dict[int, dict[str, Any]]:
+    return {f["major"]: f for f in kb()["driver"]["families"]}
+
+
+def family_floor(major: int, os: str = "linux") -> str | None:
+    """Oldest driver that runs any CUDA ``major``.x build under minor-version compatibility.
+
+    None for majors without minor-version compatibility (before 11) or unpublished values (13.x on Windows).
+    """
+    fam = _families().get(int(major))
+    return fam.get(_os(os)) if fam else None
+
+
+def families() -> tuple[int, ...]:
+    return tuple(sorted(_families()))
+
+
+def not_covered() -> tuple[tuple[str, str], ...]:
+    """(id, text) of what minor-version compatibility does not give."""
+    return tuple((n["id"], n["text"]) for n in kb()["driver"]["not_covered"])
+
+
+def cuda_releases() -> tuple[str, ...]:
+    """Every CUDA major.minor the driver table knows, oldest first."""
+    seen: dict[str, None] = {}
+    for r in driver_rows():
+        seen.setdefault(mm_str(r.cuda), None)
+    return tuple(seen)
+
+
+def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
+    """Newest CUDA major.minor whose full-feature (GA row) minimum is <= ``driver``; None if none is.
+
+    Releases whose minimum is unpublished are skipped, so the answer may undershoot (never overshoot).
+    """
+    have = versions.driver(driver)
+    best = None
+    for mm in cuda_releases():
+        need = min_driver(mm, os)
+        if need is not None and versions.driver(need) <= have:
+            best = mm
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# Compute capabilities
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _nvcc_rows() -> dict[str, dict[str, Any]]:
+    return {r["cuda"]: r for r in kb()["nvcc_targets"]["releases"]}
+
+
+def nvcc_targets(cuda: str) -> tuple[str, ...]:
+    """Compute capabilities ("8.6") nvcc/ptxas of that CUDA release emits SASS for; () if unknown."""
+    row = _nvcc_rows().get(mm_str(cuda))
+    return tuple(row["targets"]) if row else ()
+
+
+def nvcc_status(cuda: str) -> str | None:
+    row = _nvcc_rows().get(mm_str(cuda))
+    return row["status"] if row else None
+
+
+def cc_first_last(cc: str) -> tuple[str | None, str | None]:
+    """(first, last) CUDA release that can target ``cc``; (None, None) when unknown."""
+    row = kb()["nvcc_targets"]["first_cuda_for_cc"].get(_cc(cc))
+    return (row.get("first"), row.get("last")) if row else (None, None)
+
+
+def _cc(text: str) -> str:
+    v = versions.cc(text)
+    return f"{v.major}.{v.minor}"
+
+
+def cc_key(text: str) -> tuple[int, int]:
+    v = versions.cc(text)
+    return (v.major, v.minor)
+
+
+def parse_arch_list(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """TORCH_CUDA_ARCH_LIST "5.0;8.6;9.0+PTX" -> (sass ("5.0", "8.6", "9.0"), ptx ("9.0",))."""
+    sass: list[str] = []
+    ptx: list[str] = []
+    for item in text.replace(" ", ";").split(";"):
+        if not item:
+            continue
+        if item.upper().endswith("+PTX"):
+            item = item[: -len("+PTX")]
+            ptx.append(_cc(item))
+        sass.append(_cc(item))
+    return tuple(sorted(set(sass), key=cc_key)), tuple(sorted(set(ptx), key=cc_key))
+
+
+# ---------------------------------------------------------------------------------------------
+# cuDNN and host compilers
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CudaRange:
+    major: int
+    min: str  # "12.0"
+    max: str  # "12.9"
+
+    def contains(self, cuda: str) -> bool:
+        return _mm(self.min) <= _mm(cuda) <= _mm(self.max)
+
+
+@dataclass(frozen=True)
+class CudnnRow:
+    cudnn: str  # the row's name, "9.10"
+    first: str
+    last: str
+    builds: tuple[CudaRange, ...]
+    min_cc: str | None
+    status: str
+
+
+@lru_cache(maxsize=1)
+def cudnn_rows() -> tuple[CudnnRow, ...]:
+    return tuple(
+        CudnnRow(
+            r["cudnn"], r["from"], r["to"],
+            tuple(CudaRange(b["major"], b["min"], b["max"]) for b in r["builds"]),
+            r.get("min_cc"), r["status"],
+        )
+        for r in kb()["cudnn"]
+    )
+
+
+def cudnn_row(cudnn: str) -> CudnnRow | None:
+    """The support-matrix row covering a cuDNN version ("9.1.0.70", "8.9"); None if unknown."""
+    want = versions.Dotted.parse(cudnn, what="cuDNN version")
+    probe = want if len(want.parts) >= 3 else versions.Dotted(tuple(want.parts) + (0,) * (3 - len(want.parts)))
+    for row in cudnn_rows():
+        last = versions.Dotted.parse(row.last)
+        head = versions.Dotted(probe.parts[: len(last.parts)])  # "8.9.7.29" is within "8.9.7"
+        if versions.Dotted.parse(row.first) <= probe and head <= last:
+            return row
+    return None
+
+
+def cudnn_cudas(cudnn: str) -> tuple[CudaRange, ...]:
+    """The CUDA ranges NVIDIA lists for that cuDNN, one per CUDA major; () if unknown."""
+    row = cudnn_row(cudnn)
+    return row.builds if row else ()
+
+
+def cudnn_supports(cudnn: str, cuda: str, *, strict: bool = False) -> bool | None:
+    """Does a build of ``cudnn`` exist for ``cuda``? None when the cuDNN release is unknown.
+
+    Default: a build for the CUDA major exists (cuDNN's X.y builds run on later X minors under
+    minor-version compatibility; TensorFlow 2.16 ships cuDNN 8.9 with CUDA 12.3). ``strict``:
+    the CUDA minor is inside the range the support matrix lists.
+    """
+    row = cudnn_row(cudnn)
+    if row is None:
+        return None
+    major = _mm(cuda)[0]
+    for b in row.builds:
+        if b.major == major and (not strict or b.contains(cuda)):
+            return True
+    return False
+
+
+@lru_cache(maxsize=None)
+def _gcc_rows() -> dict[str, dict[str, Any]]:
+    return {r["cuda"]: r for r in kb()["host_compilers"]}
+
+
+def max_gcc(cuda: str) -> int | None:
+    """Newest gcc major nvcc of that CUDA major.minor accepts; None when not known."""
+    row = _gcc_rows().get(mm_str(cuda))
+    return int(row["gcc_max"]) if row else None
+
+
+def gcc_cudas() -> tuple[str, ...]:
+    return tuple(_gcc_rows())
+
+
+# ---------------------------------------------------------------------------------------------
+# Frameworks
+# ---------------------------------------------------------------------------------------------
+
+
+def variant_cuda(variant: str) -> str | None:
+    """ "cu121" -> "12.1", "cu130" -> "13.0", "post118" -> "11.8"; None for cpu/default."""
+    v = variant.lower()
+    for prefix in ("cu", "post"):
+        if v.startswith(prefix) and v[len(prefix):].isdigit() and len(v) - len(prefix) >= 3:
+            digits = v[len(prefix):]
+            return f"{int(digits[:-1])}.{int(digits[-1])}"
+    return None
+
+
+def release_key(version: str, known: tuple[str, ...]) -> str | None:
+    """The release row a full version belongs to: "2.1.0" -> "2.1", "3.0.0b1" -> "3.0.0b"."""
+    text = version.strip().split("+", 1)[0]
+    pre = re.search(r"(a|b|rc)\d*$", text)
+    if pre:  # "3.0.0rc0" and "3.0.0b1" are listed together as "3.0.0b"
+        base = text[: pre.start()]
+        if base + "b" in known:
+            return base + "b"
+        text = base
+    for key in sorted(known, key=len, reverse=True):
+        if key[-1].isdigit() and (text == key or text.startswith(key + ".")):
+            return key
+    return None
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    torch: str  # release "2.1"
+    variant: str  # "cu121" | "cpu"
+    cuda: str | None
+    cudnn: str | None
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    status: str
+    pypi_default: bool = False
+
+
+@lru_cache(maxsize=None)
+def _torch_rows() -> dict[str, dict[str, Any]]:
+    return {r["torch"]: r for r in kb()["pytorch"]["releases"]}
+
+
+def torch_releases() -> tuple[str, ...]:
+    return tuple(_torch_rows())
+
+
+def torch_status(version: str) -> str | None:
+    key = torch_release(version)
+    return _torch_rows()[key]["status"] if key else None
+
+
+def torch_release(version: str) -> str | None:
+    return release_key(version, torch_releases())
+
+
+def torch_variants(version: str) -> tuple[str, ...]:
+    """CUDA variants of a torch release (cu118, ...), without "cpu"; () if the release is unknown."""
+    key = torch_release(version)
+    return tuple(_torch_rows()[key]["variants"]) if key else ()
+
+
+def torch_pypi_default(version: str) -> str | None:
+    """The variant the plain PyPI wheel (Linux x86_64) of a torch release is built for: "cu121"."""
+    key = torch_release(version)
+    if key is None:
+        return None
+    cuda = _torch_rows()[key]["pypi_default"]["cuda"]
+    return "cu" + cuda.replace(".", "")
+
+
+def torch_build(version: str, variant: str | None = None) -> TorchBuild | None:
+    """What a torch wheel carries. ``variant`` None = the PyPI default wheel; "cpu" = CPU-only.
+
+    None when the release or the variant is unknown. sass/ptx are () when the arch list was not read.
+    """
+    key = torch_release(version)
+    if key is None:
+        return None
+    row = _torch_rows()[key]
+    default = torch_pypi_default(key)
+    if variant is None:
+        variant = default
+    variant = variant.lower()
+    if variant == "cpu":
+        return TorchBuild(key, "cpu", None, None, (), (), row["status"])
+    if variant not in row["variants"] and variant != default:
+        return None
+    cuda = variant_cuda(variant)
+    is_default = variant == default
+    cudnn = row["pypi_default"].get("cudnn") if is_default else None
+    arch = (row.get("arch") or {}).get(variant)
+    sass, ptx = parse_arch_list(arch) if arch else ((), ())
+    return TorchBuild(key, variant, cuda, cudnn, sass, ptx, row["status"], is_default)
+
+
+@dataclass(frozen=True)
+class FrameworkBuild:
+    framework: str  # paddle | tensorflow | jax
+    release: str
+    variant: str
+    cuda: str | None
+    cudnn: str | None
+    status: str
+    min_cc: str | None = None
+
+
+@lru_cache(maxsize=None)
+def _paddle_rows() -> dict[str, dict[str, Any]]:
+    return {r["paddle"]: r for r in kb()["paddlepaddle"]["releases"]}
+
+
+def paddle_releases() -> tuple[str, ...]:
+    return tuple(_paddle_rows())
+
+
+def paddle_release(version: str) -> str | None:
+    return release_key(version, paddle_releases())
+
+
+def paddle_variants(version: str) -> tuple[str, ...]:
+    key = paddle_release(version)
+    return tuple(_paddle_rows()[key]["variants"]) if key else ()
+
+
+def paddle_build(version: str, variant: str) -> FrameworkBuild | None:
+    """paddlepaddle-gpu of a release and variant ("post118", "default" for 2.x; "cu126" for 3.x)."""
+    key = paddle_release(version)
+    if key is None:
+        return None
+    row = _paddle_rows()[key]
+    v = row["variants"].get(variant.lower())
+    if v is None:
+        return None
+    return FrameworkBuild("paddle", key, variant.lower(), v["cuda"], v.get("cudnn"), v.get("status", row["status"]))
+
+
+@lru_cache(maxsize=None)
+def _tf_rows() -> dict[str, dict[str, Any]]:
+    return {r["tf"]: r for r in kb()["tensorflow"]["releases"]}
+
+
+def tf_releases() -> tuple[str, ...]:
+    return tuple(_tf_rows())
+
+
+def tf_build(version: str) -> FrameworkBuild | None:
+    """The tested GPU configuration of a TensorFlow release (what tensorflow[and-cuda] pins)."""
+    key = release_key(version, tf_releases())
+    if key is None:
+        return None
+    r = _tf_rows()[key]
+    return FrameworkBuild("tensorflow", key, "and-cuda", r["cuda"], r["cudnn"], r["status"])
+
+
+def jax_plugin(extra: str) -> FrameworkBuild | None:
+    """jax[cuda12] / jax[cuda13]: the CUDA the plugin is built with, its cuDNN and min cc."""
+    for p in kb()["jax"]["plugins"]:
+        if p["extra"] == extra.lower():
+            return FrameworkBuild("jax", extra.lower(), extra.lower(), p["built_with"], p["cudnn"], p["status"], p.get("min_cc"))
+    return None
+
+
+def jax_extras() -> tuple[str, ...]:
+    return tuple(p["extra"] for p in kb()["jax"]["plugins"])

@@ -1,0 +1,69 @@
+"""The I/O around lockfiles, shared by `cuenv lock`, `cuenv sync` and `cuenv create --from-lock`."""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+import sys
+from pathlib import Path
+
+from cuenv.errors import NotFound, UsageError
+
+
+def host_platform() -> str:
+    """This machine's conda-style platform (linux-64, linux-aarch64, win-64, ...)."""
+    from cuenv.lock.model import platform_of
+
+    os_name = "windows" if sys.platform.startswith("win") else "osx" if sys.platform == "darwin" else "linux"
+    return platform_of(os_name, _platform.machine() or "x86_64")
+
+
+def read_lock(path: str | Path, *, platform: str | None = None):
+    """Read and validate a lockfile; refuses one without packages for ``platform``."""
+    from cuenv.lock.model import parse
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"Cannot read lockfile {p}: {getattr(exc, 'strerror', None) or exc}.") from None
+    return parse(text, file=str(p), platform=platform)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically: a reader never sees half a lockfile."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def detect(ctx):
+    from cuenv.machine.driver import detect as _detect
+
+    return _detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
+
+
+def catalogue_extras(settings, lock) -> dict:
+    """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
+    (same content hash); a lock made from a recipe the reader lacks installs all the same."""
+    from cuenv.recipes.catalogue import load_catalogue
+
+    try:
+        recipe = load_catalogue(settings).find(lock.recipe["name"])
+    except UsageError:
+        return {}
+    if recipe.content_hash() != lock.recipe.get("hash"):
+        return {}
+    version = lock.recipe.get("version")
+    section = recipe.conda if lock.engine != "venv" else recipe.venv
+    requested = []
+    if section is not None:
+        requested = list(section.specs_for(version) if lock.engine != "venv" else section.requirements_for(version))
+    return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}

@@ -1,0 +1,516 @@
+"""The cuenv lockfile: exact packages per platform plus the hardware contract (issue 6). Pure.
+
+A lock says *what* to install (every artifact by URL and hash, one list per platform) and *where it
+can run* (CUDA runtime, cuDNN, the minimum driver per OS, the compute capabilities covered). The
+file is YAML with ``version: 1``; see docs/reference/lockfile.md for every key.
+
+Determinism: ``dump(lock)`` is a function of the lock alone (no timestamps; fixed key order where
+order means something, sorted lists where it does not; one package per block), so the same
+environment always gives a byte-identical file. ``made_on`` is information only: it is left out of
+``content_hash``, the hash an environment records as ``lock_hash``.
+
+No I/O here: the command edge (cuenv/commands/lock.py) reads files and detects machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import urllib.parse
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Iterable, Mapping, Sequence
+
+from cuenv.errors import UsageError
+from cuenv.knowledge.stack import Finding, Stack
+
+LOCK_VERSION: Final = 1
+PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's default index, when a recipe names none
+HEADER: Final = (
+    "# cuenv lockfile: exact packages and the hardware contract they need.\n"
+    "# Made by `cuenv lock`; install with `cuenv create --from-lock FILE` or `cuenv sync FILE`.\n"
+)
+PLATFORMS: Final = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
+_OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64": "windows",
+                          "osx-64": "osx", "osx-arm64": "osx"}
+# Where an index serves its files when that is another host than the index's own.
+_FILE_HOSTS: Final = {"pypi.org": ("files.pythonhosted.org",)}
+_HEX: Final = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "md5": re.compile(r"^[0-9a-f]{32}$")}
+_TOP_KEYS: Final = ("version", "recipe", "engine", "python", "platforms", "sources", "contract", "made_on", "packages")
+_PACKAGE_KEYS: Final = ("name", "version", "build", "kind", "channel", "subdir", "index_url", "url", "filename",
+                        "sha256", "md5")
+
+
+class LockError(UsageError):
+    """A lockfile that cannot be used as it is: one line naming the problem (exit 2)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, file: str | None = None) -> None:
+        where = f"{file}: " if file else ""
+        super().__init__(where + message, hint=hint or "Regenerate it with `cuenv lock`, or restore it from version control.")
+
+
+@dataclass(frozen=True)
+class MinDriver:
+    """The driver a stack needs on one OS: ``full`` for every feature of its CUDA release (None if
+    unpublished), ``floor`` for minor-version compatibility within its major (None before CUDA 11)."""
+
+    os: str
+    full: str | None
+    floor: str | None
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What the locked packages ask of a machine: a cuenv.knowledge.stack.Stack plus its driver minimums."""
+
+    label: str
+    cuda: str | None
+    cudnn: str | None
+    os: tuple[str, ...]
+    min_driver: tuple[MinDriver, ...]
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    nvcc: bool
+    framework: str | None = None
+    framework_version: str | None = None
+    variant: str | None = None
+
+    def stack(self) -> Stack:
+        return Stack(label=self.label, cuda=self.cuda, cudnn=self.cudnn, sass=self.sass, ptx=self.ptx,
+                     has_nvcc=self.nvcc, os=self.os, framework=self.framework,
+                     framework_version=self.framework_version, variant=self.variant)
+
+
+@dataclass(frozen=True)
+class Lock:
+    recipe: Mapping[str, Any]  # name, version, hash, env (variables set on activation)
+    engine: str
+    python: str | None
+    channels: tuple[str, ...]  # conda channel URLs every conda package must come from
+    indexes: tuple[str, ...]  # pypi index URLs every pypi package must come from
+    contract: Contract
+    solutions: tuple[Any, ...]  # cuenv.engines.Solution, one per platform, sorted by platform
+    made_on: Mapping[str, Any] | None = field(default=None)  # information only
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(s.platform for s in self.solutions)
+
+    def solution_for(self, platform: str) -> Any:
+        for solution in self.solutions:
+            if solution.platform == platform:
+                return solution
+        raise LockError(
+            f"This lock has no packages for {platform} (it holds {', '.join(self.platforms)}).",
+            hint=f"Lock for this machine too: `cuenv lock ... --platform {platform}` on a machine that can solve it.",
+        )
+
+
+# -- building ----------------------------------------------------------------------------------
+def platform_of(os_name: str, arch: str) -> str:
+    """A machine's conda-style platform: ("linux", "x86_64") -> "linux-64"."""
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch.lower(), arch.lower())
+    table = {("linux", "x86_64"): "linux-64", ("linux", "aarch64"): "linux-aarch64", ("windows", "x86_64"): "win-64",
+             ("osx", "x86_64"): "osx-64", ("osx", "aarch64"): "osx-arm64", ("darwin", "x86_64"): "osx-64",
+             ("darwin", "aarch64"): "osx-arm64"}
+    found = table.get((os_name.lower(), arch))
+    if found is None:
+        raise UsageError(f"cuenv has no platform name for {os_name} on {arch}.")
+    return found
+
+
+def os_of(platform: str) -> str:
+    return _OS_OF_PLATFORM[platform]
+
+
+def contract_for(stack: Stack, platforms: Iterable[str]) -> Contract:
+    """The hardware contract of ``stack`` installed on ``platforms``; driver minimums from cuenv.knowledge.matrix."""
+    from cuenv.knowledge import matrix, versions
+
+    oses = tuple(dict.fromkeys(os_of(p) for p in sorted(platforms)))
+    mins = []
+    for os_name in oses:
+        full = floor = None
+        if stack.cuda and os_name in matrix.OSES:
+            full = matrix.min_driver(stack.cuda, os_name)
+            floor = matrix.family_floor(versions.cuda(stack.cuda).major, os_name)
+        mins.append(MinDriver(os_name, full, floor))
+    return Contract(
+        label=stack.label, cuda=stack.cuda, cudnn=stack.cudnn, os=oses, min_driver=tuple(mins),
+        sass=_sorted_cc(stack.sass), ptx=_sorted_cc(stack.ptx), nvcc=stack.has_nvcc, framework=stack.framework,
+        framework_version=stack.framework_version, variant=stack.variant,
+    )
+
+
+def with_index_urls(solution: Any) -> Any:
+    """Every pypi package names its index (uv's default, PyPI, when the recipe named none)."""
+    from cuenv.engines import Solution
+
+    packages = tuple(replace(p, index_url=p.index_url or PYPI_SIMPLE) if p.kind == "pypi" else p
+                     for p in solution.packages)
+    return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
+
+
+def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Sequence[Any],
+          made_on: Mapping[str, Any] | None = None) -> Lock:
+    """A Lock from solved (or installed) solutions; sources are the channels/indexes they use."""
+    sols = tuple(sorted((with_index_urls(s) for s in solutions), key=lambda s: s.platform))
+    pythons = {s.python for s in sols}
+    if len(pythons) > 1:
+        raise UsageError(f"The platforms were solved for different Pythons ({', '.join(sorted(map(str, pythons)))}).")
+    packages = [p for s in sols for p in s.packages]
+    channels = tuple(sorted({_norm(p.channel) for p in packages if p.kind == "conda" and p.channel}))
+    indexes = tuple(sorted({_norm(p.index_url) for p in packages if p.kind == "pypi" and p.index_url}))
+    return Lock(
+        recipe={"name": recipe["name"], "version": recipe.get("version"), "hash": recipe.get("hash"),
+                "env": dict(sorted((recipe.get("env") or {}).items()))},
+        engine=engine, python=next(iter(pythons), None), channels=channels, indexes=indexes,
+        contract=contract_for(stack, [s.platform for s in sols]), solutions=sols, made_on=made_on,
+    )
+
+
+def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
+    """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
+    import dataclasses
+
+    from cuenv.envs.meta import stack_from_meta
+
+    stack = stack_from_meta(meta)
+    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
+    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
+    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))
+
+
+def made_on(machine: Any) -> dict[str, Any]:
+    """The machine a lock was made on, as information: driver version and GPUs."""
+    driver = getattr(machine, "driver", None)
+    return {
+        "driver": (driver.version or None) if driver else None,
+        "gpus": [f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in getattr(machine, "gpus", ())],
+    }
+
+
+# -- writing -----------------------------------------------------------------------------------
+def to_data(lock: Lock, *, info: bool = True) -> dict[str, Any]:
+    c = lock.contract
+    data: dict[str, Any] = {
+        "version": LOCK_VERSION,
+        "recipe": {"name": lock.recipe["name"], "version": lock.recipe.get("version"), "hash": lock.recipe.get("hash"),
+                   "env": dict(lock.recipe.get("env") or {})},
+        "engine": lock.engine,
+        "python": lock.python,
+        "platforms": list(lock.platforms),
+        "sources": {"channels": list(lock.channels), "indexes": list(lock.indexes)},
+        "contract": {
+            "label": c.label, "cuda": c.cuda, "cudnn": c.cudnn, "os": list(c.os),
+            "min_driver": {m.os: {"full": m.full, "floor": m.floor} for m in c.min_driver},
+            "arch": {"sass": list(c.sass), "ptx": list(c.ptx)},
+            "nvcc": c.nvcc, "framework": c.framework, "framework_version": c.framework_version, "variant": c.variant,
+        },
+    }
+    if info:
+        data["made_on"] = dict(lock.made_on) if lock.made_on is not None else None
+    data["packages"] = {s.platform: [_package_data(p) for p in s.packages] for s in lock.solutions}
+    return data
+
+
+def _package_data(pkg: Any) -> dict[str, Any]:
+    raw = pkg.to_json()
+    return {k: raw[k] for k in _PACKAGE_KEYS if raw.get(k) is not None}
+
+
+def dump(lock: Lock) -> str:
+    """The lockfile text: byte-identical for equal locks."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False):  # noqa: ANN201
+            return super().increase_indent(flow, False)  # list items indented under their key
+
+    def short_list(dumper: yaml.SafeDumper, items: list) -> Any:
+        flow = bool(items) and all(isinstance(i, str) and len(i) < 16 for i in items)
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
+
+    Dumper.add_representer(list, short_list)
+    body = yaml.dump(to_data(lock), Dumper=Dumper, sort_keys=False, default_flow_style=False, width=10_000,
+                     allow_unicode=True)
+    return HEADER + body
+
+
+def content_hash(lock: Lock) -> str:
+    """sha256 of everything but ``made_on``: equal for two locks that install the same thing."""
+    import json
+
+    text = json.dumps(to_data(lock, info=False), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- reading -----------------------------------------------------------------------------------
+def parse(text: str, *, file: str | None = None, platform: str | None = None) -> Lock:
+    """Validate strictly; raise LockError (one line) at the first problem.
+
+    With ``platform``, a lock without packages for it is refused too (the machine's own platform).
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise LockError(f"Broken YAML{where}: {problem}.", file=file) from None
+    r = _Reader(file)
+    if not isinstance(data, dict):
+        raise LockError("Not a cuenv lockfile (expected a mapping with `version: 1`).", file=file)
+    if "version" not in data:
+        raise LockError("Not a cuenv lockfile: no `version` key.", file=file)
+    if data["version"] != LOCK_VERSION or isinstance(data["version"], bool):
+        raise LockError(f"Unknown lockfile schema version {data['version']!r}; this cuenv reads version {LOCK_VERSION}.",
+                        hint="Upgrade cuenv, or regenerate the lock with this cuenv (`cuenv lock`).", file=file)
+    r.keys(data, "", required=[k for k in _TOP_KEYS if k != "made_on"], allowed=_TOP_KEYS)
+    recipe = r.mapping(data, "recipe")
+    r.keys(recipe, "recipe", required=("name", "version", "hash", "env"), allowed=("name", "version", "hash", "env"))
+    r.string(recipe, "name", "recipe")
+    r.string(recipe, "version", "recipe", optional=True)
+    r.string(recipe, "hash", "recipe", optional=True)
+    env = r.mapping(recipe, "env", "recipe")
+    for k, v in env.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise LockError(f"recipe.env.{k}: expected a string value.", file=file)
+    engine = r.string(data, "engine")
+    python = r.string(data, "python", optional=True)
+    platforms = r.strings(data, "platforms")
+    for p in platforms:
+        if p not in PLATFORMS:
+            raise LockError(f"platforms: unknown platform {p!r} (known: {', '.join(PLATFORMS)}).", file=file)
+    sources = r.mapping(data, "sources")
+    r.keys(sources, "sources", required=("channels", "indexes"), allowed=("channels", "indexes"))
+    channels = tuple(_norm(c) for c in r.strings(sources, "channels", "sources"))
+    indexes = tuple(_norm(i) for i in r.strings(sources, "indexes", "sources"))
+    contract = _contract(r, r.mapping(data, "contract"))
+    made = data.get("made_on")
+    if made is not None and not isinstance(made, dict):
+        raise LockError("made_on: expected a mapping.", file=file)
+    by_platform = r.mapping(data, "packages")
+    if sorted(by_platform) != sorted(platforms):
+        raise LockError(f"packages: has lists for {', '.join(sorted(map(str, by_platform))) or 'no platform'}, "
+                        f"but platforms says {', '.join(sorted(platforms))}.", file=file)
+    from cuenv.engines import Solution
+
+    solutions = []
+    for plat in sorted(platforms):
+        entries = by_platform[plat]
+        if not isinstance(entries, list):
+            raise LockError(f"packages.{plat}: expected a list of packages.", file=file)
+        pkgs = tuple(_package(r, e, f"packages.{plat}[{i}]", channels, indexes) for i, e in enumerate(entries))
+        seen: set[tuple[str, str]] = set()
+        for p in pkgs:
+            if (p.name, p.kind) in seen:
+                raise LockError(f"packages.{plat}: {p.name} is listed twice.", file=file)
+            seen.add((p.name, p.kind))
+        solutions.append(Solution(engine=engine, platform=plat, python=python, packages=pkgs))
+    lock = Lock(recipe={"name": recipe["name"], "version": recipe["version"], "hash": recipe["hash"], "env": dict(env)},
+                engine=engine, python=python, channels=channels, indexes=indexes, contract=contract,
+                solutions=tuple(solutions), made_on=made)
+    if platform is not None:
+        try:
+            lock.solution_for(platform)
+        except LockError as exc:
+            raise LockError(f"This machine is {platform}, which the lock is not made for "
+                            f"(it holds {', '.join(lock.platforms)}).", hint=exc.hint, file=file) from None
+    return lock
+
+
+class _Reader:
+    """Typed access with one-line errors that name the key."""
+
+    def __init__(self, file: str | None) -> None:
+        self.file = file
+
+    def fail(self, message: str) -> LockError:
+        return LockError(message, file=self.file)
+
+    def keys(self, data: Mapping[str, Any], where: str, *, required: Iterable[str], allowed: Iterable[str]) -> None:
+        prefix = f"{where}." if where else ""
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise self.fail(f"Missing key {prefix}{missing[0]}.")
+        unknown = sorted(str(k) for k in data if k not in tuple(allowed))
+        if unknown:
+            raise self.fail(f"Unknown key {prefix}{unknown[0]}.")
+
+    def mapping(self, data: Mapping[str, Any], key: str, where: str = "") -> dict[str, Any]:
+        value = data.get(key)
+        if not isinstance(value, dict):
+            raise self.fail(f"{where + '.' if where else ''}{key}: expected a mapping, not {_kind(value)}.")
+        return value
+
+    def string(self, data: Mapping[str, Any], key: str, where: str = "", *, optional: bool = False) -> Any:
+        value = data.get(key)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self.fail(f"{where + '.' if where else ''}{key}: expected a string, not {_kind(value)}.")
+        return value
+
+    def strings(self, data: Mapping[str, Any], key: str, where: str = "") -> list[str]:
+        value = data.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(f"{where + '.' if where else ''}{key}: expected a list of strings.")
+        return value
+
+
+def _contract(r: _Reader, c: dict[str, Any]) -> Contract:
+    keys = ("label", "cuda", "cudnn", "os", "min_driver", "arch", "nvcc", "framework", "framework_version", "variant")
+    r.keys(c, "contract", required=keys, allowed=keys)
+    from cuenv.knowledge import versions
+
+    cuda = r.string(c, "cuda", "contract", optional=True)
+    if cuda is not None:
+        versions.cuda(cuda)
+    oses = tuple(r.strings(c, "os", "contract"))
+    mins_data = r.mapping(c, "min_driver", "contract")
+    mins = []
+    for os_name in oses:
+        entry = mins_data.get(os_name)
+        if not isinstance(entry, dict) or set(entry) != {"full", "floor"}:
+            raise r.fail(f"contract.min_driver.{os_name}: expected `full` and `floor`.")
+        for k in ("full", "floor"):
+            value = entry[k]
+            if value is not None and (not isinstance(value, str) or not re.fullmatch(r"\d+(\.\d+)*", value)):
+                raise r.fail(f"contract.min_driver.{os_name}.{k}: {value!r} is not a driver version.")
+        mins.append(MinDriver(os_name, entry["full"], entry["floor"]))
+    arch = r.mapping(c, "arch", "contract")
+    r.keys(arch, "contract.arch", required=("sass", "ptx"), allowed=("sass", "ptx"))
+    for k in ("sass", "ptx"):
+        for cc in r.strings(arch, k, "contract.arch"):
+            versions.cc(cc)
+    if not isinstance(c["nvcc"], bool):
+        raise r.fail("contract.nvcc: expected true or false.")
+    return Contract(
+        label=r.string(c, "label", "contract"), cuda=cuda, cudnn=r.string(c, "cudnn", "contract", optional=True),
+        os=oses, min_driver=tuple(mins), sass=tuple(arch["sass"]), ptx=tuple(arch["ptx"]), nvcc=c["nvcc"],
+        framework=r.string(c, "framework", "contract", optional=True),
+        framework_version=r.string(c, "framework_version", "contract", optional=True),
+        variant=r.string(c, "variant", "contract", optional=True),
+    )
+
+
+def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], indexes: tuple[str, ...]) -> Any:
+    from cuenv.engines import Package
+
+    if not isinstance(entry, dict):
+        raise r.fail(f"{where}: expected a mapping.")
+    r.keys(entry, where, required=("name", "version", "kind", "url"), allowed=_PACKAGE_KEYS)
+    values = {k: r.string(entry, k, where, optional=k not in ("name", "version", "kind", "url")) for k in _PACKAGE_KEYS}
+    name = values["name"]
+    where = f"{where} ({name})"
+    kind = values["kind"]
+    if kind not in ("conda", "pypi"):
+        raise r.fail(f"{where}: kind must be conda or pypi, not {kind!r}.")
+    for algo in ("sha256", "md5"):
+        if values[algo] is not None and not _HEX[algo].match(values[algo]):
+            raise r.fail(f"{where}: {algo} {values[algo]!r} is not a {algo} hex digest.")
+    url = values["url"]
+    if kind == "pypi":
+        if not values["sha256"]:
+            raise r.fail(f"{where}: a pypi package needs a sha256 (uv installs with hashes required).")
+        index = _norm(values["index_url"] or "")
+        if index not in indexes:
+            raise r.fail(f"{where}: index {values['index_url'] or '(none)'} is not one of sources.indexes.")
+        if not _served_by(url, index):
+            raise r.fail(f"{where}: URL {url} is outside its index {index}.")
+    else:
+        if not (values["sha256"] or values["md5"]):
+            raise r.fail(f"{where}: a conda package needs a sha256 or md5.")
+        for k in ("build", "channel", "subdir"):
+            if values[k] is None:
+                raise r.fail(f"Missing key {where.split(' (')[0]}.{k}.")
+        channel = _norm(values["channel"])
+        if channel not in channels:
+            raise r.fail(f"{where}: channel {values['channel']} is not one of sources.channels.")
+        if not url.startswith(channel + "/"):
+            raise r.fail(f"{where}: URL {url} is outside its channel {channel}.")
+    return Package(**values)
+
+
+def _served_by(url: str, index: str) -> bool:
+    """Whether ``url`` is a file of ``index``: the same host, a sibling host of the same site
+    (download.pytorch.org -> download-r2.pytorch.org), or the index's known file host."""
+    u, i = urllib.parse.urlparse(url), urllib.parse.urlparse(index)
+    if u.scheme != i.scheme or not u.hostname or not i.hostname:
+        return u.scheme == i.scheme == "file" and url.startswith(index + "/")
+    if u.hostname == i.hostname or u.hostname in _FILE_HOSTS.get(i.hostname, ()):
+        return True
+    return _site(u.hostname) == _site(i.hostname) and _site(i.hostname) not in ("pypi.org",)
+
+
+def _site(host: str) -> str:
+    return ".".join(host.split(".")[-2:])
+
+
+def _norm(url: str) -> str:
+    return url.rstrip("/")
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+def _sorted_cc(ccs: Iterable[str]) -> tuple[str, ...]:
+    from cuenv.knowledge.matrix import cc_key
+
+    return tuple(sorted(set(ccs), key=cc_key))
+
+
+# -- using -------------------------------------------------------------------------------------
+def contract_findings(lock: Lock, machine: Any) -> list[Finding]:
+    """cuenv.knowledge.compat.check on the contract's Stack: the same verdict as `cuenv check`."""
+    from cuenv.knowledge.compat import check
+
+    return check(lock.contract.stack(), machine)
+
+
+@dataclass(frozen=True)
+class Drift:
+    added: tuple[Any, ...] = ()  # installed, not locked
+    removed: tuple[Any, ...] = ()  # locked, not installed
+    changed: tuple[tuple[Any, Any], ...] = ()  # (locked, installed)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def lines(self) -> list[str]:
+        out = [f"+ {p.name} {_ident(p)} (not in the lock)" for p in self.added]
+        out += [f"- {p.name} {_ident(p)} (locked, not installed)" for p in self.removed]
+        out += [f"~ {a.name} {_ident(a)} -> {_ident(b)}" for a, b in self.changed]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "added": [p.to_json() for p in self.added],
+            "removed": [p.to_json() for p in self.removed],
+            "changed": [{"locked": a.to_json(), "installed": b.to_json()} for a, b in self.changed],
+        }
+
+
+def drift(locked: Iterable[Any], installed: Iterable[Any]) -> Drift:
+    """What differs between a lock's packages and a prefix's: by name; a package changed when its
+    version, build, URL or (where both know it) sha256 differ."""
+    want = {(p.kind, p.name): p for p in locked}
+    have = {(p.kind, p.name): p for p in installed}
+    changed = []
+    for key in sorted(want.keys() & have.keys()):
+        a, b = want[key], have[key]
+        same = (a.version, a.build or "", a.url) == (b.version, b.build or "", b.url)
+        if not same or (a.sha256 and b.sha256 and a.sha256 != b.sha256):
+            changed.append((a, b))
+    return Drift(
+        added=tuple(have[k] for k in sorted(have.keys() - want.keys())),
+        removed=tuple(want[k] for k in sorted(want.keys() - have.keys())),
+        changed=tuple(changed),
+    )
+
+
+def _ident(pkg: Any) -> str:
+    return pkg.version + (f"-{pkg.build}" if pkg.build else "")

@@ -1,0 +1,89 @@
+"""Detect the NVIDIA driver, the newest CUDA it supports, and the GPUs. Facts, no policy.
+
+The entry point: probe the driver (cuenv.machine.probes, parsing with cuenv.machine.nvsmi), cache the
+probed machine as JSON keyed by the machine fingerprint so repeated commands do not initialise NVML
+again, then apply CUENV_DRIVER, CUENV_GPUS and CONDA_OVERRIDE_CUDA (cuenv.machine.overrides), which are
+never stored. No driver at all is a normal result: ``Machine(driver=None, notes=(why each source failed,))``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+from pathlib import Path
+from typing import Final, Mapping
+
+from cuenv.machine.fingerprint import OVERRIDES, fingerprint
+from cuenv.machine.model import Driver, Gpu, Machine
+from cuenv.machine.overrides import apply_overrides, current_os, read_overrides
+from cuenv.machine.probes import glibc, probe
+
+_LOGGER = logging.getLogger(__name__)
+
+CACHE_FILE: Final = "machine.json"
+_CACHE_FORMAT: Final = "1"
+
+
+def cache_key(environ: Mapping[str, str], root: Path = Path("/")) -> str:
+    """Fingerprint without overrides, plus what decides which driver pieces are found."""
+    base = {k: v for k, v in environ.items() if k not in OVERRIDES}
+    smi = shutil.which("nvidia-smi", path=environ.get("PATH", "")) or "-"
+    return "|".join((_CACHE_FORMAT, fingerprint(base, root), smi, environ.get("LD_LIBRARY_PATH", "")))
+
+
+def machine_from_json(data: Mapping) -> Machine:
+    driver = Driver(**data["driver"]) if data.get("driver") else None
+    return Machine(
+        driver=driver,
+        gpus=tuple(Gpu(**g) for g in data.get("gpus", ())),
+        os=data.get("os", "linux"),
+        arch=data.get("arch", "x86_64"),
+        glibc=data.get("glibc"),
+        notes=tuple(data.get("notes", ())),
+    )
+
+
+def _read_cache(path: Path, key: str) -> Machine | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return machine_from_json(data["machine"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent, stale format or damaged: detect again
+
+
+def _write_cache(path: Path, key: str, machine: Machine) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "machine": machine.to_json()}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only cache must not break detection
+        _LOGGER.debug("could not write %s: %s", path, exc)
+
+
+def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None,
+           refresh: bool = False) -> Machine:
+    """This machine's driver and GPUs, with CUENV_DRIVER / CUENV_GPUS / CONDA_OVERRIDE_CUDA applied.
+
+    With ``cache_dir``, a probe is reused while the cache key matches; ``refresh`` probes anyway
+    and rewrites the cache.
+    """
+    overrides = read_overrides(environ)
+    if overrides.complete:
+        base = Machine(driver=None, os=current_os(), arch=platform.machine() or "unknown", glibc=glibc())
+        return apply_overrides(base, overrides)
+    machine = None
+    if cache_dir is not None:
+        key = cache_key(environ, root)
+        path = Path(cache_dir) / CACHE_FILE
+        machine = None if refresh else _read_cache(path, key)
+    if machine is None:
+        machine = probe(environ, root)
+        if cache_dir is not None:
+            _write_cache(path, key, machine)
+    return apply_overrides(machine, overrides)

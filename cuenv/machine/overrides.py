@@ -1,0 +1,109 @@
+"""CUENV_DRIVER, CUENV_GPUS and CONDA_OVERRIDE_CUDA: validated, applied after detection, never cached."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from cuenv.errors import UsageError
+from cuenv.knowledge import matrix, versions
+from cuenv.machine.model import Driver, Gpu, Machine
+
+
+@dataclass(frozen=True)
+class Overrides:
+    driver_set: bool = False  # True: the driver below replaces the detected one (None = no driver)
+    driver: Driver | None = None
+    gpus: tuple[Gpu, ...] | None = None  # None: keep the detected GPUs
+    notes: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Nothing left to probe: driver and GPUs are both given."""
+        return self.driver_set and self.gpus is not None
+
+
+def current_os() -> str:
+    """This machine's OS as the knowledge base names it."""
+    return "windows" if sys.platform.startswith("win") else "linux" if sys.platform.startswith("linux") else sys.platform
+
+
+def _gpus_override(text: str) -> tuple[Gpu, ...]:
+    from cuenv.knowledge import gpus as catalogue
+
+    found = []
+    for index, item in enumerate(p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        if re.fullmatch(r"\d+\.\d+|(?:sm_|compute_)\d{2,3}[afp]?|\d{2,3}", item, re.IGNORECASE):
+            cc = versions.cc(item)
+            text_cc = f"{cc.major}.{cc.minor}"
+            found.append(Gpu(index, f"compute capability {text_cc}", text_cc,
+                             architecture=catalogue.architecture_for(text_cc)))
+            continue
+        model = catalogue.lookup(item)
+        if model is None:
+            raise UsageError(
+                f"Unknown GPU {item!r} in CUENV_GPUS.",
+                hint="Give its compute capability instead: CUENV_GPUS=8.6 (or --cc 8.6).",
+            )
+        found.append(Gpu(index, item, model.compute_capability, model.memory_mib,
+                         architecture=model.architecture))
+    return tuple(found)
+
+
+def read_overrides(environ: Mapping[str, str], os_name: str | None = None) -> Overrides:
+    """Validate CUENV_DRIVER, CUENV_GPUS and CONDA_OVERRIDE_CUDA; raise UsageError on bad values."""
+    os_name = os_name or current_os()
+    driver_set, driver, notes = False, None, []
+    raw = environ.get("CUENV_DRIVER", "").strip()
+    if raw:
+        driver_set = True
+        if raw.lower() == "none":
+            notes.append("CUENV_DRIVER=none: planning a machine without a driver")
+        else:
+            try:
+                versions.driver(raw)
+            except UsageError:
+                raise UsageError(
+                    f"CUENV_DRIVER={raw!r} is not a driver version.",
+                    hint="Write it like 535.104.05, or `none` for a machine without an NVIDIA driver.",
+                ) from None
+            driver = Driver(raw, matrix.max_cuda_for_driver(raw, os_name), "override")
+            notes.append(f"driver {raw} from CUENV_DRIVER")
+    if "CONDA_OVERRIDE_CUDA" in environ:
+        raw_cuda = environ["CONDA_OVERRIDE_CUDA"].strip()
+        driver_set = True
+        if raw_cuda == "":
+            # conda's rule: an empty CONDA_OVERRIDE_CUDA means "no __cuda", i.e. no usable driver.
+            driver = None
+            notes.append("CONDA_OVERRIDE_CUDA is empty: no driver, as conda reads it")
+        else:
+            try:
+                cuda = versions.cuda(raw_cuda)
+            except UsageError:
+                raise UsageError(
+                    f"CONDA_OVERRIDE_CUDA={raw_cuda!r} is not a CUDA version.",
+                    hint="Set it like conda expects (CONDA_OVERRIDE_CUDA=12.4), set it empty for no driver, or unset it.",
+                ) from None
+            max_cuda = f"{cuda.major}.{cuda.minor}"
+            driver = Driver(driver.version if driver else "", max_cuda, "override")
+            notes.append(f"newest CUDA {max_cuda} from CONDA_OVERRIDE_CUDA")
+    gpus = None
+    raw_gpus = environ.get("CUENV_GPUS", "").strip()
+    if raw_gpus:
+        gpus = () if raw_gpus.lower() == "none" else _gpus_override(raw_gpus)
+        notes.append("GPUs from CUENV_GPUS")
+    return Overrides(driver_set, driver, gpus, tuple(notes))
+
+
+def apply_overrides(machine: Machine, overrides: Overrides) -> Machine:
+    """Pure: the machine with the overridden parts replaced."""
+    return replace(
+        machine,
+        driver=overrides.driver if overrides.driver_set else machine.driver,
+        gpus=overrides.gpus if overrides.gpus is not None else machine.gpus,
+        notes=machine.notes + overrides.notes,
+    )

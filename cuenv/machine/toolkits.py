@@ -1,0 +1,137 @@
+"""CUDA toolkits already on the system, and which environment engines are available.
+
+Toolkits are found in CUDA_HOME / CUDA_PATH, through the ``nvcc`` on PATH, and in the usual
+folders (``/usr/local/cuda``, ``/usr/local/cuda-*``, ``/opt/cuda*``, read under ``root`` so tests
+can build a tree). The version is read from files first (version.json, version.txt,
+``cuda_runtime_api.h``'s CUDART_VERSION); ``nvcc --version`` runs only when no file says it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Mapping
+
+from cuenv.errors import ToolError
+
+NVCC_TIMEOUT: Final = 20.0
+ENV_VARS: Final = ("CUDA_HOME", "CUDA_PATH")
+
+
+@dataclass(frozen=True)
+class SystemToolkit:
+    path: str  # the toolkit root (or nvcc's folder when the root is unknown)
+    version: str | None  # "13.0"
+    nvcc: str | None  # path of its nvcc, if it has one
+    source: str  # where it was found: "CUDA_HOME", "PATH", "/usr/local/cuda-*", ... joined by ", "
+
+
+def version_from_files(root: Path) -> str | None:
+    """ "major.minor" of the toolkit at ``root`` without running anything, or None."""
+    try:
+        data = json.loads((root / "version.json").read_text(encoding="utf-8"))
+        m = re.match(r"(\d+)\.(\d+)", str(data.get("cuda", {}).get("version", "")))
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:  # CUDA <= 11.0: "CUDA Version 10.2.89"
+        m = re.search(r"(\d+)\.(\d+)", (root / "version.txt").read_text(encoding="utf-8"))
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    except OSError:
+        pass
+    headers = [root / "include" / "cuda_runtime_api.h", *sorted(root.glob("targets/*/include/cuda_runtime_api.h"))]
+    for header in headers:
+        try:
+            text = header.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)
+        if m:
+            value = int(m.group(1))
+            return f"{value // 1000}.{(value % 1000) // 10}"
+    return None
+
+
+def parse_nvcc_version(text: str) -> str | None:
+    """ "Cuda compilation tools, release 13.0, V13.0.88" -> "13.0"."""
+    m = re.search(r"release\s+(\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def _nvcc_version(nvcc: Path, environ: Mapping[str, str]) -> str | None:
+    from cuenv import runner
+
+    try:
+        out = runner.run([nvcc, "--version"], timeout=NVCC_TIMEOUT, env=environ)
+    except ToolError:
+        return None
+    return parse_nvcc_version(out.stdout)
+
+
+def _is_toolkit(path: Path) -> bool:
+    """A CUDA root says so in a file; a bare bin/nvcc is not enough (/usr/local/bin/nvcc)."""
+    return (path / "include" / "cuda_runtime_api.h").exists() or (path / "version.json").exists() \
+        or (path / "version.txt").exists() or any(path.glob("targets/*/include/cuda_runtime_api.h"))
+
+
+def _is_cuenv_env(path: Path) -> bool:
+    """An active cuenv environment's CUDA_HOME (its prefix, or the prefix's .cuenv/cuda tree) is not a
+    system toolkit."""
+    return (path / ".cuenv").is_dir() or ".cuenv" in path.parts
+
+
+def _candidates(environ: Mapping[str, str], root: Path) -> list[tuple[Path, str]]:
+    """CUDA_HOME/CUDA_PATH, then ``cuda*`` folders under the usual parents, or under the parents
+    listed in CUENV_TOOLKIT_ROOTS (':'-separated; for unusual installs and for tests)."""
+    found: list[tuple[Path, str]] = []
+    for var in ENV_VARS:
+        if environ.get(var):
+            found.append((Path(environ[var]), var))
+    parents = [Path(p) for p in environ.get("CUENV_TOOLKIT_ROOTS", "").split(":") if p]
+    if parents:
+        found += [(p, "CUENV_TOOLKIT_ROOTS") for parent in parents for p in sorted(parent.glob("cuda*"))]
+        return found
+    for folder, pattern in ((root / "usr/local", "cuda"), (root / "usr/local", "cuda-*"), (root / "opt", "cuda*")):
+        found += [(p, str(Path("/") / p.relative_to(root))) for p in sorted(folder.glob(pattern))]
+    return found
+
+
+def discover(environ: Mapping[str, str], root: Path = Path("/")) -> list[SystemToolkit]:
+    """Every distinct toolkit (by real path), in the order found; the nvcc on PATH included."""
+    by_real: dict[Path, dict] = {}
+    for path, source in _candidates(environ, root):
+        if not path.is_dir() or not _is_toolkit(path) or _is_cuenv_env(path):
+            continue
+        real = path.resolve()
+        entry = by_real.setdefault(real, {"path": str(real), "version": version_from_files(real),
+                                          "nvcc": None, "sources": []})
+        entry["sources"].append(source)
+        nvcc = real / "bin" / "nvcc"
+        if nvcc.exists():
+            entry["nvcc"] = str(nvcc)
+    on_path = shutil.which("nvcc", path=environ.get("PATH", ""))
+    if on_path:
+        _add_path_nvcc(Path(on_path), environ, by_real)
+    return [SystemToolkit(e["path"], e["version"], e["nvcc"], ", ".join(e["sources"])) for e in by_real.values()]
+
+
+def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, dict]) -> None:
+    real = nvcc.resolve()
+    home = real.parent.parent
+    if real.parent.name == "bin" and _is_toolkit(home):
+        entry = by_real.setdefault(home, {"path": str(home), "version": version_from_files(home),
+                                          "nvcc": str(real), "sources": []})
+        entry["sources"].append("PATH")
+        return
+    # A wrapper script (or a layout without headers): ask nvcc itself, then match by version.
+    version = _nvcc_version(nvcc, environ)
+    for entry in by_real.values():
+        if version and entry["version"] == version and entry["nvcc"]:
+            entry["sources"].append(f"PATH ({nvcc})")
+            return
+    by_real[real] = {"path": str(real.parent), "version": version, "nvcc": str(nvcc), "sources": ["PATH"]}

@@ -1,0 +1,441 @@
+"""Recipes: named CUDA stacks read from YAML, and the catalogue that finds them by name.
+
+A recipe file is ``<name>.yaml``; the format is ``cuenv/recipes/recipe.schema.json`` and
+docs/reference/recipes.md. Loading validates with ``cuenv.recipes.lint`` and raises at the first problem
+(``cuenv recipes lint`` lists them all). The catalogue only parses the files it needs: ``get`` reads one
+file, so ``cuenv check NAME`` stays fast.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Iterable
+
+from cuenv.errors import NotFound, UsageError
+from cuenv.knowledge.stack import Stack
+
+_PKG: Final = Path(__file__).resolve().parents[1]  # the cuenv package
+SUFFIX: Final = ".yaml"
+_OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64": "windows"}
+_UNSET: Final = object()
+
+
+def builtin_dir() -> Path:
+    """The shipped recipes: package data when installed, else the repository's recipes/ folder."""
+    installed = _PKG / "_data" / "recipes"
+    return installed if installed.is_dir() else _PKG.parent / "recipes"
+
+
+class RecipeError(UsageError):
+    """A recipe file that does not load; carries the first problem, names the lint command."""
+
+
+@dataclass(frozen=True)
+class Arch:
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"sass": list(self.sass), "ptx": list(self.ptx)}
+
+
+@dataclass(frozen=True)
+class Python:
+    default: str
+    supported: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"default": self.default, "supported": self.supported}
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str
+    version: str  # the default
+    versions: tuple[str, ...]  # every version @VERSION may pick; includes ``version``
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "version": self.version, "versions": list(self.versions)}
+
+
+@dataclass(frozen=True)
+class SmokeTest:
+    python: str | None = None
+    command: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict:
+        return {"python": self.python} if self.python is not None else {"command": list(self.command or ())}
+
+
+@dataclass(frozen=True)
+class Override:
+    """What differs for one framework version; ``_UNSET`` fields inherit the top level."""
+
+    cudnn: Any = _UNSET
+    arch: Any = _UNSET
+    python: Any = _UNSET
+    platforms: Any = _UNSET
+
+    def to_dict(self) -> dict:
+        out: dict = {}
+        if self.cudnn is not _UNSET:
+            out["cudnn"] = self.cudnn
+        if self.arch is not _UNSET:
+            out["arch"] = self.arch.to_dict()
+        if self.python is not _UNSET:
+            out["python"] = self.python.to_dict()
+        if self.platforms is not _UNSET:
+            out["platforms"] = list(self.platforms)
+        return out
+
+
+@dataclass(frozen=True)
+class CondaInstall:
+    channels: tuple[str, ...]
+    specs: tuple[str, ...]  # may hold {version}
+    nvcc: bool = False
+    versions: tuple[str, ...] | None = None  # None: every framework version
+
+    def specs_for(self, version: str | None) -> tuple[str, ...]:
+        return _fill(self.specs, version)
+
+    def to_dict(self) -> dict:
+        return {"channels": list(self.channels), "specs": list(self.specs), "nvcc": self.nvcc,
+                "versions": None if self.versions is None else list(self.versions)}
+
+
+@dataclass(frozen=True)
+class VenvInstall:
+    requirements: tuple[str, ...]  # may hold {version}
+    index_urls: tuple[str, ...] = ()  # searched before PyPI, in order
+    nvcc: bool = False
+    versions: tuple[str, ...] | None = None
+
+    def requirements_for(self, version: str | None) -> tuple[str, ...]:
+        return _fill(self.requirements, version)
+
+    def to_dict(self) -> dict:
+        return {"index_urls": list(self.index_urls), "requirements": list(self.requirements), "nvcc": self.nvcc,
+                "versions": None if self.versions is None else list(self.versions)}
+
+
+def _fill(items: Iterable[str], version: str | None) -> tuple[str, ...]:
+    return tuple(i.replace("{version}", version) if version is not None else i for i in items)
+
+
+ENGINES: Final = ("conda", "venv")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    summary: str
+    framework: Framework | None
+    cuda: str
+    cudnn: str | None
+    python: Python
+    arch: Arch
+    platforms: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    smoke_test: SmokeTest
+    overrides: tuple[tuple[str, Override], ...] = ()
+    conda: CondaInstall | None = None
+    venv: VenvInstall | None = None
+    notes: tuple[str, ...] = ()
+    path: Path | None = field(default=None, compare=False)
+    origin: str = field(default="builtin", compare=False)  # builtin | user
+
+    # -- versions -------------------------------------------------------------------------------
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return self.framework.versions if self.framework else ()
+
+    @property
+    def default_version(self) -> str | None:
+        return self.framework.version if self.framework else None
+
+    def check_version(self, version: str | None) -> str | None:
+        """The framework version to use: ``version`` if supported, the default if None; else a UsageError."""
+        if version is None:
+            return self.default_version
+        if self.framework is None:
+            raise UsageError(f"Recipe {self.name!r} has no framework, so it takes no @VERSION.",
+                             hint=f"Use `{self.name}` without @{version}.")
+        if version not in self.framework.versions:
+            raise UsageError(
+                f"Recipe {self.name!r} does not support {self.framework.name} {version}.",
+                hint=f"Supported versions: {', '.join(self.framework.versions)} (default {self.framework.version}).")
+        return version
+
+    def _override(self, version: str | None) -> Override:
+        return dict(self.overrides).get(version, Override()) if version else Override()
+
+    def cudnn_for(self, version: str | None = None) -> str | None:
+        o = self._override(self.check_version(version))
+        return self.cudnn if o.cudnn is _UNSET else o.cudnn
+
+    def arch_for(self, version: str | None = None) -> Arch:
+        o = self._override(self.check_version(version))
+        return self.arch if o.arch is _UNSET else o.arch
+
+    def python_for(self, version: str | None = None) -> Python:
+        o = self._override(self.check_version(version))
+        return self.python if o.python is _UNSET else o.python
+
+    def platforms_for(self, version: str | None = None) -> tuple[str, ...]:
+        o = self._override(self.check_version(version))
+        return self.platforms if o.platforms is _UNSET else o.platforms
+
+    # -- engines --------------------------------------------------------------------------------
+
+    def engines(self, version: str | None = None) -> tuple[str, ...]:
+        """Engines that can install this recipe (at ``version``)."""
+        version = self.check_version(version)
+        out = []
+        for name in ENGINES:
+            section = getattr(self, name)
+            if section is not None and (section.versions is None or version in section.versions):
+                out.append(name)
+        return tuple(out)
+
+    def install_plan(self, version: str | None = None) -> dict:
+        """What each engine would install at ``version``: {"conda": {...}, "venv": {...}} (absent engines left out)."""
+        version = self.check_version(version)
+        plan: dict = {}
+        usable = self.engines(version)
+        if self.conda is not None and "conda" in usable:
+            plan["conda"] = {"channels": list(self.conda.channels), "specs": list(self.conda.specs_for(version)),
+                             "nvcc": self.conda.nvcc}
+        if self.venv is not None and "venv" in usable:
+            plan["venv"] = {"index_urls": list(self.venv.index_urls),
+                            "requirements": list(self.venv.requirements_for(version)), "nvcc": self.venv.nvcc}
+        return plan
+
+    # -- the hardware contract --------------------------------------------------------------------
+
+    def label(self, version: str | None = None) -> str:
+        version = self.check_version(version)
+        return self.name if version == self.default_version else f"{self.name}@{version}"
+
+    def stack(self, version: str | None = None, *, engine: str | None = None) -> Stack:
+        """What this recipe (at ``version``, installed by ``engine``) asks of a machine.
+
+        ``engine`` is "conda" or "venv"; without it, ``has_nvcc`` is true when any engine ships nvcc
+        (the conservative answer for a check made before the engine is known).
+        """
+        version = self.check_version(version)
+        arch = self.arch_for(version)
+        sections = [getattr(self, engine)] if engine in ENGINES else [self.conda, self.venv]
+        os_names: list[str] = []
+        for p in self.platforms_for(version):
+            if _OS_OF_PLATFORM[p] not in os_names:
+                os_names.append(_OS_OF_PLATFORM[p])
+        major, minor = self.cuda.split(".")
+        return Stack(
+            label=self.label(version),
+            cuda=self.cuda,
+            cudnn=self.cudnn_for(version),
+            sass=arch.sass,
+            ptx=arch.ptx,
+            has_nvcc=any(s is not None and s.nvcc for s in sections),
+            os=tuple(os_names),
+            framework=self.framework.name if self.framework else None,
+            framework_version=version,
+            variant=f"cu{major}{minor}",
+        )
+
+    # -- identity ---------------------------------------------------------------------------------
+
+    @property
+    def env_vars(self) -> dict[str, str]:
+        return dict(self.env)
+
+    def to_dict(self) -> dict:
+        """The canonical document: every key, defaults filled in (what ``content_hash`` digests)."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "framework": self.framework.to_dict() if self.framework else None,
+            "cuda": self.cuda,
+            "cudnn": self.cudnn,
+            "python": self.python.to_dict(),
+            "arch": self.arch.to_dict(),
+            "platforms": list(self.platforms),
+            "env": dict(self.env),
+            "smoke_test": self.smoke_test.to_dict(),
+            "overrides": {v: o.to_dict() for v, o in self.overrides},
+            "install": {n: getattr(self, n).to_dict() for n in ENGINES if getattr(self, n) is not None},
+            "notes": list(self.notes),
+        }
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical content: formatting and comments do not count, any value does."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+def _arch(d: dict) -> Arch:
+    return Arch(sass=tuple(d.get("sass") or ()), ptx=tuple(d.get("ptx") or ()))
+
+
+def _python(d: dict) -> Python:
+    return Python(default=d["default"], supported=d.get("supported"))
+
+
+def _versions(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def from_data(data: dict, *, path: Path | None = None, origin: str = "builtin") -> Recipe:
+    """Build the record from data that passed validation."""
+    fw = data.get("framework")
+    framework = None
+    if fw:
+        framework = Framework(fw["name"], fw["version"], tuple(fw.get("versions") or (fw["version"],)))
+    overrides = []
+    for version, o in (data.get("overrides") or {}).items():
+        overrides.append((version, Override(
+            cudnn=o["cudnn"] if "cudnn" in o else _UNSET,
+            arch=_arch(o["arch"]) if "arch" in o else _UNSET,
+            python=_python(o["python"]) if "python" in o else _UNSET,
+            platforms=tuple(o["platforms"]) if "platforms" in o else _UNSET,
+        )))
+    install = data["install"]
+    conda = venv = None
+    if "conda" in install:
+        c = install["conda"]
+        conda = CondaInstall(tuple(c["channels"]), tuple(c["specs"]), bool(c.get("nvcc", False)),
+                             _versions(c.get("versions")))
+    if "venv" in install:
+        v = install["venv"]
+        venv = VenvInstall(tuple(v["requirements"]), tuple(v.get("index_urls") or ()), bool(v.get("nvcc", False)),
+                           _versions(v.get("versions")))
+    smoke = data["smoke_test"]
+    return Recipe(
+        name=data["name"],
+        summary=data["summary"],
+        framework=framework,
+        cuda=data["cuda"],
+        cudnn=data["cudnn"],
+        python=_python(data["python"]),
+        arch=_arch(data["arch"]),
+        platforms=tuple(data["platforms"]),
+        env=tuple((k, v) for k, v in (data.get("env") or {}).items()),
+        smoke_test=SmokeTest(python=smoke.get("python"),
+                             command=tuple(smoke["command"]) if "command" in smoke else None),
+        overrides=tuple(overrides),
+        conda=conda,
+        venv=venv,
+        notes=tuple(data.get("notes") or ()),
+        path=path,
+        origin=origin,
+    )
+
+
+def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin: str = "builtin",
+          path: Path | None = None) -> Recipe:
+    """Parse and validate; raise ``RecipeError`` at the first problem."""
+    from cuenv.recipes.lint import check_text
+
+    data, problems = check_text(text, file, stem=stem, thorough=False)
+    if problems:
+        first = sorted(problems.items, key=lambda p: (p.line or 0, p.key))[0]
+        more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RecipeError(f"Recipe {first}{more}.", hint=f"Run `cuenv recipes lint {file}` to list every problem.")
+    return from_data(data, path=path, origin=origin)
+
+
+def load(path: Path, *, origin: str = "builtin") -> Recipe:
+    from cuenv.userfiles import read_text
+
+    text = read_text(path, what="Recipe file")
+    stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
+    return parse(text, file=str(path), stem=stem, origin=origin, path=path)
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """ "torch-cu121@2.3.1" -> ("torch-cu121", "2.3.1"); "cuda-12.1" -> ("cuda-12.1", None)."""
+    name, sep, version = ref.partition("@")
+    if not name or (sep and not version):
+        raise UsageError(f"{ref!r} is not a recipe reference.", hint="Write NAME or NAME@VERSION, e.g. torch-cu121@2.3.1.")
+    return name, (version if sep else None)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Built-in recipes plus user folders; ``user_dirs`` earlier in the tuple win, and any user recipe
+    wins over a built-in one of the same name."""
+
+    builtin: Path
+    user_dirs: tuple[Path, ...] = ()
+
+    def _dirs(self) -> list[tuple[Path, str]]:
+        return [(d, "user") for d in self.user_dirs] + [(self.builtin, "builtin")]
+
+    def _file(self, name: str) -> tuple[Path, str] | None:
+        for folder, origin in self._dirs():
+            candidate = folder / f"{name}{SUFFIX}"
+            if candidate.is_file():
+                return candidate, origin
+        return None
+
+    def names(self) -> list[str]:
+        """Every recipe name, sorted; reads folder listings only."""
+        found: set[str] = set()
+        for folder, _ in self._dirs():
+            try:
+                found.update(p.name[: -len(SUFFIX)] for p in folder.iterdir()
+                             if p.name.endswith(SUFFIX) and not p.name.startswith("."))
+            except OSError:  # a user folder that does not exist (yet) holds no recipes
+                continue
+        return sorted(found, key=_sort_key)
+
+    def find(self, name: str) -> Recipe:
+        hit = self._file(name)
+        if hit is None:
+            names = self.names()
+            close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+            hint = f"Closest: {', '.join(close)}. " if close else ""
+            raise NotFound(f"Unknown recipe {name!r}.", hint=hint + "Run `cuenv recipes` for the list.")
+        path, origin = hit
+        return load(path, origin=origin)
+
+    def get(self, ref: str) -> tuple[Recipe, str | None]:
+        """Resolve "NAME" or "NAME@VERSION" to (recipe, framework version or None for bare stacks)."""
+        name, version = split_ref(ref)
+        recipe = self.find(name)
+        return recipe, recipe.check_version(version)
+
+    def all(self) -> list[Recipe]:
+        return [self.find(n) for n in self.names()]
+
+    def shadowed(self, name: str) -> list[Path]:
+        """Files of ``name`` that lose to the one in use (for `recipes show`)."""
+        files = [f / f"{name}{SUFFIX}" for f, _ in self._dirs()]
+        existing = [f for f in files if f.is_file()]
+        return existing[1:]
+
+
+def _sort_key(name: str) -> tuple:
+    # cuda-12.10 after cuda-12.9: compare digit runs as numbers.
+    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name))
+
+
+def load_catalogue(settings: Any, extra_dirs: Iterable[Path] = ()) -> Catalogue:
+    """The catalogue for these settings: ``extra_dirs`` first, then ``settings.recipe_dirs``, then built-ins."""
+    dirs = tuple(extra_dirs) + tuple(getattr(settings, "recipe_dirs", ()) or ())
+    return Catalogue(builtin=builtin_dir(), user_dirs=tuple(dict.fromkeys(Path(d) for d in dirs)))
+
+
+__all__ = ["Arch", "Catalogue", "CondaInstall", "Framework", "Override", "Python", "Recipe", "RecipeError",
+           "SmokeTest", "VenvInstall", "builtin_dir", "from_data", "load", "load_catalogue", "parse", "split_ref"]
