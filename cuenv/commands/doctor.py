@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from cuenv.errors import CuenvError, NotFound, UsageError
+from cuenv.errors import NotFound, UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
+    from cuenv.doctor.model import Facts
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -28,7 +32,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--ld-cache", metavar="FILE", help="linker cache to read instead of /etc/ld.so.cache")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv import doctor
 
     args = ctx.args
@@ -58,34 +62,13 @@ def _read_report(source: str) -> str:
         raise UsageError(f"Cannot read {source!r}: {exc.strerror}.") from None
 
 
-def _gather(ctx):  # noqa: ANN202 - cuenv.doctor.model.Facts
-    from cuenv.doctor import gather
-    from cuenv.envs.store import Store
+def _gather(ctx: Context) -> Facts:
+    from cuenv.doctor.gather import examine
 
-    args = ctx.args
-    settings = ctx.settings
-    name = args.name
-    active = False
-    if not name and ctx.environ.get("CUENV_ACTIVE"):
-        name, active = ctx.environ["CUENV_ACTIVE"], True
-    record = None
-    if name:
-        store = Store.from_settings(settings)
-        if active:  # a system toolkit (system:13.0) or a removed env has nothing inside to probe
-            try:
-                record = store.get(name) if store.path(name).is_dir() else None
-            except CuenvError:
-                record = None
-        else:
-            record = store.get(name)
-    root = Path(args.root)
-    if not root.is_dir():
-        raise UsageError(f"--root {args.root!r} is not a folder.")
-    ld_cache = Path(args.ld_cache) if args.ld_cache else None
-    if ld_cache is not None and not ld_cache.is_file():
-        raise NotFound(f"No linker cache file {args.ld_cache!r}.", hint="Build one with `ldconfig -C FILE DIR...`.")
-    return gather.gather(ctx.environ, home=settings.home, record=record, active=active, root=root,
-                         ld_cache=ld_cache, frameworks=not args.no_framework, framework_timeout=args.timeout)
+    a = ctx.args
+    return examine(ctx.settings, ctx.environ, name=a.name, root=Path(a.root),
+                   ld_cache=Path(a.ld_cache) if a.ld_cache else None, frameworks=not a.no_framework,
+                   framework_timeout=a.timeout)
 
 
 _MARK = {"ok": "ok", "warning": "warning", "error": "error"}

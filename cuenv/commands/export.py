@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from cuenv.envs import folder
 from cuenv.result import Result
 
 
@@ -22,42 +21,14 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite files in the output directory")
 
 
-def load_source(ctx, name: str):
-
-    from cuenv.engines import Solution
-    from cuenv.envs.store import Store
-    from cuenv.export import ExportSource
-
-    record = Store.from_settings(ctx.settings).get(name)
-    solution = Solution.from_json(folder.read_solution(record.path))
-    return ExportSource(record=record, solution=solution, home=ctx.settings.home)
-
-
-def write_outputs(outputs, out_dir: Path, *, force: bool) -> list[str]:
-    """Write every output under ``out_dir``; refuse to overwrite unless forced, before writing any."""
-    from cuenv.errors import UsageError
-
-    targets = [(out_dir / o.path, o) for o in outputs]
-    clash = [str(p) for p, _ in targets if p.exists()]
-    if clash and not force:
-        raise UsageError(f"{clash[0]} already exists.", hint="Choose another -o DIR, or add --force to overwrite.")
-    written = []
-    for path, o in targets:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = o.content.encode() if isinstance(o.content, str) else o.content
-        path.write_bytes(data)
-        path.chmod(o.mode)
-        written.append(str(path))
-    return written
-
-
 def run(ctx) -> Result:
     from cuenv.errors import UsageError
     from cuenv.export import format_module
+    from cuenv.export.write import load_source, write_outputs
 
     a = ctx.args
     module = format_module(a.fmt)
-    source = load_source(ctx, a.name)
+    source = load_source(ctx.settings, a.name)
     outputs = module.export(source, {"base": a.base})
     if a.output is None:
         if len(outputs) != 1 or not isinstance(outputs[0].content, str):

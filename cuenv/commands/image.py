@@ -31,7 +31,6 @@ def run(ctx) -> Result:
     from pathlib import Path
 
     from cuenv import runner
-    from cuenv.commands.export import load_source, write_outputs
     from cuenv.export import format_module
     from cuenv.export.image import (
         BUILD_TIMEOUT,
@@ -41,11 +40,12 @@ def run(ctx) -> Result:
         save_argv,
         validate_tag,
     )
+    from cuenv.export.write import load_source, write_outputs
 
     a = ctx.args
     tag = validate_tag(a.tag or f"cuenv-{a.name.lower()}")
     output = parse_output(a.output) if a.output else None
-    source = load_source(ctx, a.name)
+    source = load_source(ctx.settings, a.name)
     outputs = format_module("dockerfile").export(source, {"base": a.base})
     builder = find_builder(ctx.environ, wanted=a.builder)
     if output is not None:

@@ -6,14 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cuenv.knowledge.stack import REASON_WORD
 from cuenv.result import Result
 
 # finding code -> the one word shown in the machine column
-REASON_WORD = {
-    "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
-    "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
-    "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
-}
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:

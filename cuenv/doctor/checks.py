@@ -309,10 +309,8 @@ def cudnn(f: Facts) -> Check | None:
 
 
 def _cudnn_supports(cudnn_version: str, cuda: str) -> bool | None:
-    try:
-        from cuenv.knowledge import matrix
-    except ImportError:
-        return None
+    from cuenv.knowledge import matrix
+
     try:
         return matrix.cudnn_supports(cudnn_version, cuda)
     except Exception:  # noqa: BLE001 - an unparseable version is "not judged", never a crash
@@ -355,10 +353,8 @@ def compiler(f: Facts) -> Check | None:
 
 
 def _max_gcc(cuda: str) -> int | None:
-    try:
-        from cuenv.knowledge import matrix
-    except ImportError:
-        return None
+    from cuenv.knowledge import matrix
+
     try:
         return matrix.max_gcc(cuda)
     except Exception:  # noqa: BLE001 - unknown release
@@ -435,14 +431,12 @@ def probe_stack(p: FrameworkProbe) -> Stack:
                  variant=None if p.cuda else "cpu")
 
 
-def _stack_findings(stack: Stack, f: Facts) -> list[Finding] | None:
-    """`cuenv check` on the framework's own build; None when the knowledge base is not there."""
+def _stack_findings(stack: Stack, f: Facts) -> list[Finding]:
+    """`cuenv check` on the framework's own build."""
+    from cuenv.knowledge.compat import check
+
     if f.machine is None:
         return []
-    try:
-        from cuenv.knowledge.compat import check
-    except ImportError:
-        return None
     return [x for x in check(stack, f.machine) if x.code not in DRIVER_CODES]
 
 
@@ -471,12 +465,6 @@ def framework(f: Facts) -> Check | None:
             continue
         stack = p.stack or probe_stack(p)
         from_check = _stack_findings(stack, f)
-        if from_check is None:
-            detail.append("  (knowledge base not available: driver and arch limits not checked)")
-            from_check = []
-            if stack.cuda is None and gpus:
-                from_check.append(Finding("cpu-only-build", "error", f"{stack.label} is a CPU-only build on a GPU machine.",
-                                          f"Install a CUDA build of {p.name} (e.g. `cuenv create torch-cu121`)."))
         found += from_check
         nvcc = f.toolkits.nvcc if f.toolkits else None
         if nvcc is not None and nvcc.version and stack.cuda and _mm(nvcc.version) != _mm(stack.cuda):

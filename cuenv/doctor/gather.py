@@ -15,7 +15,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Mapping, Sequence
+from typing import TYPE_CHECKING, Final, Mapping, Sequence
 
 from cuenv.doctor import ldso
 from cuenv.doctor.model import (
@@ -33,7 +33,10 @@ from cuenv.doctor.model import (
     Resolution,
     ToolkitFacts,
 )
-from cuenv.errors import ToolError
+from cuenv.errors import CuenvError, NotFound, ToolError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
 
 TOOL_TIMEOUT: Final = 15.0
 _RELEASE: Final = re.compile(r"release\s+(\d+\.\d+)")
@@ -420,27 +423,10 @@ def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.st
 
 
 def activated(environ: Mapping[str, str], record, home: Path) -> dict[str, str]:  # noqa: ANN001
-    """The variables a command sees inside the environment (cuenv.activation.plan when present)."""
-    try:
-        from cuenv.activation.plan import activated_env
-    except ImportError:
-        activated_env = None
-    if activated_env is not None:
-        import inspect
+    """The variables a command sees inside the environment: the same plan as `cuenv use`."""
+    from cuenv.activation.plan import activated_env
 
-        params = inspect.signature(activated_env).parameters
-        if "envs_dir" in params:
-            return activated_env(environ, record.target(), envs_dir=Path(home) / "envs")
-        return activated_env(environ, record.target(), Path(home))
-    layout = record.layout()  # until activation lands: the same PATH-like prepends it makes
-    env = dict(environ)
-    for var, dirs in (("PATH", layout.bin_dirs), ("LD_LIBRARY_PATH", layout.lib_dirs)):
-        old = [p for p in env.get(var, "").split(os.pathsep) if p]
-        env[var] = os.pathsep.join(dict.fromkeys([*(str(d) for d in dirs), *old]))
-    if layout.cuda_home:
-        env["CUDA_HOME"] = env["CUDA_PATH"] = str(layout.cuda_home)
-    env["CUENV_ACTIVE"] = record.name
-    return env
+    return activated_env(environ, record.target(), Path(home))
 
 
 def gather(environ: Mapping[str, str], *, home: Path, record=None, active: bool = False,  # noqa: ANN001
@@ -482,3 +468,33 @@ def gather(environ: Mapping[str, str], *, home: Path, record=None, active: bool 
         env=env,
         errors=signatures.scan(messages),
     )
+
+
+def examine(settings: Settings, environ: Mapping[str, str], *, name: str | None = None, root: Path = Path("/"),
+            ld_cache: Path | None = None, frameworks: bool = True, framework_timeout: float | None = None) -> Facts:
+    """Doctor's facts for this machine and environment ``name`` (default: the active one, if any).
+
+    An active environment that is gone, or a system toolkit (``system:13.0``), has nothing inside to
+    probe: its checks run on the machine alone.
+    """
+    from cuenv.envs.store import Store
+
+    active = False
+    if not name and environ.get("CUENV_ACTIVE"):
+        name, active = environ["CUENV_ACTIVE"], True
+    record = None
+    if name:
+        store = Store.from_settings(settings)
+        if active:
+            try:
+                record = store.get(name) if store.path(name).is_dir() else None
+            except CuenvError:
+                record = None
+        else:
+            record = store.get(name)
+    if not root.is_dir():
+        raise UsageError(f"--root {str(root)!r} is not a folder.")
+    if ld_cache is not None and not ld_cache.is_file():
+        raise NotFound(f"No linker cache file {str(ld_cache)!r}.", hint="Build one with `ldconfig -C FILE DIR...`.")
+    return gather(environ, home=settings.home, record=record, active=active, root=root, ld_cache=ld_cache,
+                  frameworks=frameworks, framework_timeout=framework_timeout)

@@ -167,10 +167,8 @@ def _mm_digits(cuda: str) -> str:
 
 
 def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
-    try:
-        from cuenv.knowledge.specs import parse_spec
-    except ImportError:
-        return None
+    from cuenv.knowledge.specs import parse_spec
+
     try:
         return parse_spec(spec)
     except Exception:  # noqa: BLE001 - a release the knowledge base does not know

@@ -15,6 +15,13 @@ SEVERITIES: Final = ("error", "warning", "info")
 # building on a GPU-less login node or CI runner is normal (issue 4 §1), and activating there too.
 NO_GPU_HERE: Final = frozenset({"no-driver", "no-gpu"})
 
+# The one word per finding that tables show (`cuenv recipes`, the TUI), where a sentence does not fit.
+REASON_WORD: Final = {
+    "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
+    "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
+    "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
+}
+
 
 @dataclass(frozen=True)
 class Stack:

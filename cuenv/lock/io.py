@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import platform as _platform
 import sys
 from pathlib import Path
 
+from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
 
 
@@ -34,20 +34,10 @@ def read_lock(path: str | Path, *, platform: str | None = None):
 
 def write_text(path: Path, text: str) -> None:
     """Replace ``path`` atomically: a reader never sees half a lockfile."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_text(path, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None
-
-
-def detect(ctx):
-    from cuenv.machine.driver import detect as _detect
-
-    return _detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
 def catalogue_extras(settings, lock) -> dict:

@@ -114,12 +114,7 @@ class CuenvApp(WorkerErrors, App[str]):
     def action_help(self) -> None:
         from cuenv.tui.screens.modals import HelpScreen
 
-        notes = []
-        if not self.services.can_lock:
-            notes.append("lock (l) is off: lockfiles are not in this version of cuenv yet.")
-        if not self.services.can_doctor:
-            notes.append("doctor (d) is off: `cuenv doctor` is not in this version of cuenv yet.")
-        self.push_screen(HelpScreen(notes))
+        self.push_screen(HelpScreen())
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

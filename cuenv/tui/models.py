@@ -282,9 +282,7 @@ def recipe_mark(findings: Iterable[Finding]) -> tuple[str, str, str]:
 
 def recipe_row(recipe: Any, findings: Sequence[Finding]) -> RecipeRow:
     stack = recipe.stack()
-    from cuenv.commands.recipes import (
-        REASON_WORD,  # the one-word reasons `cuenv recipes` shows
-    )
+    from cuenv.knowledge.stack import REASON_WORD
 
     mark, code, why = recipe_mark(findings)
     code = REASON_WORD.get(code, code)

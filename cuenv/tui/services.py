@@ -1,18 +1,17 @@
 """Everything the TUI does to the outside world, behind one object the app receives (STYLE.md §9).
 
 No Textual here: each method blocks (disk, detection, installs, subprocesses) and is called from
-a worker thread; tests drive it directly or inject it into the app. Features that later issues
-provide (lockfiles, doctor) are found with ``importlib.util.find_spec`` and driven through their
-command's documented arguments and ``--json`` data, so the TUI does not depend on their internals.
+a worker thread; tests drive it directly or inject it into the app. It calls the same core functions
+as the commands (cuenv.lock.make, cuenv.lock.sync, cuenv.export.write, cuenv.doctor.gather), never a
+command module or the argument parser.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
@@ -41,13 +40,6 @@ def guarded(progress: Progress, cancel: threading.Event) -> Progress:
     return report
 
 
-def available(module: str) -> bool:
-    """Whether a cuenv module that a later issue adds (cuenv.lock.model, cuenv.doctor) is installed."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
 
 class Services:
     def __init__(self, settings: Any, environ: Mapping[str, str]) -> None:
@@ -56,15 +48,6 @@ class Services:
         self.settings = settings
         self.environ = dict(environ)
         self.store = Store.from_settings(settings)
-
-    # -- capabilities ----------------------------------------------------------------------------------
-    @property
-    def can_lock(self) -> bool:
-        return available("cuenv.lock.model")
-
-    @property
-    def can_doctor(self) -> bool:
-        return available("cuenv.doctor")
 
     # -- reading ---------------------------------------------------------------------------------------
     def machine(self, *, refresh: bool = False):  # noqa: ANN201 - cuenv.machine.model.Machine
@@ -175,55 +158,36 @@ class Services:
         return done.returncode, (done.stdout + done.stderr).rstrip("\n")
 
     def export(self, name: str, fmt: str, out_dir: Path, *, force: bool = False) -> list[str]:
-        from cuenv.commands.export import write_outputs
-        from cuenv.export import format_module
+        from cuenv.export.write import export_environment
 
-        module = format_module(fmt)  # a format not built yet: UsageError, shown as a notification
-        source = self._export_source(name)
-        return write_outputs(module.export(source, {"base": None}), Path(out_dir), force=force)
-
-    def _export_source(self, name: str):  # noqa: ANN202
-        from cuenv.engines import Solution
-        from cuenv.export import ExportSource
-
-        record = self.store.get(name)
-        try:
-            solution = Solution.from_json(folder.read_solution(record.path))
-        except (OSError, ValueError) as exc:
-            raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
-                             hint=f"Recreate it with `cuenv create ... -n {name} --force`.") from None
-        return ExportSource(record=record, solution=solution, home=self.settings.home)
+        return export_environment(self.settings, name=name, fmt=fmt, out_dir=Path(out_dir), force=force)
 
     def lock(self, name: str, path: Path) -> Any:
-        if not self.can_lock:
-            raise UsageError("Lockfiles are not available in this version of cuenv yet.")
-        return self._command(["lock", name, "-o", str(path)]).data
+        """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports."""
+        from cuenv.lock import make
+        from cuenv.lock import model as lockfile
+        from cuenv.lock.io import write_text
+
+        made = make.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
+        write_text(path, lockfile.dump(made.lock))
+        return {"lock": str(path), "source": made.source, "hash": lockfile.content_hash(made.lock)}
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:
         """`cuenv lock --check NAME FILE` for a lockfile beside the user, else why not."""
-        if not self.can_lock:
-            return "n/a (lockfiles are not in this version of cuenv)"
+        from cuenv.lock.sync import check_drift
+
         path = lockfile or Path("cuenv.lock")
         if not path.is_file():
             return f"n/a (no {path})"
         try:
-            result = self._command(["lock", "--check", name, str(path)])
+            checked = check_drift(self.settings, self.environ, name=name, lock_path=str(path))
         except CuenvError as exc:
             return f"{path}: {exc.message}"
-        return f"{path}: " + ("matches" if result.exit_code == 0 else "drifted")
+        return f"{path}: " + ("matches" if checked.matches else "drifted")
 
     def doctor(self, name: str | None) -> tuple[models.DoctorCheck, ...]:
-        if not self.can_doctor:
-            raise UsageError("`cuenv doctor` is not available in this version of cuenv yet.")
-        result = self._command(["doctor", *([name] if name else []), "--json"])
-        return models.doctor_checks(result.data or {})
+        from cuenv import doctor
+        from cuenv.doctor.gather import examine
 
-    def _command(self, argv: Sequence[str]):  # noqa: ANN202 - cuenv.result.Result
-        """Run a cuenv command in-process and return its Result (its data is the --json document)."""
-        from importlib import import_module
-
-        from cuenv.cli.main import COMMANDS, Context, build_parser
-
-        args = build_parser(argv[0]).parse_args(list(argv))
-        module = import_module(f"cuenv.commands.{COMMANDS[argv[0]][0]}")
-        return module.run(Context(args=args, environ=self.environ, _settings=self.settings))
+        facts = examine(self.settings, self.environ, name=name)
+        return models.doctor_checks(doctor.to_json(facts, doctor.diagnose(facts)))

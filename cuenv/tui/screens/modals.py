@@ -220,15 +220,11 @@ Without the hook, cuenv prints the `cuenv use NAME` to run.
 class HelpScreen(_Modal):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss_none", "Close")]
 
-    def __init__(self, notes: Sequence[str] = ()) -> None:
-        super().__init__()
-        self.notes = list(notes)
-
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("cuenv tui: keys", classes="title")
             with VerticalScroll():
-                yield Static(line(HELP + "".join(f"note: {n}\n" for n in self.notes)), id="help-text")
+                yield Static(line(HELP), id="help-text")
             with Horizontal(classes="buttons"):
                 yield Button("Close (esc)", id="close", variant="primary")
 

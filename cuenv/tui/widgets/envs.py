@@ -168,13 +168,6 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.load()
 
     # -- actions ----------------------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "lock":
-            return True if self.services.can_lock else None
-        if action == "doctor":
-            return True if self.services.can_doctor else None
-        return True
-
     def _need_selection(self) -> str | None:
         name = self.selected
         if name is None:

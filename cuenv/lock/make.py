@@ -1,0 +1,127 @@
+"""Making a lock: an environment's own solution (plus other platforms solved from its unchanged
+recipe), or a recipe solved for one or several platforms without installing anything (issue 6)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from cuenv.envs import folder
+from cuenv.errors import CuenvError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.engines import Solution
+    from cuenv.knowledge.stack import Finding
+    from cuenv.lock.model import Lock
+    from cuenv.machine.model import Machine
+
+
+@dataclasses.dataclass(frozen=True)
+class Made:
+    """A lock and what to tell the user about it."""
+
+    lock: Lock
+    source: str  # "environment 'x'" or "recipe torch-cu121"
+    warnings: tuple[Finding, ...] = ()  # the target machine's errors, when the lock was forced
+
+
+def is_environment(settings: Settings, name: str) -> bool:
+    from cuenv.envs.store import Store
+
+    try:
+        return Store.from_settings(settings).path(name).is_dir()
+    except UsageError:  # not a valid environment name (e.g. RECIPE@VERSION): a recipe
+        return False
+
+
+def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: str, platforms: Sequence[str],
+                     here: Machine) -> Made:
+    """The environment's own solution; other ``platforms`` are solved from its recipe, unchanged since."""
+    from cuenv.engines import Solution
+    from cuenv.envs.store import Store
+    from cuenv.lock import model as lockfile
+
+    record = Store.from_settings(settings).get(name)
+    try:
+        own = Solution.from_json(folder.read_solution(record.path))
+    except (OSError, ValueError) as exc:
+        raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
+                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
+    meta = record.meta
+    wanted = list(platforms) or [own.platform]
+    solutions = [own] if own.platform in wanted else []
+    others = [p for p in dict.fromkeys(wanted) if p != own.platform]
+    if others:
+        solutions += _solve_env_recipe(settings, environ, meta, own, others)
+    return Made(lockfile.for_environment(meta, solutions, here), f"environment {name!r}")
+
+
+def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapping[str, Any], own: Solution,
+                      platforms: Sequence[str]) -> list[Solution]:
+    from cuenv.envs.create import request_for
+    from cuenv.recipes.catalogue import load_catalogue
+
+    recipe = load_catalogue(settings).find(meta["recipe"]["name"])
+    if recipe.content_hash() != meta["recipe"].get("hash"):
+        raise UsageError(f"Recipe {recipe.name} changed since environment {meta['name']!r} was created, so its other "
+                         "platforms cannot be solved to match it.",
+                         hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe --platform ...`.")
+    version = meta["recipe"].get("version")
+    _, request = request_for(recipe, version, meta["engine"], own.python)
+    return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta["engine"],
+                           request=request, machine=None, platforms=platforms)
+
+
+def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: Any, version: str | None,
+                    engine_name: str, request: Any, machine: Machine | None, platforms: Sequence[str]) -> list[Solution]:
+    """One solution per platform; each must be one the recipe declares."""
+    from cuenv.engines import Target, get_engine
+    from cuenv.lock.model import os_of
+
+    declared = recipe.platforms_for(version)
+    engine = get_engine(engine_name, environ)
+    base = Target.from_machine(machine) if machine is not None else Target(cuda=None, glibc=None)
+    out = []
+    for plat in platforms:
+        if plat not in declared:
+            raise UsageError(f"Recipe {recipe.label(version)} does not exist for {plat} (it lists {', '.join(declared)}).",
+                             hint="Lock only the platforms the recipe lists.")
+        os_name = os_of(plat)
+        target = dataclasses.replace(base, os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
+                                     glibc=base.glibc if os_name == "linux" else None)
+        out.append(engine.solve(dataclasses.replace(request, platform=plat), target=target, cache_dir=settings.cache_dir))
+    return out
+
+
+def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, engine: str | None, python: str | None,
+                force: bool, here: Machine, target: Machine | None, platforms: Sequence[str]) -> Made:
+    """Solve recipe ``ref`` for ``platforms`` (default: this one) and for ``target`` (default: this machine)."""
+    from cuenv.envs.create import plan_create
+    from cuenv.lock import model as lockfile
+    from cuenv.lock.io import host_platform
+
+    machine = target or here
+    plan = plan_create(settings, environ, ref=ref, name=None, engine=engine, python=python, new_env=False,
+                       machine=machine, force=force)
+    solutions = solve_platforms(settings, environ, recipe=plan.recipe, version=plan.version, engine_name=plan.engine,
+                                request=plan.meta["request"], machine=machine,
+                                platforms=list(dict.fromkeys(platforms)) or [host_platform()])
+    info = lockfile.made_on(here)
+    if target is not None:
+        info["solved_for"] = lockfile.made_on(target)
+    recipe = dict(plan.meta["recipe"], env=plan.meta.get("env_vars") or {})
+    lock = lockfile.build(recipe=recipe, engine=plan.engine, stack=plan.stack, solutions=solutions, made_on=info)
+    return Made(lock, f"recipe {ref}", tuple(f for f in plan.findings if f.severity == "error"))
+
+
+def contract_line(lock: Lock) -> str:
+    """One line saying what a machine needs to run the lock."""
+    c = lock.contract
+    if not c.cuda:
+        return "Contract: no CUDA (a CPU-only stack)."
+    drivers = "; ".join(
+        f"{m.os}: driver >= {m.full or '?'}" + (f" ({m.floor} with minor-version compatibility)" if m.floor and m.floor != m.full else "")
+        for m in c.min_driver)
+    archs = ", ".join(c.sass) + (f" (+PTX {', '.join(c.ptx)})" if c.ptx else "")
+    return f"Contract: CUDA {c.cuda}" + (f", cuDNN {c.cudnn}" if c.cudnn else "") + f"; {drivers}; GPUs sm {archs or 'unknown'}."

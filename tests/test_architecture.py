@@ -1,0 +1,133 @@
+"""The package layout holds (issue 13): no import circles, and the core never imports its edges.
+
+Imports are read from the source with ``ast``, function-level imports included: a lazy import is
+still a dependency, and a circle through one is still a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "cuenv"
+EDGES = ("cuenv.cli", "cuenv.commands", "cuenv.tui")  # the only packages allowed to import the core
+CORE = ("cuenv.knowledge", "cuenv.machine", "cuenv.recipes", "cuenv.envs", "cuenv.engines", "cuenv.lock",
+        "cuenv.activation", "cuenv.export", "cuenv.doctor", "cuenv.binaries", "cuenv.trust")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The cuenv modules ``name`` imports, anywhere in its body."""
+    out: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                   for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            if not base.startswith("cuenv"):
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                out.add(full if full in known else base)
+    out.discard(name)
+    return {m for m in out if m in known}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = _modules()
+    known = set(mods)
+    return {name: _imports(name, path, known) for name, path in mods.items()}
+
+
+def _in(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_the_core_never_imports_the_cli_the_commands_or_the_tui() -> None:
+    arrows = sorted(f"{src} -> {dst}" for src, dsts in graph().items() if _in(src, CORE)
+                    for dst in dsts if _in(dst, EDGES))
+    assert arrows == []
+
+
+def test_the_tui_calls_the_core_not_the_commands() -> None:
+    arrows = sorted(f"{src} -> {dst}" for src, dsts in graph().items() if _in(src, ("cuenv.tui",))
+                    for dst in dsts if _in(dst, ("cuenv.commands",)) or dst == "cuenv.cli.main")
+    assert arrows == []
+
+
+def _cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles() -> None:
+    g = graph()
+    # A package's __init__ re-exporting its own modules is not a circle between modules.
+    g = {m: {d for d in ds if not (m.startswith(d + ".") and d in g)} for m, ds in g.items()}
+    assert _cycles(g) == []
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_import_error_guard_around_cuenv_itself(path: Path) -> None:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Try) and any(
+            isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError") for h in node.handlers
+        ):
+            guarded = [n for n in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+                       if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("cuenv") or
+                       isinstance(n, ast.Import) and any(a.name.startswith("cuenv") for a in n.names)]
+            assert not guarded, f"{path}:{node.lineno} guards cuenv's own import"
