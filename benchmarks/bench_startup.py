@@ -27,7 +27,7 @@ def main() -> None:
             ("python -m cuenv --version", median_ms([py, "-m", "cuenv", "--version"], runs=args.runs, env=env)),
             ("python -m cuenv list", median_ms([py, "-m", "cuenv", "list"], runs=args.runs, env=env)),
         ]
-        print(report("CLI start-up (median of %d runs)" % args.runs, rows, "python -c pass"))
+        print(report(f"CLI start-up (median of {args.runs} runs)", rows, "python -c pass"))
 
 
 if __name__ == "__main__":

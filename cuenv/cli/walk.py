@@ -45,7 +45,7 @@ class Command:
     usage: str
     options: tuple[Option, ...]
     positionals: tuple[Positional, ...]
-    subcommands: tuple["Command", ...]
+    subcommands: tuple[Command, ...]
     epilog: str = ""
 
     @property
@@ -55,7 +55,7 @@ class Command:
     def flags(self) -> list[str]:
         return [f for o in self.options for f in o.flags]
 
-    def walk(self) -> list["Command"]:
+    def walk(self) -> list[Command]:
         """This command and every subcommand below it, depth first, in --help order."""
         out = [self]
         for sub in self.subcommands:

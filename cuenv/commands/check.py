@@ -66,7 +66,8 @@ def resolve_target(text: str, ctx) -> Stack:
     from cuenv.recipes.catalogue import load_catalogue
 
     close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(ctx.settings).names(), n=3)
-    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
+    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + \
+        f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
     raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
 
 

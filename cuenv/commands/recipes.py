@@ -187,7 +187,9 @@ def _lint(ctx) -> Result:
     data = {"ok": not problems, "files": files, "problems": [p.to_json() for p in problems]}
     if problems:
         text = "\n".join(str(p) for p in problems)
-        text += f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {len({p.file for p in problems})} of {len(files)} file{'s' if len(files) != 1 else ''}."
+        bad = len({p.file for p in problems})
+        text += (f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {bad} of {len(files)} "
+                 f"file{'s' if len(files) != 1 else ''}.")
     else:
         text = f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
     return Result(data=data, text=text, exit_code=EXIT_PROBLEMS if problems else EXIT_OK)

@@ -173,10 +173,7 @@ def scan(lines: Iterable[str]) -> tuple[ErrorHit, ...]:
             if m is None:
                 continue
             groups = [g or "" for g in m.groups()]
-            cause = re.sub(r"\{(\d)\}", lambda g: groups[int(g.group(1)) - 1] if int(g.group(1)) <= len(groups) else "",
-                           sig.cause)
-            fix = re.sub(r"\{(\d)\}", lambda g: groups[int(g.group(1)) - 1] if int(g.group(1)) <= len(groups) else "",
-                         sig.fix)
+            cause, fix = _fill(sig.cause, groups), _fill(sig.fix, groups)
             if sig.code == "driver-too-old" and "found version" in sig.pattern and groups[0].isdigit():
                 value = int(groups[0])
                 cause = cause.replace(groups[0], f"{value // 1000}.{(value % 1000) // 10}")
@@ -184,3 +181,8 @@ def scan(lines: Iterable[str]) -> tuple[ErrorHit, ...]:
             hits.setdefault(key, ErrorHit(text=line[:300], code=sig.code, severity=sig.severity, message=cause, fix=fix))
             break
     return tuple(hits.values())
+
+
+def _fill(template: str, groups: list[str]) -> str:
+    """``{1}``, ``{2}``... in a signature's text -> the matched groups (empty when absent)."""
+    return re.sub(r"\{(\d)\}", lambda g: groups[int(g.group(1)) - 1] if int(g.group(1)) <= len(groups) else "", template)

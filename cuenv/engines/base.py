@@ -51,7 +51,7 @@ class Package:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Package":
+    def from_json(cls, data: Mapping[str, Any]) -> Package:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -89,7 +89,7 @@ class Target:
     arch: str = "x86_64"
 
     @classmethod
-    def from_machine(cls, machine: Any) -> "Target":
+    def from_machine(cls, machine: Any) -> Target:
         """From a cuenv.machine.model.Machine (detected, or built from --target-* flags)."""
         driver = getattr(machine, "driver", None)
         return cls(
@@ -125,7 +125,7 @@ class Solution:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Solution":
+    def from_json(cls, data: Mapping[str, Any]) -> Solution:
         if not isinstance(data, Mapping) or data.get("version") != SOLUTION_VERSION:
             raise UsageError(
                 f"Unsupported solution format (version {data.get('version') if isinstance(data, Mapping) else '?'!r}).",

@@ -136,7 +136,8 @@ class RattlerEngine(Engine):
         try:
             matchspecs = [rattler.MatchSpec(s) for s in specs]
         except InvalidMatchSpecError as exc:
-            raise UsageError(f"Invalid conda spec: {str(exc).splitlines()[0]}.", hint="Write specs like `cuda-version 12.1.*` or `cudnn >=9`.") from None
+            raise UsageError(f"Invalid conda spec: {str(exc).splitlines()[0]}.",
+                             hint="Write specs like `cuda-version 12.1.*` or `cudnn >=9`.") from None
         generic = [
             rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), rattler.BuildString(b)) for n, v, b in vps
         ]

@@ -70,7 +70,7 @@ class Store:
         self.envs_dir = envs_dir
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "Store":
+    def from_settings(cls, settings: Any) -> Store:
         return cls(settings.envs_dir)
 
     def path(self, name: str) -> Path:

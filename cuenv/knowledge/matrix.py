@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -96,7 +96,7 @@ def min_driver(cuda: str, os: str = "linux") -> str | None:
     return _row_value(row, os_name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _families() -> dict[int, dict[str, Any]]:
     return {f["major"]: f for f in kb()["driver"]["families"]}
 
@@ -146,7 +146,7 @@ def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _nvcc_rows() -> dict[str, dict[str, Any]]:
     return {r["cuda"]: r for r in kb()["nvcc_targets"]["releases"]}
 
@@ -264,7 +264,7 @@ def cudnn_supports(cudnn: str, cuda: str, *, strict: bool = False) -> bool | Non
     return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gcc_rows() -> dict[str, dict[str, Any]]:
     return {r["cuda"]: r for r in kb()["host_compilers"]}
 
@@ -321,7 +321,7 @@ class TorchBuild:
     pypi_default: bool = False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _torch_rows() -> dict[str, dict[str, Any]]:
     return {r["torch"]: r for r in kb()["pytorch"]["releases"]}
 
@@ -390,7 +390,7 @@ class FrameworkBuild:
     min_cc: str | None = None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _paddle_rows() -> dict[str, dict[str, Any]]:
     return {r["paddle"]: r for r in kb()["paddlepaddle"]["releases"]}
 
@@ -420,7 +420,7 @@ def paddle_build(version: str, variant: str) -> FrameworkBuild | None:
     return FrameworkBuild("paddle", key, variant.lower(), v["cuda"], v.get("cudnn"), v.get("status", row["status"]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tf_rows() -> dict[str, dict[str, Any]]:
     return {r["tf"]: r for r in kb()["tensorflow"]["releases"]}
 

@@ -23,7 +23,7 @@ class Dotted:
     parts: tuple[int, ...]
 
     @classmethod
-    def parse(cls, text: str, *, what: str = "version") -> "Dotted":
+    def parse(cls, text: str, *, what: str = "version") -> Dotted:
         value = parse_dotted(text, what=what)
         return cls(value)
 
@@ -40,7 +40,7 @@ class Dotted:
     def __hash__(self) -> int:
         return hash(self.key)
 
-    def __lt__(self, other: "Dotted") -> bool:
+    def __lt__(self, other: Dotted) -> bool:
         return self.key < other.key
 
     def __str__(self) -> str:

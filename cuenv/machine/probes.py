@@ -59,17 +59,7 @@ def _from_nvml(environ: Mapping[str, str], root: Path) -> Probe:
                 continue
         gpus = []
         for index in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            gpus.append(
-                Gpu(
-                    index=index,
-                    name=_text(pynvml.nvmlDeviceGetName(handle)),
-                    compute_capability=_try(lambda: "%d.%d" % pynvml.nvmlDeviceGetCudaComputeCapability(handle), pynvml),
-                    memory_mib=_try(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20, pynvml),
-                    uuid=_try(lambda: _text(pynvml.nvmlDeviceGetUUID(handle)), pynvml),
-                    mig=bool(_try(lambda: pynvml.nvmlDeviceGetMigMode(handle)[0] == 1, pynvml)),
-                )
-            )
+            gpus.append(_nvml_gpu(pynvml, index, pynvml.nvmlDeviceGetHandleByIndex(index)))
         return Probe("nvml", version, cuda, tuple(gpus))
     except pynvml.NVMLError as exc:
         raise _Skip(f"NVML query failed: {exc}") from None
@@ -78,6 +68,18 @@ def _from_nvml(environ: Mapping[str, str], root: Path) -> Probe:
             pynvml.nvmlShutdown()
         except pynvml.NVMLError:
             pass
+
+
+def _nvml_gpu(pynvml, index: int, handle: object) -> Gpu:  # noqa: ANN001 - the lazily imported module
+    cc = _try(lambda: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(handle)), pynvml)
+    return Gpu(
+        index=index,
+        name=_text(pynvml.nvmlDeviceGetName(handle)),
+        compute_capability=cc if isinstance(cc, str) else None,
+        memory_mib=_try(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20, pynvml),
+        uuid=_try(lambda: _text(pynvml.nvmlDeviceGetUUID(handle)), pynvml),
+        mig=bool(_try(lambda: pynvml.nvmlDeviceGetMigMode(handle)[0] == 1, pynvml)),
+    )
 
 
 def _text(value: str | bytes) -> str:

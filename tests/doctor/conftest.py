@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402
-
 import channel  # noqa: E402
 import fakedriver  # noqa: E402
+from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402
 
 from tests.shells import envbuild  # noqa: E402
 

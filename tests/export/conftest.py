@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO / "tests" / "engines"))
 import channel as _channel  # noqa: E402
 from exportkit import cuenv, recipe_with_env  # noqa: E402
 
+
 @pytest.fixture(scope="session")
 def export_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The engine tests' channel plus `python` 3.11 (site-packages only: the recipes ask for a Python)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from packaging.requirements import Requirement
@@ -27,7 +27,7 @@ PYPI_TWIN = {"paddlepaddle-gpu": "paddlepaddle"}
 UV_PLATFORM = {"linux-64": "x86_64-manylinux_2_28", "linux-aarch64": "aarch64-manylinux_2_28"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def pypi_versions(name: str) -> frozenset[str]:
     out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
                          capture_output=True, text=True, timeout=120)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,7 @@ def toolkits(tmp_path: Path) -> Path:
         (kit / "bin").mkdir(parents=True)
         (kit / "lib64").mkdir()
         (kit / "lib64" / "libcudart.so").write_text("")
-        (kit / "version.json").write_text('{"cuda": {"name": "CUDA SDK", "version": "%s.0"}}' % version)
+        (kit / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": f"{version}.0"}}))
         ptxas = kit / "bin" / "ptxas"
         ptxas.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {version}'\n")
         ptxas.chmod(0o755)
