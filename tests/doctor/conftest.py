@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+TESTS = Path(__file__).resolve().parents[1]
+for helper in (TESTS / "doctor", TESTS / "engines", TESTS / "machine"):  # doctorkit, channel, fakedriver
+    sys.path.insert(0, str(helper))
 import channel  # noqa: E402
 import fakedriver  # noqa: E402
 from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402
