@@ -22,10 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cuenv.activation.render import hook_text, render_scripts  # noqa: E402
-from cuenv.envs.cudalayout import CudaLayout  # noqa: E402
+from cuenv.activation.render import hook_text, render_scripts  # noqa: E402 - after sys.path is set above
+from cuenv.envs.cudalayout import CudaLayout  # noqa: E402 - after sys.path is set above
 from cuenv.envs.meta import layout_to_json
-from cuenv.envs.store import Store  # noqa: E402
+from cuenv.envs.store import Store  # noqa: E402 - after sys.path is set above
 
 LMOD_INIT = Path("/usr/share/lmod/lmod/init/bash")
 TIMER = r"""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
-from common import median_ms  # noqa: E402
+from common import median_ms  # noqa: E402 - after sys.path is set above
 
 CASES = {
     "check torch cu121 vs 470 driver": ["check", "torch==2.1.0+cu121", "--driver", "470.82.01", "--cc", "8.6"],

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median_ms, report  # noqa: E402
+from common import median_ms, report  # noqa: E402 - after sys.path is set above
 
 
 def main() -> None:

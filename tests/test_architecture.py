@@ -7,6 +7,7 @@ still a dependency, and a circle through one is still a circle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,22 @@ def test_no_import_error_guard_around_cuenv_itself(path: Path) -> None:
                        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("cuenv") or
                        isinstance(n, ast.Import) and any(a.name.startswith("cuenv") for a in n.names)]
             assert not guarded, f"{path}:{node.lineno} guards cuenv's own import"
+
+
+_SUPPRESSION = re.compile(r"#\s*(noqa\b[:\s]*[A-Z0-9, ]*|type:\s*ignore(\[[\w, -]+\])?)(?P<rest>.*)$")
+
+
+def _code_files() -> list[Path]:
+    root = PACKAGE.parent
+    return sorted([*PACKAGE.rglob("*.py"), *(root / "tests").rglob("*.py"), *(root / "benchmarks").rglob("*.py")])
+
+
+def test_every_suppression_carries_its_reason() -> None:
+    """`# noqa: X - why` or `# type: ignore[x]  # why`: a bare suppression hides the next reader's question."""
+    bare = []
+    for path in _code_files():
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = _SUPPRESSION.search(text)
+            if m and "noqa" + "-free" not in text and not re.match(r"\s*(-|--|#)?\s*\S", m["rest"] or ""):
+                bare.append(f"{path.relative_to(PACKAGE.parent)}:{number}")
+    assert bare == []

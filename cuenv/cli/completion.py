@@ -149,7 +149,7 @@ __cuenv_c_state() {
 def _posix_tables(tree: Command) -> str:
     spec = ["__cuenv_c_spec() {", "    case $1 in"]
     values = ["__cuenv_c_value() {", "    __cuenv_c_kind=none", "    case \"$1|$2\" in"]
-    global_values = []
+    global_values: list[str] = []
     for command in tree.walk():
         key = posix.quote(" ".join(command.path))
         subs = _words(s.path[-1] for s in command.subcommands)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import versions
 from cuenv.machine.model import Driver, Gpu, Machine
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def add_machine_flags(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +30,7 @@ def add_machine_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--os", choices=("linux", "windows"), default=argparse.SUPPRESS, help="target OS (default: this one)")
 
 
-def machine_from_args(ctx) -> tuple[Machine, list[str]]:
+def machine_from_args(ctx: Context) -> tuple[Machine, list[str]]:
     """(machine, warnings) from the flags, or from detection when none describes the machine."""
     driver, gpus, ccs = (getattr(ctx.args, k, None) for k in ("driver", "gpu", "cc"))
     os_flag = getattr(ctx.args, "os", None)
@@ -81,7 +85,7 @@ def _lookup_gpu(name: str):
     return info
 
 
-def _detect(ctx) -> tuple[Machine, list[str]]:
+def _detect(ctx: Context) -> tuple[Machine, list[str]]:
     from cuenv.machine.driver import detect
 
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir), []

@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from cuenv import __version__
 from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError, UsageError
@@ -74,13 +74,13 @@ class Context:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: same two-line form, exit 2
+    def error(self, message: str) -> NoReturn:  # argparse's own errors: same two-line form, exit 2
         raise UsageError(message[:1].upper() + message[1:] + ".", hint=f"Run `{self.prog} --help` for usage.")
 
 
-def common_options() -> argparse.ArgumentParser:
+def common_options() -> _Parser:
     # Defaults are SUPPRESS so that a flag given before or after the subcommand both count.
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     g = common.add_argument_group("global options")
     g.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON on stdout")
     g.add_argument("--home", default=argparse.SUPPRESS, metavar="DIR", help="cuenv's home (env CUENV_HOME)")
@@ -93,7 +93,7 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> _Parser:
     """The parser; with ``only``, just that subcommand is configured (the start-up fast path)."""
     common = common_options()
     parser = _Parser(
@@ -104,8 +104,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cuenv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
-        kwargs = {} if help_text == argparse.SUPPRESS else {"help": help_text, "description": help_text}
-        p = sub.add_parser(name, parents=[common], **kwargs)
+        if help_text == argparse.SUPPRESS:
+            p = sub.add_parser(name, parents=[common])
+        else:
+            p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         if only is None or only == name:
             import_module(f"cuenv.commands.{module}").configure(p, name)
     return parser

@@ -71,14 +71,14 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
-    formatter = parser.formatter_class(prog=parser.prog, width=_WIDTH)
-    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)  # noqa: SLF001
+    formatter = argparse.HelpFormatter(prog=parser.prog, width=_WIDTH)
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)  # noqa: SLF001 - argparse has no public API for its actions
     return formatter.format_help().strip()
 
 
 def _group_of(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     for group in parser._action_groups:  # noqa: SLF001 - the only way to read a group's title
-        if action in group._group_actions:  # noqa: SLF001
+        if action in group._group_actions:  # noqa: SLF001 - argparse has no public API for its actions
             return group.title or "options"
     return "options"
 
@@ -95,8 +95,8 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help_text:
     options: list[Option] = []
     positionals: list[Positional] = []
     subcommands: list[Command] = []
-    for action in parser._actions:  # noqa: SLF001
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    for action in parser._actions:  # noqa: SLF001 - argparse has no public API for its actions
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse has no public API for its actions
             for pseudo in action._choices_actions:  # noqa: SLF001 - only the subcommands --help lists
                 child = action.choices[pseudo.dest]
                 subcommands.append(walk(child, path + (pseudo.dest,), pseudo.help or ""))
@@ -112,7 +112,7 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help_text:
                 help=_help(parser, action),
                 choices=choices,
                 group=_group_of(parser, action),
-                repeatable=isinstance(action, (argparse._AppendAction, argparse._CountAction)),  # noqa: SLF001
+                repeatable=isinstance(action, (argparse._AppendAction, argparse._CountAction)),  # noqa: SLF001 - argparse has no public API for its actions
             ))
         else:
             positionals.append(Positional(

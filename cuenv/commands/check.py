@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -71,7 +74,7 @@ def resolve_target(text: str, ctx) -> Stack:
     raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 SHELLS = ("bash", "zsh", "fish")
 _INSTALL = {
@@ -21,7 +25,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.epilog = "Install: " + "; ".join(f"{s}: {how}" for s, how in _INSTALL.items()) + "."
 
 
-def run(ctx) -> Result:  # noqa: ANN001
+def run(ctx: Context) -> Result:
     from cuenv import __version__
     from cuenv.cli import completion
     from cuenv.cli.walk import command_tree

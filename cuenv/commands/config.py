@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("action", nargs="?", choices=["show"], default="show", help="what to do (default: show)")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.config import OPTIONS
 
     s = ctx.settings

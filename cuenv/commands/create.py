@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.engines.names import CHOICES
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -32,7 +36,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--target-cc", action="append", default=[], metavar="X.Y", help="a GPU of that machine by compute capability")
 
 
-def _machine(ctx):
+def _machine(ctx: Context):
     a = ctx.args
     if a.target_driver or a.target_gpu or a.target_cc:
         from cuenv.cli.machine_flags import described_machine
@@ -43,7 +47,7 @@ def _machine(ctx):
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
-def _plan(ctx, machine):
+def _plan(ctx: Context, machine):
     """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt."""
     from cuenv.envs.create import plan_create
     from cuenv.errors import UsageError
@@ -77,7 +81,7 @@ def _plan(ctx, machine):
                        machine=machine, force=a.force, recipe=recipe)
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.cli.progress import Progress
     from cuenv.envs.create import build_warnings, execute
 

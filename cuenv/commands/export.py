@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,7 +25,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite files in the output directory")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.errors import UsageError
     from cuenv.export import format_module
     from cuenv.export.write import load_source, write_outputs

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -26,7 +30,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     p.add_argument("--builder", choices=BUILDERS, help="use this builder (default: the first that works of " + ", ".join(BUILDERS) + ")")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     import tempfile
     from pathlib import Path
 

@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
+    from cuenv.machine.model import Machine
+    from cuenv.machine.toolkits import SystemToolkit
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -14,14 +19,14 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--refresh", action="store_true", help="detect the driver again instead of using the cache")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     name = getattr(ctx.args, "name", None)
     if name:
         return _env_info(ctx, name)
     return _machine_info(ctx)
 
 
-def _env_info(ctx, name: str) -> Result:
+def _env_info(ctx: Context, name: str) -> Result:
     """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
     from cuenv.envs import verdict
     from cuenv.envs.store import Store
@@ -65,7 +70,7 @@ def _render_env(d: dict) -> str:
     return "\n".join(lines)
 
 
-def _machine_info(ctx) -> Result:
+def _machine_info(ctx: Context) -> Result:
     from cuenv import engines
     from cuenv.machine import driver, toolkits
 
@@ -75,7 +80,7 @@ def _machine_info(ctx) -> Result:
     return Result(data=data, text=render(data))
 
 
-def report(machine, found_toolkits: Sequence, engines: Mapping[str, Any]) -> dict:  # noqa: ANN001
+def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: Mapping[str, Any]) -> dict:
     """Pure: the `info --json` document for a machine, its toolkits and engines."""
     from dataclasses import asdict
 

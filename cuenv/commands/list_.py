@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -32,7 +36,7 @@ def _row(record, ctx) -> dict:
     }
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.cli.table import human_size, render
     from cuenv.envs.store import Store
 

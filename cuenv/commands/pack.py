@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -22,19 +26,19 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                             help="unpack even if the check finds it cannot run here; replace an environment of that name")
 
 
-def _progress(ctx):
+def _progress(ctx: Context):
     if ctx.json or getattr(ctx.args, "quiet", False):
         return None
     return lambda event, detail: sys.stderr.write(f"{event}: {detail}\n")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     if ctx.args.command == "pack":
         return _pack(ctx)
     return _unpack(ctx)
 
 
-def _pack(ctx) -> Result:
+def _pack(ctx: Context) -> Result:
     from cuenv.envs.store import Store
     from cuenv.errors import UsageError
     from cuenv.export.pack import pack
@@ -52,7 +56,7 @@ def _pack(ctx) -> Result:
     return Result(data=data, text=text)
 
 
-def _unpack(ctx) -> Result:
+def _unpack(ctx: Context) -> Result:
     from cuenv.export.pack import unpack
     from cuenv.machine.driver import detect
 

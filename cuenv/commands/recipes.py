@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuenv.knowledge.stack import REASON_WORD
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 # finding code -> the one word shown in the machine column
 
@@ -30,18 +33,18 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     action = getattr(ctx.args, "action", None) or "list"
     return {"list": _list, "show": _show, "lint": _lint}[action](ctx)
 
 
-def _catalogue(ctx):
+def _catalogue(ctx: Context):
     from cuenv.recipes.catalogue import load_catalogue
 
     return load_catalogue(ctx.settings)
 
 
-def _detect_machine(ctx) -> Any:
+def _detect_machine(ctx: Context) -> Any:
     from cuenv.cli.machine_flags import machine_from_args
 
     return machine_from_args(ctx)[0]
@@ -81,7 +84,7 @@ def _cc_range(stack) -> str:
 
 # ---------------------------------------------------------------------------------------------
 
-def _list(ctx) -> Result:
+def _list(ctx: Context) -> Result:
     from cuenv.recipes.catalogue import RecipeError
 
     catalogue = _catalogue(ctx)
@@ -120,7 +123,7 @@ def _list(ctx) -> Result:
     return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
 
 
-def _show(ctx) -> Result:
+def _show(ctx: Context) -> Result:
     catalogue = _catalogue(ctx)
     recipe, version = catalogue.get(ctx.args.ref)
     stack = recipe.stack(version)
@@ -178,7 +181,7 @@ def _show(ctx) -> Result:
     return Result(data=data, text="\n".join(lines))
 
 
-def _lint(ctx) -> Result:
+def _lint(ctx: Context) -> Result:
     from cuenv.errors import EXIT_OK, EXIT_PROBLEMS
     from cuenv.recipes.lint import lint_file
 

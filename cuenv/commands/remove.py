@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -14,7 +18,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)

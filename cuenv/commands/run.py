@@ -10,9 +10,13 @@ import argparse
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -20,7 +24,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="command and its arguments")
 
 
-def prepared_env(ctx, name: str) -> dict[str, str]:
+def prepared_env(ctx: Context, name: str) -> dict[str, str]:
     """The activated environment of ``name``, after warning on stderr when it cannot run here.
 
     The command runs regardless (it may not need the GPU); a machine without any driver is not
@@ -39,7 +43,7 @@ def prepared_env(ctx, name: str) -> dict[str, str]:
     return activated_env(ctx.environ, record.target(), home=settings.home)
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     argv = list(ctx.args.cmd)
     if argv and argv[0] == "--":
         argv = argv[1:]

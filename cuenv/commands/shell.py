@@ -9,9 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.errors import CuenvError, NotFound, UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
+    from cuenv.envs.store import EnvRecord
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -34,7 +39,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         sub.add_parser("deactivate")
 
 
-def run(ctx) -> Result:  # noqa: ANN001
+def run(ctx: Context) -> Result:
     if ctx.args.command == "shell-init":
         from cuenv.activation.render import hook_text
 
@@ -46,7 +51,7 @@ def run(ctx) -> Result:  # noqa: ANN001
 
 
 # -- cuenv init ------------------------------------------------------------------------------
-def _init(ctx) -> Result:  # noqa: ANN001
+def _init(ctx: Context) -> Result:
     import os
 
     from cuenv.activation import rcfile
@@ -82,13 +87,13 @@ def _init(ctx) -> Result:  # noqa: ANN001
 
 
 # -- cuenv shell-env (the hook's helper) -------------------------------------------------------
-def _deactivate(ctx) -> Result:  # noqa: ANN001
+def _deactivate(ctx: Context) -> Result:
     if ctx.args.shell == "fish":
         return Result(text="if set -q __cuenv_active; __cuenv_restore; end")
     return Result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
 
 
-def _resolve_name(ctx) -> tuple[str, object]:  # noqa: ANN001
+def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin or None
     """The environment to use: the argument, or the nearest .cuenv file's."""
     from cuenv.envs import project
 
@@ -102,7 +107,7 @@ def _resolve_name(ctx) -> tuple[str, object]:  # noqa: ANN001
     return pin.env, pin
 
 
-def _verdict_lines(record, environ, cache_dir=None) -> list[str]:  # noqa: ANN001
+def _verdict_lines(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[str]:
     from cuenv.envs import verdict
 
     return verdict.lines_for(verdict.findings_for(record, environ, cache_dir))
@@ -118,7 +123,7 @@ def _report(name: str, lines: list[str], strict: bool) -> None:
                          hint="Fix the error above, or activate without --strict.")
 
 
-def _verdict(ctx) -> Result:  # noqa: ANN001
+def _verdict(ctx: Context) -> Result:
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(ctx.args.name)
@@ -126,7 +131,7 @@ def _verdict(ctx) -> Result:  # noqa: ANN001
     return Result()
 
 
-def _use(ctx) -> Result:  # noqa: ANN001
+def _use(ctx: Context) -> Result:
     from cuenv.activation.render import render_scripts, render_target
     from cuenv.activation.system import is_system, system_target, toolkit_roots
     from cuenv.envs.store import Store

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -35,14 +39,15 @@ def candidates(framework: str, ctx) -> list:
     for recipe in load_catalogue(ctx.settings).all():
         fw = recipe.framework.name if recipe.framework else None
         if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
+            default = recipe.framework.version if recipe.framework else None
             versions = recipe.framework.versions if recipe.framework else (None,)
             for v in versions:
-                label = recipe.name if v is None or v == recipe.framework.version else f"{recipe.name}@{v}"
+                label = recipe.name if v is None or v == default else f"{recipe.name}@{v}"
                 found.append(replace(recipe.stack(v), label=label))
     return found or builds.candidates(framework)
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     from cuenv.knowledge.compat import suggest
 
     framework = _ALIASES.get(ctx.args.framework.lower())

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, CuenvError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 TIMEOUT_S = 600.0
 
@@ -24,7 +28,7 @@ def smoke_argv(smoke: dict | None) -> list[str]:
     return list(smoke.get("command") or ())
 
 
-def run(ctx) -> Result:
+def run(ctx: Context) -> Result:
     import shutil
 
     from cuenv import runner

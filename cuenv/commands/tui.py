@@ -11,9 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,9 +25,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="write the environment chosen with `use` here (the shell hook passes it)")
 
 
-def run(ctx) -> Result:  # noqa: ANN001
+def run(ctx: Context) -> Result:
     try:
-        import textual  # noqa: F401
+        import textual  # noqa: F401 - only asks whether the extra is installed
     except ImportError:
         raise CuenvError("`cuenv tui` needs Textual, which is not installed.",
                          hint="Install the extra: pip install 'cuenv[tui]'.") from None

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -19,7 +23,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("--off", action="store_true", help="deactivate (same as `cuenv deactivate`)")
 
 
-def run(ctx):  # noqa: ANN001, ANN201
+def run(ctx: Context):
     shell = os.path.basename(ctx.environ.get("SHELL", "")) or "bash"
     if shell not in ("bash", "zsh", "fish"):
         shell = "bash"

@@ -26,9 +26,9 @@ CODES: Final = (
 )
 
 
-def _mm(version: str | None) -> tuple[int, ...] | None:
-    nums = re.findall(r"\d+", version or "")
-    return tuple(int(n) for n in nums[:2]) if nums else None
+def _mm(version: str | None) -> tuple[int, ...]:
+    """ "12.1.105" -> (12, 1); () when there is no number."""
+    return tuple(int(n) for n in re.findall(r"\d+", version or "")[:2])
 
 
 def _mm_text(version: str | None) -> str:
@@ -148,15 +148,15 @@ def toolkits(f: Facts) -> Check | None:
             f"PATH reaches tools of {len(releases)} CUDA releases: {listed}; which one runs depends on PATH order.",
             "Keep one CUDA on PATH: `cuenv use NAME` puts the environment's tools first and strips the others; "
             "remove the extra `.../cuda-X.Y/bin` from your shell's rc file."))
-    for var, value, version in t.cuda_vars:
-        detail.append(f"{var}={value} (CUDA {version or '?'})")
-        if t.nvcc is not None and t.nvcc.version and version and _mm(version) != _mm(t.nvcc.version):
+    for var, value, release in t.cuda_vars:
+        detail.append(f"{var}={value} (CUDA {release or '?'})")
+        if t.nvcc is not None and t.nvcc.version and release and _mm(release) != _mm(t.nvcc.version):
             found.append(Finding(
                 "cuda-home-mismatch", "warning",
-                f"{var} points at CUDA {version} ({value}) but the nvcc on PATH is CUDA {t.nvcc.version}: build "
+                f"{var} points at CUDA {release} ({value}) but the nvcc on PATH is CUDA {t.nvcc.version}: build "
                 "tools (CMake, torch.utils.cpp_extension) mix headers of one with the compiler of the other.",
                 f"Set {var} to the toolkit of that nvcc, or unset it; `cuenv use` sets both consistently."))
-        elif version is None and f.origin == "this machine":
+        elif release is None and f.origin == "this machine":
             found.append(Finding("cuda-home-mismatch", "warning", f"{var}={value} is not a CUDA toolkit (no version.json, "
                                  "version.txt or cuda_runtime_api.h).", f"Point {var} at a toolkit root, or unset it."))
     return make_check("toolkits", detail, found)
@@ -272,8 +272,8 @@ def cudnn(f: Facts) -> Check | None:
     found: list[Finding] = []
     for path, version in c.headers:
         detail.append(f"header {path}: cuDNN {version}")
-    for path, version in c.libraries:
-        detail.append(f"library {path}: cuDNN {version or 'version unknown'}")
+    for path, lib_version in c.libraries:
+        detail.append(f"library {path}: cuDNN {lib_version or 'version unknown'}")
     if c.loaded is not None:
         detail.append("loaded: " + _where(c.loaded))
     if not c.headers and not c.libraries and f.origin == "this machine":
@@ -301,7 +301,7 @@ def cudnn(f: Facts) -> Check | None:
         elif supported is None:
             detail.append(f"cuDNN {loaded} vs CUDA {cuda}: not judged (the knowledge base is not available or does not know it)")
     wanted = f.env.stack.cudnn if f.env and f.env.stack else None
-    if wanted and loaded and _mm(loaded)[0] != _mm(wanted)[0]:
+    if f.env and wanted and loaded and _mm(loaded)[0] != _mm(wanted)[0]:
         found.append(Finding(
             "cudnn-mismatch", "error", f"{f.env.name} was built for cuDNN {wanted} but the loader picks cuDNN {loaded}.",
             "Remove the other cuDNN from LD_LIBRARY_PATH so the environment's own is loaded."))
@@ -418,7 +418,8 @@ def probe_stack(p: FrameworkProbe) -> Stack:
     """What a framework says it was built with, as the Stack `cuenv check` judges."""
     from cuenv.knowledge import versions
 
-    sass, ptx = [], []
+    sass: list[str] = []
+    ptx: list[str] = []
     for arch in p.arch_list:
         m = re.fullmatch(r"(sm|compute)_(\d+)([a-z]?)", arch.strip())
         if not m:
@@ -445,9 +446,9 @@ def framework(f: Facts) -> Check | None:
     if fw is None:
         if f.origin != "this machine":
             return None
-        detail = ["no environment named or active: run `cuenv doctor NAME` to look inside one"] if f.env is None \
+        skipped = ["no environment named or active: run `cuenv doctor NAME` to look inside one"] if f.env is None \
             else ["framework probe skipped"]
-        return make_check("framework", detail, [])
+        return make_check("framework", skipped, [])
     detail: list[str] = []
     found: list[Finding] = []
     if fw.error:

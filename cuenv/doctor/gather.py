@@ -37,6 +37,7 @@ from cuenv.errors import CuenvError, NotFound, ToolError, UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
+    from cuenv.envs.store import EnvRecord
 
 TOOL_TIMEOUT: Final = 15.0
 _RELEASE: Final = re.compile(r"release\s+(\d+\.\d+)")
@@ -422,14 +423,14 @@ def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.st
     return EnvFacts(record.name, active, stack, layout)
 
 
-def activated(environ: Mapping[str, str], record, home: Path) -> dict[str, str]:  # noqa: ANN001
+def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict[str, str]:
     """The variables a command sees inside the environment: the same plan as `cuenv use`."""
     from cuenv.activation.plan import activated_env
 
     return activated_env(environ, record.target(), Path(home))
 
 
-def gather(environ: Mapping[str, str], *, home: Path, record=None, active: bool = False,  # noqa: ANN001
+def gather(environ: Mapping[str, str], *, home: Path, record: EnvRecord | None = None, active: bool = False,
            root: Path = Path("/"), ld_cache: Path | None = None, frameworks: bool = True,
            framework_timeout: float | None = None) -> Facts:
     """Every fact doctor needs about this machine (and the environment ``record``, if any)."""

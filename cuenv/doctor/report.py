@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.doctor import signatures
 from cuenv.doctor.model import (
@@ -26,6 +26,9 @@ from cuenv.doctor.model import (
 )
 from cuenv.machine.model import Driver, Gpu, Machine
 
+if TYPE_CHECKING:
+    from cuenv.machine.nvsmi import SmiReport
+
 _QUOTE: Final = re.compile(r"^\s*(?:>\s?)+")  # markdown quotes around pasted output
 _PKG: Final = re.compile(
     r"^\s*(?:\[(?:pip3?|conda)\]\s*)?(?P<name>torch|pytorch|paddlepaddle-gpu|paddlepaddle|tensorflow(?:-gpu|-cpu)?|"
@@ -39,7 +42,7 @@ def _clean(text: str) -> list[str]:
     return [_QUOTE.sub("", line.rstrip("\r")) for line in text.replace("\t", "    ").splitlines()]
 
 
-def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.machine.driver.SmiReport | None
+def _smi_table(lines: list[str]) -> SmiReport | None:
     from cuenv.machine.nvsmi import parse_smi_table
 
     for i, line in enumerate(lines):
@@ -57,7 +60,7 @@ def _smi_table(lines: list[str]):  # noqa: ANN202 - cuenv.machine.driver.SmiRepo
     return None
 
 
-def _smi_xml(text: str):  # noqa: ANN202
+def _smi_xml(text: str) -> SmiReport | None:
     from cuenv.machine.nvsmi import parse_smi_xml
 
     m = re.search(r"<nvidia_smi_log>.*?</nvidia_smi_log>", text, re.DOTALL)
@@ -69,7 +72,7 @@ def _smi_xml(text: str):  # noqa: ANN202
         return None
 
 
-def _smi_csv(lines: list[str]):  # noqa: ANN202
+def _smi_csv(lines: list[str]) -> SmiReport | None:
     from cuenv.machine.nvsmi import parse_smi_csv
 
     for i, line in enumerate(lines):
@@ -208,7 +211,7 @@ def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
 
 
 def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
-    found = []
+    found: list[Any] = []
     for name, dist in (("paddle", "paddlepaddle-gpu"), ("paddle", "paddlepaddle"), ("tensorflow", "tensorflow")):
         if dist in pkgs and not any(p.name == name for p in found):
             version = pkgs[dist][0]
@@ -274,8 +277,9 @@ def parse(text: str) -> Facts:
     nvcc = parse_nvcc_version(joined)
     if nvcc is None:
         runtime = _field(joined, "CUDA runtime version")
-        if runtime and re.match(r"\d+\.\d+", runtime):
-            nvcc = re.match(r"\d+\.\d+", runtime).group(0)
+        mm = re.match(r"\d+\.\d+", runtime or "")
+        if mm:
+            nvcc = mm.group(0)
     toolkit = ToolkitFacts(nvcc=CudaTool("nvcc (from the report)", nvcc)) if nvcc else None
     if toolkit is None:
         missing.append("no nvcc version in the report (paste `nvcc --version`)")

@@ -107,8 +107,8 @@ def available(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
             found["uv"] = {"available": True, "path": str(find_uv_bin())}
         except (ImportError, FileNotFoundError):
             pass
-    if not found["uv"]["available"] and (exe := shutil.which("uv", path=environ.get("PATH", os.defpath))):
-        found["uv"] = {"available": True, "path": exe}
+    if not found["uv"]["available"] and (uv_exe := shutil.which("uv", path=environ.get("PATH", os.defpath))):
+        found["uv"] = {"available": True, "path": uv_exe}
     spec = importlib.util.find_spec("rattler")  # found, not imported: importing costs ~50 ms
     found["rattler"] = {"available": spec is not None, "path": spec.origin if spec else None}
     return found

@@ -146,7 +146,7 @@ class RattlerEngine(Engine):
         try:
             records = _run(
                 rattler.solve(
-                    sources=sources, specs=matchspecs, gateway=gateway, platforms=[request.platform, "noarch"],
+                    sources=sources, specs=matchspecs, gateway=gateway, platforms=[rattler.Platform(request.platform), rattler.Platform("noarch")],
                     virtual_packages=generic,
                 )
             )

@@ -127,10 +127,10 @@ def index_args(index_urls: tuple[str, ...]) -> list[str]:
 
 def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
     """pylock.toml (PEP 751, as uv writes it) -> one Package per entry, preferring a wheel."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # the same API on Python 3.10
+        import tomli as tomllib
 
     data = tomllib.loads(text)
     default_index = index_urls[0] if len(index_urls) == 1 else None
@@ -403,11 +403,12 @@ def _dist_info_package(dist_info: Path) -> Package | None:
             direct = json.loads(raw)
         except ValueError:
             direct = {}
-    archive = direct.get("archive_info") if isinstance(direct.get("archive_info"), dict) else {}
-    hashes = archive.get("hashes") or {}  # type: ignore[union-attr]
-    sha256 = hashes.get("sha256")
-    if not sha256 and str(archive.get("hash", "")).startswith("sha256="):  # type: ignore[union-attr]
-        sha256 = str(archive["hash"]).split("=", 1)[1]  # type: ignore[index]
+    info = direct.get("archive_info")
+    archive: Mapping[str, object] = info if isinstance(info, dict) else {}
+    hashes = archive.get("hashes")
+    sha256 = hashes.get("sha256") if isinstance(hashes, dict) else None
+    if not sha256 and str(archive.get("hash", "")).startswith("sha256="):
+        sha256 = str(archive["hash"]).split("=", 1)[1]
     url = str(direct.get("url", ""))
     return Package(
         name=_normalize(fields.get("name", dist_info.name.split("-")[0])),

@@ -160,7 +160,7 @@ def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
     test = meta.get("smoke_test") or {}
     if test.get("python"):
         script = f"exec python {sh(prefix + '/.cuenv/smoke_test.py')} \"$@\"\n"
-        extra = (Output(f"{CONTEXT_DIR}/smoke_test.py", test["python"]),)
+        extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/smoke_test.py", test["python"]),)
     elif test.get("command"):
         script = "exec " + " ".join(sh(str(a)) for a in test["command"]) + "\n"
         extra = ()

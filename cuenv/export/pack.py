@@ -117,7 +117,7 @@ def read_manifest(archive: Path) -> dict[str, Any]:
             first = tar.next()
             if first is None or first.name != MANIFEST:
                 raise NotAPack(archive, f"its first member is not {MANIFEST}")
-            data = json.loads(tar.extractfile(first).read())  # type: ignore[union-attr]
+            data = json.loads(tar.extractfile(first).read())  # type: ignore[union-attr]  # a regular member, checked above
     except FileNotFoundError:
         raise UsageError(f"{archive} does not exist.") from None
     except (tarfile.TarError, ValueError, OSError) as exc:
@@ -172,7 +172,7 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
                 except KeyError:
                     raise NotAPack(archive, f"{name} is missing") from None
                 dest = Path(tmp) / Path(name).name
-                with tar.extractfile(member) as src, open(dest, "wb") as out:  # type: ignore[union-attr]
+                with tar.extractfile(member) as src, open(dest, "wb") as out:  # type: ignore[union-attr]  # a regular member, checked above
                     shutil.copyfileobj(src, out)
                 local.append(replace(pkg, url=dest.as_uri()))  # same sha256: uv still verifies it
         engine = get_engine(solution.engine, environ)

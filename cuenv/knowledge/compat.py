@@ -165,7 +165,7 @@ class _Checker:
     # -- driver -> CUDA ------------------------------------------------------------------------
     def _driver(self) -> None:
         stack, os_name = self.stack, self.machine.os
-        cuda = matrix.mm_str(stack.cuda)
+        cuda = matrix.mm_str(_cuda(stack))
         major = versions.cuda(cuda).major
         floor = matrix.family_floor(major, os_name)
         full = matrix.min_driver(cuda, os_name)
@@ -244,7 +244,7 @@ class _Checker:
 
     def _arch(self, gpu: Gpu) -> None:
         stack, name = self.stack, _name(self.stack)
-        g = matrix.cc_key(gpu.compute_capability)
+        g = matrix.cc_key(gpu.compute_capability or "")
         gname = f"{gpu.name} ({gpu.compute_capability})"
         sass = [matrix.cc_key(s) for s in stack.sass]
         ptx = [matrix.cc_key(p) for p in stack.ptx]
@@ -262,7 +262,7 @@ class _Checker:
                          f"{name} has no SASS for the {gname}, only PTX {p} ({kernels}), and PTX from CUDA"
                          f" {stack.cuda} cannot be JIT-compiled by this older driver (minor-version compatibility"
                          " excludes PTX JIT): 'the provided PTX was compiled with an unsupported toolchain'.",
-                         self._arch_fix(gpu, f"Install an NVIDIA driver >= {matrix.min_driver(stack.cuda, self.machine.os)}"))
+                         self._arch_fix(gpu, f"Install an NVIDIA driver >= {matrix.min_driver(_cuda(stack), self.machine.os)}"))
             else:
                 self.add("arch-ptx-jit", "warning",
                          f"{name} has no SASS for the {gname}, only PTX {p} ({kernels}): kernels are JIT-compiled"
@@ -277,7 +277,7 @@ class _Checker:
 
     def _arch_unknown(self, gpu: Gpu, g: tuple[int, int], gname: str) -> None:
         stack, name = self.stack, _name(self.stack)
-        targets = [matrix.cc_key(t) for t in matrix.nvcc_targets(stack.cuda)]
+        targets = [matrix.cc_key(t) for t in matrix.nvcc_targets(_cuda(stack))]
         if targets and not any(t <= g for t in targets):
             lowest = ".".join(map(str, min(targets)))
             self.add("arch-unsupported", "error",
@@ -309,12 +309,12 @@ class _Checker:
         if row is None:
             return
         name = _name(stack)
-        if not matrix.cudnn_supports(stack.cudnn, stack.cuda):
+        if not matrix.cudnn_supports(stack.cudnn, _cuda(stack)):
             majors = ", ".join(f"{b.min}-{b.max}" for b in row.builds)
             self.add("cudnn-mismatch", "error",
                      f"{name} pairs cuDNN {stack.cudnn} with CUDA {stack.cuda}, but cuDNN {row.cudnn}.x is built for"
                      f" CUDA {majors} only.",
-                     "Use a cuDNN built for CUDA " + str(versions.cuda(stack.cuda).major) + ".x (see the cuDNN support matrix).")
+                     "Use a cuDNN built for CUDA " + str(versions.cuda(_cuda(stack)).major) + ".x (see the cuDNN support matrix).")
         if row.min_cc:
             low = matrix.cc_key(row.min_cc)
             for gpu in self.machine.gpus:
@@ -389,3 +389,9 @@ def _arch_text(stack: Stack) -> str:
     if stack.ptx:
         parts.append(f"PTX {', '.join(stack.ptx)}")
     return "; ".join(parts) or "no arch list"
+
+
+def _cuda(stack: Stack) -> str:
+    """The stack's CUDA release, for checks that only run on CUDA builds (CPU-only ones return earlier)."""
+    assert stack.cuda is not None, "a CPU-only stack reached a CUDA check"
+    return stack.cuda

@@ -364,9 +364,7 @@ def torch_build(version: str, variant: str | None = None) -> TorchBuild | None:
         return None
     row = _torch_rows()[key]
     default = torch_pypi_default(key)
-    if variant is None:
-        variant = default
-    variant = variant.lower()
+    variant = (variant or default or "").lower()
     if variant == "cpu":
         return TorchBuild(key, "cpu", None, None, (), (), row["status"])
     if variant not in row["variants"] and variant != default:

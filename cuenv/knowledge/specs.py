@@ -77,8 +77,8 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
 
 
 def _torch(version: str, index: str | None, label: str) -> Stack:
-    base, _, local = version.partition("+")
-    local = local.lower() or None
+    base, _, plus = version.partition("+")
+    local = plus.lower() or None
     if local and index and local != index:
         raise UsageError(f"{label!r} names two builds ({local} and {index}).", hint="Give the variant once.")
     variant = local or index

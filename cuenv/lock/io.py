@@ -52,8 +52,9 @@ def catalogue_extras(settings, lock) -> dict:
     if recipe.content_hash() != lock.recipe.get("hash"):
         return {}
     version = lock.recipe.get("version")
-    section = recipe.conda if lock.engine != "venv" else recipe.venv
-    requested = []
-    if section is not None:
-        requested = list(section.specs_for(version) if lock.engine != "venv" else section.requirements_for(version))
+    requested: list[str] = []
+    if lock.engine == "venv" and recipe.venv is not None:
+        requested = list(recipe.venv.requirements_for(version))
+    elif lock.engine != "venv" and recipe.conda is not None:
+        requested = list(recipe.conda.specs_for(version))
     return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}

@@ -223,7 +223,7 @@ def dump(lock: Lock) -> str:
     import yaml
 
     class Dumper(yaml.SafeDumper):
-        def increase_indent(self, flow: bool = False, indentless: bool = False):  # noqa: ANN201
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             return super().increase_indent(flow, False)  # list items indented under their key
 
     def short_list(dumper: yaml.SafeDumper, items: list) -> Any:

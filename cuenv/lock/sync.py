@@ -67,7 +67,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     existing = store.get(plan.name, allow_incomplete=True) if store.exists(plan.name) else None
     update = bool(existing and existing.complete)
     if existing is not None and update:
-        have = existing.meta.get("engine")
+        have = str(existing.meta.get("engine"))
         if get_engine(have, environ).family != get_engine(plan.engine, environ).family:
             raise UsageError(f"Environment {plan.name!r} was built by {have}; this lock is for {plan.engine}.",
                              hint=f"Replace it: `cuenv create --from-lock {lock_path} -n {plan.name} --force`.")

@@ -14,7 +14,7 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Final, Iterable, Mapping, Sequence
+from typing import Callable, Final, Iterable, Mapping, Sequence, TypeVar
 
 from cuenv.errors import ToolError
 from cuenv.knowledge import matrix, versions
@@ -23,6 +23,7 @@ from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import current_os
 
 _LOGGER = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 SMI_TIMEOUT: Final = 10.0  # a wedged driver can hang nvidia-smi for minutes
 
@@ -75,7 +76,7 @@ def _nvml_gpu(pynvml, index: int, handle: object) -> Gpu:  # noqa: ANN001 - the 
     return Gpu(
         index=index,
         name=_text(pynvml.nvmlDeviceGetName(handle)),
-        compute_capability=cc if isinstance(cc, str) else None,
+        compute_capability=cc,
         memory_mib=_try(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20, pynvml),
         uuid=_try(lambda: _text(pynvml.nvmlDeviceGetUUID(handle)), pynvml),
         mig=bool(_try(lambda: pynvml.nvmlDeviceGetMigMode(handle)[0] == 1, pynvml)),
@@ -86,7 +87,7 @@ def _text(value: str | bytes) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def _try(fn: Callable[[], object], pynvml) -> object:  # noqa: ANN001 - the lazily imported module
+def _try(fn: Callable[[], _T], pynvml) -> _T | None:  # noqa: ANN001 - the lazily imported module
     try:
         return fn()
     except pynvml.NVMLError:

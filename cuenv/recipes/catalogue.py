@@ -231,7 +231,8 @@ class Recipe:
         """
         version = self.check_version(version)
         arch = self.arch_for(version)
-        sections = [getattr(self, engine)] if engine in ENGINES else [self.conda, self.venv]
+        sections: list[CondaInstall | VenvInstall | None] = (
+            [self.conda if engine == "conda" else self.venv] if engine in ENGINES else [self.conda, self.venv])
         os_names: list[str] = []
         for p in self.platforms_for(version):
             if _OS_OF_PLATFORM[p] not in os_names:

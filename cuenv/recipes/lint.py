@@ -369,13 +369,13 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool)
         for i, text in enumerate(section.get(list_key) or ()):
             if not isinstance(text, str):
                 continue
-            path = ("install", engine, list_key, i)
+            at: tuple[str | int, ...] = ("install", engine, list_key, i)
             bad = [p for p in PLACEHOLDER_RE.findall(text) if p != "version"]
             if bad:
-                problems.add(path, "bad-value", f"unknown placeholder {{{bad[0]}}} (only {{version}} is known)")
+                problems.add(at, "bad-value", f"unknown placeholder {{{bad[0]}}} (only {{version}} is known)")
                 continue
             if "{version}" in text and not isinstance(framework, dict):
-                problems.add(path, "bad-value", "{version} needs a framework")
+                problems.add(at, "bad-value", "{version} needs a framework")
                 continue
             if engine == "venv" and thorough:
                 from packaging.requirements import InvalidRequirement, Requirement
@@ -384,7 +384,7 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool)
                 try:
                     Requirement(sample)
                 except InvalidRequirement as exc:
-                    problems.add(path, "bad-value", f"{text!r} is not a valid requirement: {str(exc).splitlines()[0]}")
+                    problems.add(at, "bad-value", f"{text!r} is not a valid requirement: {str(exc).splitlines()[0]}")
 
 
 def _dict(value: Any) -> dict:

@@ -116,7 +116,7 @@ def from_requirements(text: str, *, file: str, name: str | None, cuda: str | Non
         reqs.append(line)
     if not reqs:
         raise UsageError(f"{file}: no requirements in it.")
-    indexes = extra + [index] if index or extra else []
+    indexes = extra + ([index] if index else [])
     if extra and not index:
         indexes.append("https://pypi.org/simple")
     here = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 
 class MachineLoaded(Message):
@@ -70,7 +71,7 @@ class LogLine(Message):
 class ActionDone(Message):
     """A finished action's one-line result, shown as a notification."""
 
-    def __init__(self, text: str, severity: str = "information") -> None:
+    def __init__(self, text: str, severity: SeverityLevel = "information") -> None:
         super().__init__()
         self.text = text
         self.severity = severity

@@ -144,7 +144,7 @@ def sort_rows(rows: Sequence[Any], column: str | None, reverse: bool = False) ->
 def cursor_after(names: Sequence[str], kept: str | None, old_index: int) -> int:
     """Where a table's cursor goes when its rows are replaced: on the same name if it is still
     there, else on the row that took its place (the nearest one), else the first."""
-    if kept in names:
+    if kept is not None and kept in names:
         return list(names).index(kept)
     return max(0, min(old_index, len(names) - 1))
 

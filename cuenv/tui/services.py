@@ -11,11 +11,15 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
+
+if TYPE_CHECKING:
+    from cuenv.knowledge.stack import Finding
+    from cuenv.machine.model import Machine
 
 Progress = Callable[[str, str], None]
 
@@ -74,7 +78,9 @@ class Services:
         record = self.store.get(name, allow_incomplete=True)
         meta = record.meta
         home = self.settings.home
-        problems, findings, activation = [], (), ()
+        problems: list[str] = []
+        findings: tuple[Finding, ...] = ()
+        activation: tuple[models.ActivationLine, ...] = ()
         if record.complete:
             try:
                 findings = tuple(verdict.findings_for(record, self.environ, self.settings.cache_dir))
@@ -98,7 +104,7 @@ class Services:
             problem=" ".join(problems),
         )
 
-    def recipes(self, machine) -> tuple[list[models.RecipeRow], list[str]]:  # noqa: ANN001
+    def recipes(self, machine: Machine) -> tuple[list[models.RecipeRow], list[str]]:
         """The catalogue marked for ``machine``; a broken user recipe is a warning, not a failure."""
         from cuenv.knowledge.compat import check
         from cuenv.recipes.catalogue import RecipeError, load_catalogue
@@ -114,7 +120,7 @@ class Services:
             rows.append(models.recipe_row(recipe, check(recipe.stack(), machine)))
         return rows, warnings
 
-    def recipe_detail(self, name: str, machine) -> list[tuple[str, str]]:  # noqa: ANN001
+    def recipe_detail(self, name: str, machine: Machine) -> list[tuple[str, str]]:
         from cuenv.knowledge.compat import check
         from cuenv.recipes.catalogue import load_catalogue
 

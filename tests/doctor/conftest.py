@@ -13,11 +13,11 @@ import pytest
 TESTS = Path(__file__).resolve().parents[1]
 for helper in (TESTS / "doctor", TESTS / "engines", TESTS / "machine"):  # doctorkit, channel, fakedriver
     sys.path.insert(0, str(helper))
-import channel  # noqa: E402
-import fakedriver  # noqa: E402
-from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402
+import channel  # noqa: E402 - after sys.path is set above
+import fakedriver  # noqa: E402 - after sys.path is set above
+from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402 - after sys.path is set above
 
-from tests.shells import envbuild  # noqa: E402
+from tests.shells import envbuild  # noqa: E402 - after sys.path is set above
 
 
 @pytest.fixture(scope="session")

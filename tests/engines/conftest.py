@@ -13,7 +13,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # `import channel` from test modules here
 
-import channel as _channel  # noqa: E402
+import channel as _channel  # noqa: E402 - after sys.path is set above
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,8 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests" / "engines"))
 
-import channel as _channel  # noqa: E402
-from exportkit import cuenv, recipe_with_env  # noqa: E402
+import channel as _channel  # noqa: E402 - after sys.path is set above
+from exportkit import cuenv, recipe_with_env  # noqa: E402 - after sys.path is set above
 
 
 @pytest.fixture(scope="session")

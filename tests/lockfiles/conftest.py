@@ -19,7 +19,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "engines"))
 
-import channel as _channel  # noqa: E402
+import channel as _channel  # noqa: E402 - after sys.path is set above
 
 EXTRA = (
     _channel.Spec("python", "3.11.9", "linux-aarch64", build="h0_cuenv"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-import fakedriver  # noqa: E402
+import fakedriver  # noqa: E402 - after sys.path is set above
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -155,7 +155,7 @@ def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, setti
     services = HeldServices(settings, environ)
     services.open()
     app = CuenvApp(services)
-    table = lambda: app.screen.query_one("#env-table")  # noqa: E731
+    table = lambda: app.screen.query_one("#env-table")  # noqa: E731 - a one-line query, re-run at each use
 
     async def scenario(pilot, app):
         await settle(pilot, app)

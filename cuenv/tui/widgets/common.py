@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.content import Content
+from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from cuenv.tui.messages import WorkerFailed
@@ -31,6 +34,9 @@ def status_cell(state: str, text: str) -> Content:
 
 class WorkerErrors:
     """Mixin for widgets that own workers: a failed worker becomes a WorkerFailed message (a modal)."""
+
+    if TYPE_CHECKING:  # provided by the Widget or App this is mixed into
+        def post_message(self, message: Message) -> bool: ...
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

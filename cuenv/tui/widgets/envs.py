@@ -19,8 +19,6 @@ from cuenv.tui import messages as msg
 from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
-_WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
-
 
 class EnvironmentsView(WorkerErrors, Vertical):
     BINDINGS = [
@@ -68,7 +66,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.generation += 1
         self._read(self.generation)
 
-    @work(**_WORK, group="envs", description="Reading environments")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="envs", description="Reading environments")
     def _read(self, generation: int) -> None:
         # An exclusive worker is cancelled, not stopped: an older read can still finish after a
         # newer one (a create, then a remove), so the message says which load it answers.
@@ -114,7 +112,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         if name:
             self.load_detail(name)
 
-    @work(**_WORK, group="detail", description="Reading the environment")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="detail", description="Reading the environment")
     def load_detail(self, name: str) -> None:
         lines = detail_text(self.services.detail(name))
         if not get_current_worker().is_cancelled:
@@ -190,13 +188,13 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.remove(name)
+                self.remove_env(name)
 
         self.app.push_screen(ConfirmScreen(f"Remove environment {name}{size}?",
                                            f"This deletes $CUENV_HOME/envs/{name}.", yes="Remove"), answered)
 
-    @work(**_WORK, group="action", description="Removing")
-    def remove(self, name: str) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Removing")
+    def remove_env(self, name: str) -> None:  # not `remove`: that is Widget.remove
         self.services.remove(name)
         self.post_message(msg.EnvironmentsChanged(removed=name))  # first: the row goes before the notice shows
         self.post_message(msg.ActionDone(f"Removed {name}."))
@@ -209,7 +207,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
             log.write(line(f"$ cuenv test {name}  (the recipe's smoke test, inside the environment)", "bold"))
             self.smoke(name)
 
-    @work(**_WORK, group="action", description="Running the smoke test")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Running the smoke test")
     def smoke(self, name: str) -> None:
         code, output = self.services.smoke(name)
         for text in output.splitlines():
@@ -240,7 +238,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         self.app.push_screen(ExportScreen(name, list(FORMATS)), chosen)
 
-    @work(**_WORK, group="action", description="Exporting")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Exporting")
     def export(self, name: str, fmt: str, out_dir: Path) -> None:
         from cuenv.errors import CuenvError
 
@@ -260,19 +258,19 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         def chosen(path: str | None) -> None:
             if path:
-                self.lock(name, Path(path).expanduser())
+                self.write_lock(name, Path(path).expanduser())
 
         self.app.push_screen(PathScreen(f"Write a lockfile of {name} to:", "cuenv.lock"), chosen)
 
-    @work(**_WORK, group="action", description="Writing the lockfile")
-    def lock(self, name: str, path: Path) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Writing the lockfile")
+    def write_lock(self, name: str, path: Path) -> None:  # not `lock`: that is Widget.lock
         self.services.lock(name, path)
         self.post_message(msg.ActionDone(f"Wrote the lockfile of {name} to {path}."))
 
     def action_doctor(self) -> None:
         self.doctor(self.selected)
 
-    @work(**_WORK, group="action", description="Running cuenv doctor")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Running cuenv doctor")
     def doctor(self, name: str | None) -> None:
         from cuenv.tui.screens.modals import DoctorScreen
 

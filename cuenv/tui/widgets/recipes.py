@@ -8,6 +8,7 @@ which writes its completion marker last, removes the half-built prefix. Nothing 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,8 +20,9 @@ from cuenv.tui import messages as msg
 from cuenv.tui.models import RECIPE_COLUMNS
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
-_WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
-# progress events of cuenv.envs.create/engines -> how far along the bar is (steps of _STEPS)
+if TYPE_CHECKING:
+    from cuenv.machine.model import Machine
+
 _STEP = {"plan": 1, "solve": 2, "venv": 3, "verify": 3, "download": 3, "install": 4, "link": 4, "done": 5}
 _STEPS = 6  # the last one: metadata, activation scripts, completion marker
 
@@ -35,7 +37,7 @@ class RecipesView(WorkerErrors, Vertical):
     def __init__(self, services, **kwargs) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
         super().__init__(**kwargs)
         self.services = services
-        self.machine = None
+        self.machine: Machine | None = None
         self.rows: list = []
         self.cancel_event: threading.Event | None = None
         self.creating: str | None = None
@@ -53,12 +55,12 @@ class RecipesView(WorkerErrors, Vertical):
                 yield Button("Cancel", id="create-cancel", variant="error", compact=True)
             yield RichLog(id="create-log", classes="log", wrap=True, min_width=20)
 
-    def set_machine(self, machine) -> None:  # noqa: ANN001
+    def set_machine(self, machine: Machine) -> None:
         self.machine = machine
         self.load()
 
     # -- loading -------------------------------------------------------------------------------------------
-    @work(**_WORK, group="recipes", description="Reading recipes")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recipes", description="Reading recipes")
     def load(self) -> None:
         rows, warnings = self.services.recipes(self.machine)
         self.post_message(msg.RecipesLoaded(rows, warnings))
@@ -76,13 +78,13 @@ class RecipesView(WorkerErrors, Vertical):
 
     @on(DataTable.RowHighlighted, "#recipe-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None:
+        if event.row_key is not None and event.row_key.value is not None:
             self._show(event.row_key.value)
 
     def _show(self, name: str) -> None:
         self.load_detail(name)
 
-    @work(**_WORK, group="recipe-detail", description="Reading the recipe")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recipe-detail", description="Reading the recipe")
     def load_detail(self, name: str) -> None:
         self.post_message(msg.DetailLoaded(name, self.services.recipe_detail(name, self.machine)))
 
@@ -136,7 +138,7 @@ class RecipesView(WorkerErrors, Vertical):
         self.refresh_bindings()
         self.create(recipe, self.creating, engine, self.cancel_event)
 
-    @work(**_WORK, group="create", description="Creating the environment")
+    @work(thread=True, exclusive=True, exit_on_error=False, group="create", description="Creating the environment")
     def create(self, recipe: str, name: str, engine: str | None, cancel: threading.Event) -> None:
         from cuenv.tui.services import CreateCancelled
 
