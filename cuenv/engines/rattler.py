@@ -142,11 +142,12 @@ class RattlerEngine(Engine):
             rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), rattler.BuildString(b)) for n, v, b in vps
         ]
         gateway = rattler.Gateway(cache_dir=cache_dir / "rattler" / "repodata")
+        subdirs: list[Any] = [request.platform, "noarch"]  # names; rattler's stubs spell them as a Literal
         sources = [channel_source(c) for c in request.conda_channels]
         try:
             records = _run(
                 rattler.solve(
-                    sources=sources, specs=matchspecs, gateway=gateway, platforms=[rattler.Platform(request.platform), rattler.Platform("noarch")],
+                    sources=sources, specs=matchspecs, gateway=gateway, platforms=subdirs,
                     virtual_packages=generic,
                 )
             )
