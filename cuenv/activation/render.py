@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 from typing import Final, Sequence
 
+from cuenv import atomic
 from cuenv.activation import fish, posix
 from cuenv.activation.plan import Plan, plan_for
+from cuenv.envs import folder
 from cuenv.envs.cudalayout import ActivationTarget
 
 SHELLS: Final = ("bash", "zsh", "fish")
@@ -63,9 +65,7 @@ def render_scripts(target: ActivationTarget, dest_dir: Path, *, envs_dir: Path, 
     dest_dir.mkdir(parents=True, exist_ok=True)
     for shell in SHELLS:
         text = render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots)
-        tmp = dest_dir / f".activate.{shell}.tmp{os.getpid()}"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, dest_dir / f"activate.{shell}")
+        atomic.write_text(folder.activate_script(dest_dir, shell), text)
 
 
 def _shell_dir() -> Path:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from cuenv import atomic
 from cuenv.errors import CuenvError, NotFound, UsageError
 from cuenv.result import Result
 
@@ -69,12 +70,8 @@ def _init(ctx: Context) -> Result:
     changed = new != old
     if changed:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.cuenv-tmp")
-            tmp.write_text(new, encoding="utf-8")
-            if path.exists():
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            os.replace(tmp, path)
+            mode = path.stat().st_mode & 0o7777 if path.exists() else None
+            atomic.write_text(path, new, mode=mode)
         except OSError as exc:
             raise CuenvError(f"Cannot write {path}: {exc.strerror}.") from None
     if ctx.args.undo:

@@ -46,9 +46,4 @@ class Output:
 def format_module(name: str):
     if name not in FORMATS:
         raise UsageError(f"Unknown export format {name!r}.", hint="Formats: " + ", ".join(FORMATS) + ".")
-    try:
-        return import_module(f"cuenv.export.{FORMATS[name]}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"cuenv.export.{FORMATS[name]}":
-            raise
-        raise UsageError(f"Export format {name!r} is not available in this version of cuenv yet.") from None
+    return import_module(f"cuenv.export.{FORMATS[name]}")

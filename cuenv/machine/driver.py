@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import platform
 import shutil
 from pathlib import Path
 from typing import Final, Mapping
 
+from cuenv import atomic
 from cuenv.machine.fingerprint import OVERRIDES, fingerprint
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import apply_overrides, current_os, read_overrides
@@ -58,10 +58,7 @@ def _read_cache(path: Path, key: str) -> Machine | None:
 
 def _write_cache(path: Path, key: str, machine: Machine) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "machine": machine.to_json()}), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_text(path, json.dumps({"key": key, "machine": machine.to_json()}))
     except OSError as exc:  # a read-only cache must not break detection
         _LOGGER.debug("could not write %s: %s", path, exc)
 
