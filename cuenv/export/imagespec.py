@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final, Mapping
 
 from cuenv.envs import folder
+from cuenv.envs.folder import META_DIR, META_FILE, SOLUTION_FILE
 from cuenv.errors import UsageError
 from cuenv.export import ExportSource, Output
 
@@ -184,8 +185,8 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
         f"prefix={sh(prefix)}",
     ]
     if lock_hash.startswith("sha256:"):
-        lines.append(f'echo {sh(lock_hash[7:] + "  " + "solution.json")} | (cd "$here" && sha256sum -c - >/dev/null) '
-                     '|| { echo "solution.json does not match the lock hash of the export" >&2; exit 1; }')
+        lines.append(f'echo {sh(lock_hash[7:] + "  " + SOLUTION_FILE)} | (cd "$here" && sha256sum -c - >/dev/null) '
+                     f'|| {{ echo "{SOLUTION_FILE} does not match the lock hash of the export" >&2; exit 1; }}')
     if kind == "venv":
         py = f"python{meta.get('python') or '3'}"
         lines += [
@@ -202,7 +203,7 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
         lines.append(f'mkdir -p "$prefix"/{sh(path)}')
     for path, target in links:
         lines.append(f'ln -sfn {sh(target)} "$prefix"/{sh(path)}')
-    lines.append('cp "$here/solution.json" "$here/meta.json" "$prefix/.cuenv/"')
+    lines.append(f'cp "$here/{SOLUTION_FILE}" "$here/{META_FILE}" "$prefix/{META_DIR}/"')
     if smoke:
         lines += [
             'cp "$here/smoke-test" "$prefix/.cuenv/bin/cuenv-smoke-test"',
@@ -229,7 +230,7 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
     from cuenv.machine.model import Machine
 
     lock = dump(for_environment(record.meta, [solution], Machine(driver=None)))
-    return Output(f"{CONTEXT_DIR}/solution.json", raw), listed, Output(f"{CONTEXT_DIR}/cuenv.lock", lock)
+    return Output(f"{CONTEXT_DIR}/{SOLUTION_FILE}", raw), listed, Output(f"{CONTEXT_DIR}/cuenv.lock", lock)
 
 
 def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Mapping[str, str]) -> ImageSpec:
@@ -258,7 +259,7 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
     moved.pop("validation", None)  # about the exporting machine, not the image's
     files = (
         *lock_files(source),
-        Output(f"{CONTEXT_DIR}/meta.json", json.dumps(moved, indent=2, sort_keys=True) + "\n"),
+        Output(f"{CONTEXT_DIR}/{META_FILE}", json.dumps(moved, indent=2, sort_keys=True) + "\n"),
         Output(f"{CONTEXT_DIR}/install.sh", install_script(source, prefix, links=links, smoke=bool(smoke)), mode=0o755),
         *smoke,
     )
