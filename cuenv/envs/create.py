@@ -12,15 +12,15 @@ clean up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.meta import build_meta
+from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding
 
 
 class CheckFailed(CuenvError):
@@ -34,25 +34,6 @@ class CheckFailed(CuenvError):
             hint=(first.fix + " " if first.fix else "") + how,
         )
         self.findings = list(errors)
-
-
-@dataclass
-class CreatePlan:
-    name: str
-    recipe: Any
-    version: str | None
-    engine: str
-    engine_reason: str
-    stack: Stack
-    findings: list[Finding]
-    solution: Any = None
-    prefix: Path | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    locked: Any = None  # a Solution from a lockfile: replaces the solve step
-    lock_hash: str | None = None  # that lockfile's content hash, recorded as meta.lock_hash
-    # False when the findings are about another machine (--target-*): then they are not cached as
-    # this machine's verdict, and the first `list`/`use` here computes its own.
-    checked_here: bool = True
 
 
 def build_warnings(findings: Sequence[Finding], *, anyway: str = "Building anyway.", forced: bool = False) -> list[str]:

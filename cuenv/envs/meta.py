@@ -16,7 +16,7 @@ from cuenv.errors import CuenvError
 from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
-    from cuenv.envs.create import CreatePlan
+    from cuenv.envs.plan import CreatePlan
 
 SCHEMA: Final = 1
 

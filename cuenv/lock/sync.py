@@ -9,7 +9,7 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.envs.create import CreatePlan
+    from cuenv.envs.plan import CreatePlan
     from cuenv.lock.model import Drift
 
 
