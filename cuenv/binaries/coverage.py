@@ -11,6 +11,7 @@ The rules (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibi
 * Every fat binary is a module the runtime loads on its own (one per translation unit), so a
   library runs natively only when each of its modules has SASS for the GPU; one module without
   SASS or PTX fails at that module's first kernel launch ("no kernel image is available").
+  Modules without kernels (nvcc's device-link stub, ``Entry.empty``) are never launched and do not count.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def covers(report: FileReport, cc: str) -> Coverage | None:
     modules = jit = missing = 0
     ptx: tuple[int, int] | None = None
     for fb in report.fatbins:
-        code = [e for e in fb.entries if e.kind in ("sass", "ptx")]
+        code = [e for e in fb.entries if e.kind == "ptx" or (e.kind == "sass" and not e.empty)]
         if not code:
             continue
         modules += 1

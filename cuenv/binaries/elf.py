@@ -66,12 +66,13 @@ def is_elf(data: Buffer) -> bool:
     return len(data) >= 4 and data[0:4] == ELF_MAGIC
 
 
-def read(data: Buffer) -> Elf:
-    """Parse the ELF header and section table; raise ElfError naming the first problem."""
-    size = len(data)
-    if size < 16 or data[0:4] != ELF_MAGIC:
+def read(data: Buffer, base: int = 0, end: int | None = None) -> Elf:
+    """Parse the ELF header and section table of ``data[base:end]`` (a whole file, or a cubin inside a
+    fat binary); raise ElfError naming the first problem. Section offsets are relative to ``base``."""
+    size = (len(data) if end is None else min(end, len(data))) - base
+    if size < 16 or data[base:base + 4] != ELF_MAGIC:
         raise ElfError("not an ELF file (no \\x7fELF magic)")
-    ident = data[0:16]
+    ident = data[base:base + 16]
     bits = {1: 32, 2: 64}.get(ident[4])
     order = {1: "<", 2: ">"}.get(ident[5])
     if bits is None or order is None:
@@ -85,7 +86,7 @@ def read(data: Buffer) -> Elf:
     if size < 16 + head.size:
         raise ElfError(f"truncated ELF header ({size} bytes)")
     (_type, machine, _version, _entry, _phoff, shoff, _flags, _ehsize, _phentsize, _phnum,
-     shentsize, shnum, shstrndx) = head.unpack(data[16:16 + head.size])
+     shentsize, shnum, shstrndx) = head.unpack(data[base + 16:base + 16 + head.size])
     if shoff == 0:
         return Elf(bits, order == "<", machine, ())
     if shentsize < shdr.size:
@@ -96,7 +97,7 @@ def read(data: Buffer) -> Elf:
         if at + shdr.size > size:
             raise ElfError(f"section header {i} lies past the end of the file (offset {at}, file size {size}):"
                            " the file is truncated")
-        return shdr.unpack(data[at:at + shdr.size])
+        return shdr.unpack(data[base + at:base + at + shdr.size])
 
     first = header(0)
     if shnum == 0:  # extended numbering: the real count is in section 0's sh_size
@@ -111,7 +112,7 @@ def read(data: Buffer) -> Elf:
         _n, _t, _f, _a, str_off, str_size, *_ = raw[shstrndx]
         if str_off + str_size > size:
             raise ElfError("the section name table lies past the end of the file: the file is truncated")
-        names = data[str_off:str_off + str_size]
+        names = data[base + str_off:base + str_off + str_size]
     sections = []
     for name_at, sh_type, _f, _a, offset, length, *_ in raw:
         end = names.find(b"\0", name_at) if name_at < len(names) else -1

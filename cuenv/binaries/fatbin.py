@@ -22,6 +22,11 @@ public readers such as n-eq/cuda-fatbin-decompression (``fatbin-decompress.h``):
         56     8  uncompressed size (when compressed)
 
 Compressed payloads are never inflated: kind, architecture and PTX version are all in the header.
+One more thing is read for SASS entries: whether the cubin holds any kernel. nvcc adds a device-link
+stub module to every shared object it links, with a cubin per SASS target and no PTX; it defines
+no kernel, so a GPU it has no cubin for never needs it. A stored cubin says so in its own section
+table (no ``.text.*`` section); a compressed one by its uncompressed size: the stub is 1456 bytes
+(nvcc 13.0, sm_80) and the smallest one-kernel cubin 3240, so under ``EMPTY_CUBIN_MAX`` is a stub.
 Problems (a truncated file, a header that does not add up) are returned as text, not raised: a
 corrupt library is a finding about that file, never an internal error.
 """
@@ -32,6 +37,7 @@ import struct
 from dataclasses import dataclass
 from typing import Final
 
+from cuenv.binaries import elf
 from cuenv.binaries.elf import Buffer
 
 MAGIC: Final = 0xBA55ED50
@@ -39,6 +45,8 @@ MAGIC_BYTES: Final = struct.pack("<I", MAGIC)
 _HEADER: Final = struct.Struct("<IHHQ")
 _ENTRY: Final = struct.Struct("<HHIQIIHHI")  # the first 32 bytes of an entry header
 _FLAGS: Final = struct.Struct("<Q")
+_SIZE: Final = struct.Struct("<Q")
+EMPTY_CUBIN_MAX: Final = 2048
 _ENTRY_MIN: Final = 64  # every entry header seen is at least 64 bytes (flags sit at 40..47)
 _MAX_ENTRIES: Final = 1 << 16  # per fat binary; a guard against a corrupt loop, far above real files
 
@@ -56,6 +64,7 @@ class Entry:
     compressed: bool
     ptx_version: str | None  # PTX ISA "9.0" for PTX entries; None otherwise
     size: int  # payload bytes as stored
+    empty: bool = False  # a cubin without kernels (the device-link stub): never needed at run time
 
     @property
     def cc(self) -> str:
@@ -134,11 +143,27 @@ def _one(data: Buffer, pos: int, end: int) -> tuple[Fatbin | None, int, str | No
             break
         variant = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
         name = KINDS.get(kind, f"unknown-{kind}")
+        compressed = bool(flags & FLAG_COMPRESSED) or compressed_size != 0
+        empty = False
+        if name == "sass":
+            start = at + entry_header
+            if compressed:
+                empty = _SIZE.unpack(data[at + 56:at + 64])[0] < EMPTY_CUBIN_MAX
+            else:
+                empty = not _has_kernels(data, start, start + payload)
         entries.append(Entry(
-            kind=name, arch=arch, variant=variant,
-            compressed=bool(flags & FLAG_COMPRESSED) or compressed_size != 0,
+            kind=name, arch=arch, variant=variant, compressed=compressed,
             ptx_version=f"{major}.{minor}" if name == "ptx" else None,
-            size=payload,
+            size=payload, empty=empty,
         ))
         at += entry_header + payload
     return Fatbin(pos, tuple(entries)), max(stop, pos + 4), problem
+
+
+def _has_kernels(data: Buffer, start: int, end: int) -> bool:
+    """Whether the stored cubin at data[start:end] defines a kernel; True when it cannot be told."""
+    try:
+        cubin = elf.read(data, start, end)
+    except elf.ElfError:
+        return True
+    return any(sec.name.startswith(".text.") for sec in cubin.sections)

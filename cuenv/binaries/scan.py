@@ -25,7 +25,7 @@ from typing import Final
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
 
-CACHE_FORMAT: Final = 1  # bump when FileReport's stored shape or the readers' results change
+CACHE_FORMAT: Final = 2  # bump when FileReport's stored shape or the readers' results change
 CACHE_FILE: Final = "fatbin-scan.json"  # inside the folder the caller gives (cuenv's cache dir)
 _SO_NAME: Final = re.compile(r"\.so(\.\d+)*$|\.(cubin|fatbin)$")
 
@@ -55,7 +55,7 @@ class FileReport:
 
     @property
     def has_gpu_code(self) -> bool:
-        return any(e.kind in ("sass", "ptx") for e in self.entries)
+        return any(e.kind == "ptx" or (e.kind == "sass" and not e.empty) for e in self.entries)
 
     def archs(self, kind: str) -> tuple[str, ...]:
         """Distinct architectures of one kind, oldest first: ("sm_75", "sm_86")."""
@@ -161,14 +161,14 @@ def _to_json(report: FileReport) -> dict:
     return {
         "size": report.size,
         "problems": list(report.problems),
-        "fatbins": [[fb.offset, [[e.kind, e.arch, e.variant, e.compressed, e.ptx_version, e.size]
+        "fatbins": [[fb.offset, [[e.kind, e.arch, e.variant, e.compressed, e.ptx_version, e.size, e.empty]
                                  for e in fb.entries]] for fb in report.fatbins],
     }
 
 
 def _from_json(doc: dict) -> FileReport:
-    fatbins = tuple(Fatbin(int(off), tuple(Entry(str(k), int(a), str(v), bool(c), p, int(s))
-                                           for k, a, v, c, p, s in entries))
+    fatbins = tuple(Fatbin(int(off), tuple(Entry(str(k), int(a), str(v), bool(c), p, int(s), bool(x))
+                                           for k, a, v, c, p, s, x in entries))
                     for off, entries in doc["fatbins"])
     return FileReport("", int(doc["size"]), fatbins, tuple(doc["problems"]))
 

@@ -60,3 +60,13 @@ def test_real_nvidia_library_matches_cuobjdump(nvjpeg_wheel: Path, cuobjdump: Pa
     # NVIDIA ships its PTX compressed, and most cubins too (one small module's are stored as is).
     assert all(e.compressed for e in report.entries if e.kind == "ptx")
     assert sum(e.compressed for e in report.entries if e.kind == "sass") == 100
+
+
+@pytest.mark.parametrize("name", ["mixed", "compress-all"])
+def test_the_device_link_stub_is_told_apart_from_kernels(name: str, built: dict[str, Path]) -> None:
+    """nvcc links a kernel-less stub module (a cubin per SASS target, no PTX) into every shared object;
+    stored or compressed, it is recognised, so a GPU reached only by PTX JIT is not reported as missing."""
+    report = scan.scan_file(built[name])
+    stub, kernels = report.fatbins
+    assert {e.kind for e in stub.entries} == {"sass"} and all(e.empty for e in stub.entries)
+    assert not any(e.empty for e in kernels.entries)

@@ -55,3 +55,10 @@ def test_jit_names_the_newest_ptx_isa_the_driver_must_accept() -> None:
 def test_no_gpu_code_is_no_answer() -> None:
     assert coverage.covers(lib((Entry("lto-ir", 90, "", False, None, 1),)), "9.0") is None
     assert coverage.worst(["native", "jit", "native"]) == "jit" and coverage.worst([]) == "native"
+
+
+def test_kernel_less_stub_modules_do_not_count() -> None:
+    stub = (Entry("sass", 75, "", False, None, 1, empty=True),)
+    report = lib(stub, (sass(75), ptx(75)))
+    assert coverage.covers(report, "9.0") == coverage.Coverage("9.0", "jit", 1, 1, 0, "9.0")
+    assert coverage.covers(lib(stub), "7.5") is None
