@@ -13,7 +13,7 @@ from typing import Final
 
 from cuenv.binaries import coverage
 from cuenv.binaries.scan import FileReport, ScanReport
-from cuenv.knowledge import matrix, versions
+from cuenv.knowledge import compat, matrix, versions
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.machine.model import Gpu, Machine
 
@@ -129,8 +129,10 @@ def _carries(lib: Library) -> str:
     return ", ".join(parts)
 
 
-def _package(lib: Library) -> str:
-    return (lib.owner or "").split("==")[0].split(" ")[0] or "it"
+def _build_of(lib: Library) -> str:
+    """ "a build of myext" when the owner is known, else "a build" """
+    name = (lib.owner or "").split("==")[0].split(" ")[0]
+    return f"a build of {name}" if name else "a build"
 
 
 def _gpu_findings(lib: Library, run: Run, gname: str, machine: Machine) -> list[Finding]:
@@ -142,35 +144,25 @@ def _gpu_findings(lib: Library, run: Run, gname: str, machine: Machine) -> list[
         return [Finding("kernels-missing", "error",
                         f"{_who(lib)} has no kernels for the {gname}: it carries {_carries(lib)}"
                         " ('no kernel image is available for execution on the device').",
-                        f"Install a build of {_package(lib)} with {sm} kernels, or {rebuild};"
+                        f"Install {_build_of(lib)} with {sm} kernels, or {rebuild};"
                         f" `cuenv suggest --cc {run.cc}` names framework builds that cover it.")]
     if run.status != coverage.JIT:
         return []
     isa = run.ptx_version or "?"
     cuda = matrix.ptx_isa_cuda(isa)
     need = matrix.min_driver(cuda, machine.os) if cuda else None
-    level = _level(machine)
+    level = compat.driver_level(machine.driver, machine.os) if machine.driver else None
     if cuda and level and versions.cuda(level) < versions.cuda(cuda):
         return [Finding("kernels-ptx-too-new", "error",
                         f"{_who(lib)} has no SASS for the {gname}, only PTX (ISA {isa}, from CUDA {cuda}), and this driver"
                         f" supports CUDA {level}: it cannot JIT-compile it ('the provided PTX was compiled with an"
                         " unsupported toolchain').",
-                        f"Install an NVIDIA driver >= {need or 'one for CUDA ' + cuda}, or a build of {_package(lib)} with"
-                        f" {sm} kernels.")]
+                        f"Install an NVIDIA driver >= {need or 'one for CUDA ' + cuda}, or {_build_of(lib)} with {sm} kernels.")]
     driver = (f" It needs a driver for CUDA >= {cuda}" + (f" (>= {need})" if need else "") + ".") if cuda else ""
     return [Finding("kernels-ptx-jit", "warning",
                     f"{_who(lib)} has no SASS for the {gname}; it runs by JIT-compiling its PTX (ISA {isa}) at first"
                     f" launch: a slow first start (cached in ~/.nv/ComputeCache) and possibly slower kernels.{driver}",
-                    f"It runs as is; for native kernels install a build of {_package(lib)} with {sm} SASS, or {rebuild}.")]
-
-
-def _level(machine: Machine) -> str | None:
-    driver = machine.driver
-    if driver is None:
-        return None
-    if driver.max_cuda:
-        return matrix.mm_str(driver.max_cuda)
-    return matrix.max_cuda_for_driver(driver.version, machine.os) if driver.version else None
+                    f"It runs as is; for native kernels install {_build_of(lib)} with {sm} SASS, or {rebuild}.")]
 
 
 def _declared(stack: Stack, files: tuple[FileReport, ...]) -> list[Finding]:

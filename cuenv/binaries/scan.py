@@ -27,7 +27,9 @@ from cuenv.binaries.fatbin import Entry, Fatbin
 
 CACHE_FORMAT: Final = 2  # bump when FileReport's stored shape or the readers' results change
 CACHE_FILE: Final = "fatbin-scan.json"  # inside the folder the caller gives (cuenv's cache dir)
-_SO_NAME: Final = re.compile(r"\.so(\.\d+)*$|\.(cubin|fatbin)$")
+# Bare .cubin files are left out: a program loads the one matching its GPU (cuModuleLoad), so one
+# cubin per architecture is normal and none of them alone says what the program runs on.
+_SO_NAME: Final = re.compile(r"\.so(\.\d+)*$|\.fatbin$")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class ScanReport:
 
 
 def looks_binary(name: str) -> bool:
-    """Shared objects (libx.so, libx.so.12, _C.cpython-311-x86_64-linux-gnu.so), cubins, fat binaries."""
+    """Shared objects (libx.so, libx.so.12, _C.cpython-311-x86_64-linux-gnu.so) and fat binary files."""
     return bool(_SO_NAME.search(name))
 
 
@@ -86,9 +88,8 @@ def read_buffer(data: elf.Buffer, path: str) -> FileReport:
             parsed = elf.read(data)
         except elf.ElfError as exc:
             return FileReport(path, size, problems=(f"not a valid ELF file: {exc}",))
-        if parsed.machine == elf.EM_CUDA:
-            bare = "a bare cubin (device ELF): its architecture is not read; wrap it with nvcc -fatbin to scan it"
-            return FileReport(path, size, problems=(bare,))
+        if parsed.machine == elf.EM_CUDA:  # a bare cubin given by name: device code, but no fat binary to judge
+            return FileReport(path, size)
         fatbins: list[Fatbin] = []
         problems: list[str] = []
         for section in parsed.fatbin_regions():
