@@ -52,6 +52,7 @@ def test_environment_json_carries_the_libraries_and_a_second_run_is_cached(cli, 
     cli("check", env_with_ext, "--cc", "8.9", "--json")
     code, out, _ = cli("check", env_with_ext, "--cc", "8.9", "--json")
     data = json.loads(out)
+    assert code == 0 and data["ok"]
     kernels = data["kernels"]
     assert kernels["cached"] == kernels["scanned"] >= 2
     libs = {Path(lib["path"]).name: lib for lib in kernels["libraries"]}
