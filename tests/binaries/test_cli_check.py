@@ -105,3 +105,14 @@ def test_bad_paths_are_one_clear_line(cli, tmp_path: Path) -> None:
 def test_the_hinted_command_exists_and_works(cli) -> None:
     code, out, _ = cli("suggest", "--cc", "8.0", "--driver", "550.54.14")
     assert code == 0 and out
+
+
+def test_doctor_names_the_extension_too(cli, env_with_ext: str) -> None:
+    environ = {**os.environ, "CUENV_DRIVER": "580.65.06", "CUENV_GPUS": "A100"}
+    code, out, _ = cli("doctor", env_with_ext, "--no-framework", "--json", environ=environ)
+    data = json.loads(out)
+    [check] = [c for c in data["checks"] if c["name"] == "kernels"]
+    assert check["status"] == "error" and code == 1
+    assert [f["code"] for f in check["findings"]] == ["kernels-missing"]
+    assert "(myext==0.1) has no kernels for the A100 (8.0)" in check["findings"][0]["message"]
+    assert any(d.startswith("lib/python3") and "myext==0.1" in d and "8.0: none" in d for d in check["detail"])
