@@ -230,9 +230,10 @@ def kernel_lines(libraries: Sequence[Library]) -> list[tuple[str, str]]:
         return []
     out: list[tuple[str, str]] = [("bold", f"Kernels in the files ({len(libraries)} libraries with GPU code)")]
     for lib in libraries:
-        worst = max((r.status for r in lib.runs), key=list(_RUN_STYLE).index, default="")
+        ranks = [list(_RUN_STYLE).index(r.status) for r in lib.runs]
+        style = list(_RUN_STYLE.values())[max(ranks)] if ranks else ""
         name = lib.path.split("site-packages/", 1)[-1]
-        out.append((_RUN_STYLE.get(worst, ""), f"  {name}" + (f"  {lib.owner}" if lib.owner else "")))
+        out.append((style, f"  {name}" + (f"  {lib.owner}" if lib.owner else "")))
         runs = "".join(f"; {r.cc}: {_RUN_WORD[r.status]}" for r in lib.runs)
         out.append(("", f"    SASS {' '.join(lib.sass) or '-'}, PTX {' '.join(lib.ptx) or '-'}{runs}"))
     return out
