@@ -69,7 +69,7 @@ def main() -> int:
 
         t_dump = _median(dump, args.runs)
         listed = sum(len(binkit.listed_by_cuobjdump(tool, p)) for p in libs)
-    entries = sum(len(binkit.as_cuobjdump_names(f.entries)) for f in report.files)
+        entries = sum(len(binkit.as_cuobjdump_names(scan.scan_file(p).entries)) for p in libs)
     agree = "agrees with" if entries == listed else f"DISAGREES with ({listed})"
     print(f"environment: {len(libs)} shared objects, {total / 2**20:.0f} MiB; {len(report.files)} with GPU code,"
           f" {sum(len(f.fatbins) for f in report.files)} fat binaries, {entries} SASS/PTX entries ({agree} cuobjdump)")

@@ -69,53 +69,77 @@ def is_elf(data: Buffer) -> bool:
 def read(data: Buffer, base: int = 0, end: int | None = None) -> Elf:
     """Parse the ELF header and section table of ``data[base:end]`` (a whole file, or a cubin inside a
     fat binary); raise ElfError naming the first problem. Section offsets are relative to ``base``."""
-    size = (len(data) if end is None else min(end, len(data))) - base
-    if size < 16 or data[base:base + 4] != ELF_MAGIC:
-        raise ElfError("not an ELF file (no \\x7fELF magic)")
-    ident = data[base:base + 16]
-    bits = {1: 32, 2: 64}.get(ident[4])
-    order = {1: "<", 2: ">"}.get(ident[5])
-    if bits is None or order is None:
-        raise ElfError(f"unknown ELF class {ident[4]} or byte order {ident[5]}")
-    if bits == 64:
-        head = struct.Struct(order + "HHIQQQIHHHHHH")
-        shdr = struct.Struct(order + "IIQQQQIIQQ")
-    else:
-        head = struct.Struct(order + "HHIIIIIHHHHHH")
-        shdr = struct.Struct(order + "IIIIIIIIII")
-    if size < 16 + head.size:
-        raise ElfError(f"truncated ELF header ({size} bytes)")
-    (_type, machine, _version, _entry, _phoff, shoff, _flags, _ehsize, _phentsize, _phnum,
-     shentsize, shnum, shstrndx) = head.unpack(data[base + 16:base + 16 + head.size])
-    if shoff == 0:
-        return Elf(bits, order == "<", machine, ())
-    if shentsize < shdr.size:
-        raise ElfError(f"section header size {shentsize} is below the {shdr.size} bytes of ELF{bits}")
-
-    def header(i: int) -> tuple[int, ...]:
-        at = shoff + i * shentsize
-        if at + shdr.size > size:
-            raise ElfError(f"section header {i} lies past the end of the file (offset {at}, file size {size}):"
-                           " the file is truncated")
-        return shdr.unpack(data[base + at:base + at + shdr.size])
-
-    first = header(0)
-    if shnum == 0:  # extended numbering: the real count is in section 0's sh_size
-        shnum = first[5]
-    if shstrndx == 0xFFFF:  # SHN_XINDEX: the real index is in section 0's sh_link
-        shstrndx = first[6]
-    if shnum > _MAX_SECTIONS:
-        raise ElfError(f"implausible section count {shnum}")
-    raw = [header(i) for i in range(shnum)]
-    names = b""
-    if 0 < shstrndx < shnum:
-        _n, _t, _f, _a, str_off, str_size, *_ = raw[shstrndx]
-        if str_off + str_size > size:
-            raise ElfError("the section name table lies past the end of the file: the file is truncated")
-        names = data[base + str_off:base + str_off + str_size]
+    table = _Table(data, base, end)
+    if table.shnum == 0:
+        return Elf(table.bits, table.little, table.machine, ())
+    raw = [table.header(i) for i in range(table.shnum)]
+    names = table.names(raw[table.shstrndx] if 0 < table.shstrndx < table.shnum else None)
     sections = []
     for name_at, sh_type, _f, _a, offset, length, *_ in raw:
-        end = names.find(b"\0", name_at) if name_at < len(names) else -1
-        name = names[name_at:end].decode("latin-1") if end >= 0 else ""
+        stop = names.find(b"\0", name_at) if name_at < len(names) else -1
+        name = names[name_at:stop].decode("latin-1") if stop >= 0 else ""
         sections.append(Section(name, sh_type, offset, length))
-    return Elf(bits, order == "<", machine, tuple(sections))
+    return Elf(table.bits, table.little, table.machine, tuple(sections))
+
+
+def section_names(data: Buffer, base: int = 0, end: int | None = None) -> bytes:
+    """The raw section name table (NUL-separated names) of ``data[base:end]``: two header reads, for
+    questions such as "is there a .text.* section" on files with thousands of sections."""
+    table = _Table(data, base, end)
+    if not 0 < table.shstrndx < table.shnum:
+        return b""
+    return table.names(table.header(table.shstrndx))
+
+
+class _Table:
+    """The ELF header's view of the section table: count, name table index, one header at a time."""
+
+    def __init__(self, data: Buffer, base: int, end: int | None) -> None:
+        size = (len(data) if end is None else min(end, len(data))) - base
+        if size < 16 or data[base:base + 4] != ELF_MAGIC:
+            raise ElfError("not an ELF file (no \\x7fELF magic)")
+        ident = data[base:base + 16]
+        bits = {1: 32, 2: 64}.get(ident[4])
+        order = {1: "<", 2: ">"}.get(ident[5])
+        if bits is None or order is None:
+            raise ElfError(f"unknown ELF class {ident[4]} or byte order {ident[5]}")
+        if bits == 64:
+            head = struct.Struct(order + "HHIQQQIHHHHHH")
+            self.shdr = struct.Struct(order + "IIQQQQIIQQ")
+        else:
+            head = struct.Struct(order + "HHIIIIIHHHHHH")
+            self.shdr = struct.Struct(order + "IIIIIIIIII")
+        if size < 16 + head.size:
+            raise ElfError(f"truncated ELF header ({size} bytes)")
+        (_type, machine, _version, _entry, _phoff, shoff, _flags, _ehsize, _phentsize, _phnum,
+         shentsize, shnum, shstrndx) = head.unpack(data[base + 16:base + 16 + head.size])
+        self.data, self.base, self.size = data, base, size
+        self.bits, self.little, self.machine = bits, order == "<", machine
+        self.shoff, self.shentsize, self.shnum, self.shstrndx = shoff, shentsize, shnum, shstrndx
+        if shoff == 0:
+            self.shnum = 0
+            return
+        if shentsize < self.shdr.size:
+            raise ElfError(f"section header size {shentsize} is below the {self.shdr.size} bytes of ELF{bits}")
+        first = self.header(0)
+        if shnum == 0:  # extended numbering: the real count is in section 0's sh_size
+            self.shnum = first[5]
+        if shstrndx == 0xFFFF:  # SHN_XINDEX: the real index is in section 0's sh_link
+            self.shstrndx = first[6]
+        if self.shnum > _MAX_SECTIONS:
+            raise ElfError(f"implausible section count {self.shnum}")
+
+    def header(self, i: int) -> tuple[int, ...]:
+        at = self.shoff + i * self.shentsize
+        if at + self.shdr.size > self.size:
+            raise ElfError(f"section header {i} lies past the end of the file (offset {at}, file size {self.size}):"
+                           " the file is truncated")
+        return self.shdr.unpack(self.data[self.base + at:self.base + at + self.shdr.size])
+
+    def names(self, header: tuple[int, ...] | None) -> bytes:
+        if header is None:
+            return b""
+        str_off, str_size = header[4], header[5]
+        if str_off + str_size > self.size:
+            raise ElfError("the section name table lies past the end of the file: the file is truncated")
+        return self.data[self.base + str_off:self.base + str_off + str_size]
