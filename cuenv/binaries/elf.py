@@ -6,7 +6,8 @@ nvcc puts the fat binaries of an executable or shared object in ``.nv_fatbin``, 
 relocatable object (``-rdc``, ``-c``) in ``__nv_relfatbin``. ``.nvFatBinSegment`` holds the
 registration wrappers that point at them; when a file has wrappers but neither section (another
 compiler or linker placed the fat binaries in ``.rodata`` or ``.data``), the allocated data
-sections are searched for the fat binary magic instead.
+sections are searched for the fat binary magic instead. Fat binaries a library keeps as data and
+loads itself (cuFFT) are not registered modules and are left out, as cuobjdump leaves them out.
 """
 
 from __future__ import annotations
