@@ -105,3 +105,35 @@ def test_elf_reader_raises_only_elf_error_and_fatbin_reader_never(data: bytes, s
     except elf.ElfError:
         pass
     fatbin.parse_region(data, start, end)
+
+
+_entries = st.lists(st.tuples(st.sampled_from([SASS, PTX, LTO]), st.integers(10, 130),
+                              st.sampled_from([0x11, 0x8011, 0x2011, 0x100011, 0x208011]),
+                              st.binary(min_size=0, max_size=40)), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_entries, min_size=1, max_size=4))
+def test_what_is_written_is_read_back(modules: list[list[tuple[int, int, int, bytes]]]) -> None:
+    blob = b"".join(fatbin_blob(*(fatbin_entry(k, a, flags=f, payload=p) for k, a, f, p in m)) for m in modules)
+    parsed = scan.read_buffer(elf64({".nv_fatbin": blob}), "lib.so")
+    assert parsed.problems == ()
+    assert [[(e.kind, e.arch, e.compressed) for e in fb.entries] for fb in parsed.fatbins] == [
+        [({SASS: "sass", PTX: "ptx", LTO: "lto-ir"}[k], a, bool(f & 0xA000)) for k, a, f, _ in m] for m in modules]
+
+
+CUBIN_IN_FATBIN = elf64({".nv_fatbin": fatbin_blob(
+    fatbin_entry(SASS, 80, payload=elf64({".nv.info": b"\0" * 8})),  # a stub: no .text.*
+    fatbin_entry(SASS, 86, payload=elf64({".text.add": b"\0" * 16, ".nv.info.add": b"\0" * 8})),
+)})
+
+
+def test_stored_cubins_are_told_apart_by_their_kernel_sections() -> None:
+    [fb] = scan.read_buffer(CUBIN_IN_FATBIN, "lib.so").fatbins
+    assert [(e.name, e.empty) for e in fb.entries] == [("sm_80", True), ("sm_86", False)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(CUBIN_IN_FATBIN) - 1), st.integers(0, 255)), max_size=10))
+def test_damaged_cubins_inside_a_fatbin_never_raise(flips: list[tuple[int, int]]) -> None:
+    scan.read_buffer(_flip(CUBIN_IN_FATBIN, flips), "lib.so")
