@@ -33,6 +33,21 @@ def _median(fn, runs: int) -> float:
     return statistics.median(times)
 
 
+def _agrees(scan, binkit, tool: Path, path: Path) -> tuple[int, str]:  # noqa: ANN001 - modules imported in main
+    """(our entry count, how cuobjdump's listing compares): equal, or an equal prefix where cuobjdump failed."""
+    ours = binkit.as_cuobjdump_names(scan.scan_file(path).entries)
+    done = subprocess.run([str(tool), "--list-elf", "--list-ptx", str(path)], capture_output=True, text=True, check=False)
+    theirs = binkit.listed_by_cuobjdump(tool, path)
+    same = all([a for k, a in theirs if k == kind] == [a for k, a in ours if k == kind][: sum(k == kind for k, _ in theirs)]
+               for kind in ("sass", "ptx"))
+    if theirs == ours or (same and len(theirs) == len(ours)):
+        return len(ours), "equal"
+    if same and done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["?"])[-1].split(":", 1)[-1].strip()
+        return len(ours), f"{path.name}: cuobjdump stopped ({why}) after {len(theirs)} of {len(ours)} entries, all equal"
+    return len(ours), f"{path.name}: DIFFERENT ({len(theirs)} vs {len(ours)})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
@@ -68,11 +83,12 @@ def main() -> int:
                 subprocess.run([str(tool), "--list-elf", "--list-ptx", str(p)], capture_output=True, check=False)
 
         t_dump = _median(dump, args.runs)
-        listed = sum(len(binkit.listed_by_cuobjdump(tool, p)) for p in libs)
-        entries = sum(len(binkit.as_cuobjdump_names(scan.scan_file(p).entries)) for p in libs)
-    agree = "agrees with" if entries == listed else f"DISAGREES with ({listed})"
+        agree = [_agrees(scan, binkit, tool, p) for p in libs]
+    entries = sum(n for n, _ in agree)
+    verdicts = "; ".join(sorted({v for _, v in agree}))
     print(f"environment: {len(libs)} shared objects, {total / 2**20:.0f} MiB; {len(report.files)} with GPU code,"
-          f" {sum(len(f.fatbins) for f in report.files)} fat binaries, {entries} SASS/PTX entries ({agree} cuobjdump)")
+          f" {sum(len(f.fatbins) for f in report.files)} fat binaries, {entries} SASS/PTX entries")
+    print(f"cross-check with cuobjdump, per file: {verdicts}")
     print(f"{'scanner':<34} {'median s':>9} {'vs cuobjdump':>13}")
     for label, t in (("cuenv, cold (empty cache)", t_cold), ("cuenv, cached", t_warm), ("cuobjdump --list-elf --list-ptx", t_dump)):
         print(f"{label:<34} {t:>9.4f} {t_dump / t:>12.1f}x")
