@@ -33,7 +33,7 @@ def _median(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def _agrees(scan, binkit, tool: Path, path: Path) -> tuple[int, str]:  # noqa: ANN001 - modules imported in main
+def _agrees(scan, binkit, tool: Path, path: Path) -> tuple[int, str]:
     """(our entry count, how cuobjdump's listing compares): equal, or an equal prefix where cuobjdump failed."""
     ours = binkit.as_cuobjdump_names(scan.scan_file(path).entries)
     done = subprocess.run([str(tool), "--list-elf", "--list-ptx", str(path)], capture_output=True, text=True, check=False)
@@ -55,6 +55,7 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     from cuenv.binaries import scan
+    from cuenv.binaries.names import looks_binary
     from tests.binaries import binkit
     from tests.shells import envbuild
 
@@ -63,7 +64,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="cuenv-bench-") as tmp:
         prefix = Path(tmp, "env")
         envbuild.make_venv(prefix, wheels, binkit.CACHE / "uv")
-        libs = [p for p in prefix.rglob("*") if p.is_file() and not p.is_symlink() and scan.looks_binary(p.name)]
+        libs = [p for p in prefix.rglob("*") if p.is_file() and not p.is_symlink() and looks_binary(p.name)]
         total = sum(p.stat().st_size for p in libs)
         for p in libs:  # page cache warm for every contender
             p.read_bytes()

@@ -13,7 +13,6 @@ import io
 import json
 import mmap
 import os
-import re
 import shutil
 import tempfile
 import zipfile
@@ -24,12 +23,10 @@ from typing import Final
 
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
+from cuenv.binaries.names import looks_binary
 
 CACHE_FORMAT: Final = 2  # bump when FileReport's stored shape or the readers' results change
 CACHE_FILE: Final = "fatbin-scan.json"  # inside the folder the caller gives (cuenv's cache dir)
-# Bare .cubin files are left out: a program loads the one matching its GPU (cuModuleLoad), so one
-# cubin per architecture is normal and none of them alone says what the program runs on.
-_SO_NAME: Final = re.compile(r"\.so(\.\d+)*$|\.fatbin$")
 
 
 @dataclass(frozen=True)
@@ -72,11 +69,6 @@ class ScanReport:
     scanned: int  # binary-looking files looked at
     cached: int  # of those, answered from the cache
     problems: tuple[str, ...] = field(default=())  # about the target as a whole
-
-
-def looks_binary(name: str) -> bool:
-    """Shared objects (libx.so, libx.so.12, _C.cpython-311-x86_64-linux-gnu.so) and fat binary files."""
-    return bool(_SO_NAME.search(name))
 
 
 # -- one file ------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ An environment, a wheel, a shared object or a folder is also judged by the kerne
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
@@ -85,7 +86,7 @@ def resolve_target(text: str, ctx) -> Stack:
 
 def path_target(text: str) -> Path | None:
     """A TARGET written as a path (it has a slash, or names a wheel or a shared object); must exist."""
-    from cuenv.binaries.scan import looks_binary
+    from cuenv.binaries.names import looks_binary
 
     if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
         return None
