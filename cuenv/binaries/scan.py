@@ -136,6 +136,14 @@ class Cache:
         self.rows[key] = {"size": st.st_size, "mtime": st.st_mtime_ns, "report": _to_json(report)}
         self.dirty = True
 
+    def forget_under(self, folder: str, keep: set[str]) -> None:
+        """Drop the rows of files under ``folder`` that a full scan of it no longer found (removed packages)."""
+        prefix = folder.rstrip("/") + "/"
+        gone = [key for key in self.rows if key.startswith(prefix) and key not in keep]
+        for key in gone:
+            del self.rows[key]
+        self.dirty = self.dirty or bool(gone)
+
     def save(self) -> None:
         if self.file is None or not self.dirty:
             return
@@ -225,7 +233,9 @@ def _scan_tree(root: Path, cache: Cache) -> ScanReport:
                 path = Path(folder, name)
                 if not path.is_symlink():  # libx.so -> libx.so.12 is one file, scanned once
                     paths.append(path)
-    return _scan_files(str(root), paths, cache, owners(root))
+    report = _scan_files(str(root), paths, cache, owners(root))
+    cache.forget_under(os.path.normpath(root.absolute()), keep={os.path.normpath(p.absolute()) for p in paths})
+    return report
 
 
 def _scan_files(target: str, paths: Iterable[Path], cache: Cache, owners: dict[str, Owner]) -> ScanReport:

@@ -69,6 +69,10 @@ def test_cache_answers_until_a_file_changes(tmp_path: Path) -> None:
     os.utime(tree / "liba.so", ns=(1, 1))
     third = scan.scan(tree, cache_dir=cache)
     assert third.cached == 1 and [Path(f.path).name for f in third.files] == ["libb.so.1"]
+    (tree / "libb.so.1").unlink()  # an uninstalled package: its row leaves the cache with the next scan
+    scan.scan(tree, cache_dir=cache)
+    rows = json.loads((cache / scan.CACHE_FILE).read_text())["files"]
+    assert [Path(k).name for k in rows] == ["liba.so"]
 
 
 def test_a_damaged_cache_is_only_a_cold_scan(tmp_path: Path) -> None:
