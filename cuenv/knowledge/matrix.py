@@ -192,7 +192,7 @@ def parse_arch_list(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(set(sass), key=cc_key)), tuple(sorted(set(ptx), key=cc_key))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ptx_rows() -> dict[str, str]:
     return {r["ptx"]: r["cuda"] for r in kb()["ptx_isa"]}
 
