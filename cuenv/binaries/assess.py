@@ -14,7 +14,7 @@ from typing import Final
 from cuenv.binaries import coverage
 from cuenv.binaries.scan import FileReport, ScanReport
 from cuenv.knowledge import compat, matrix, versions
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.machine.model import Gpu, Machine
 
 CODES: Final = ("kernels-missing", "kernels-ptx-too-new", "kernels-ptx-jit", "kernels-arch-mismatch",
@@ -90,8 +90,7 @@ def assess(report: ScanReport, machine: Machine, *, declared: Stack | None = Non
             findings += _gpu_findings(lib, run, ccs[run.cc], machine)
     if declared is not None:
         findings += _declared(declared, report.files)
-    order = {"error": 0, "warning": 1, "info": 2}
-    findings.sort(key=lambda f: order[f.severity])
+    findings.sort(key=lambda f: SEVERITIES.index(f.severity))
     return Assessment(report.target, libraries, tuple(findings), report.scanned, report.cached)
 
 
@@ -107,7 +106,7 @@ def _ccs(gpus: tuple[Gpu, ...]) -> dict[str, str]:
 def _library(root: str, f: FileReport, ccs: dict[str, str]) -> Library:
     runs = tuple(Run(cc, c.status, c.ptx_version) for cc in ccs if (c := coverage.covers(f, cc)) is not None)
     isas = [e.ptx_version for e in f.entries if e.kind == "ptx" and e.ptx_version]
-    modules = sum(any(e.kind == "ptx" or (e.kind == "sass" and not e.empty) for e in fb.entries) for fb in f.fatbins)
+    modules = sum(any(e.loadable for e in fb.entries) for fb in f.fatbins)
     return Library(_relative(root, f.path), f.owner.label if f.owner else None, f.archs("sass"), f.archs("ptx"),
                    max(isas, key=coverage.cc_key) if isas else None, modules, runs, f.problems)
 

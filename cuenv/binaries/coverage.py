@@ -67,7 +67,7 @@ def covers(report: FileReport, cc: str) -> Coverage | None:
     modules = jit = missing = 0
     ptx: tuple[int, int] | None = None
     for fb in report.fatbins:
-        code = [e for e in fb.entries if e.kind == "ptx" or (e.kind == "sass" and not e.empty)]
+        code = [e for e in fb.entries if e.loadable]
         if not code:
             continue
         modules += 1

@@ -67,6 +67,11 @@ class Entry:
     empty: bool = False  # a cubin without kernels (the device-link stub): never needed at run time
 
     @property
+    def loadable(self) -> bool:
+        """Code the CUDA runtime can run on some GPU: PTX, or SASS with kernels (not LTO-IR, not the stub)."""
+        return self.kind == "ptx" or (self.kind == "sass" and not self.empty)
+
+    @property
     def cc(self) -> str:
         """Compute capability "8.6" (10.0 for arch 100)."""
         return f"{self.arch // 10}.{self.arch % 10}"

@@ -54,7 +54,7 @@ class FileReport:
 
     @property
     def has_gpu_code(self) -> bool:
-        return any(e.kind == "ptx" or (e.kind == "sass" and not e.empty) for e in self.entries)
+        return any(e.loadable for e in self.entries)
 
     def archs(self, kind: str) -> tuple[str, ...]:
         """Distinct architectures of one kind, oldest first: ("sm_75", "sm_86")."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:
@@ -125,8 +125,7 @@ def run(ctx: Context) -> Result:
     if kernels is not None:
         if any(lib.modules for lib in kernels.libraries):
             findings = [f for f in findings if f.code not in _SUPERSEDED]
-        order = {"error": 0, "warning": 1, "info": 2}
-        findings = sorted([*findings, *kernels.findings], key=lambda f: order[f.severity])
+        findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
     data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
     if kernels is not None:
