@@ -42,14 +42,9 @@ def _from_spec(text: str, ctx) -> Stack | None:
 def _from_environment(text: str, ctx) -> Stack | None:
     """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
     from cuenv.envs.meta import stack_from_meta
-    from cuenv.envs.store import NAME_RE, Store
 
-    if not NAME_RE.fullmatch(text):
-        return None
-    store = Store.from_settings(ctx.settings)
-    if not store.path(text).is_dir():
-        return None
-    return stack_from_meta(store.get(text).meta)
+    record = _environment(text, ctx)
+    return stack_from_meta(record.meta) if record is not None else None
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
