@@ -17,8 +17,8 @@ from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:
-    from cuenv.cli.main import Context
     from cuenv.binaries.assess import Assessment
+    from cuenv.cli.main import Context
     from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
 
