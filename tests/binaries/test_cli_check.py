@@ -44,6 +44,8 @@ def test_environment_with_an_extension_for_the_wrong_gpu_names_it(cli, env_with_
     assert ("lib/python3.11/site-packages/myext/_C.so (myext==0.1) has no kernels for the" in out
             or "(myext==0.1) has no kernels for the" in out)
     assert "nvjpeg" not in out.split("error: kernels-missing", 1)[1]  # libnvjpeg has sm_80: it runs
+    code, out, _ = cli("check", env_with_ext, "--cc", "8.0")  # the words: `cuenv check NAME --cc X.Y`
+    assert code == 1 and "error: kernels-missing" in out and "(myext==0.1) has no kernels for the GPU 0 (8.0)" in out
     code, out, _ = cli("check", env_with_ext, "--driver", "580.65.06", "--cc", "8.6")
     assert code == 0 and "cuda-12.1: runs" in out
 
