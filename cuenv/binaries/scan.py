@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +26,10 @@ from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
 from cuenv.binaries.names import looks_binary
 
+# What reading a damaged wheel can raise: a bad CRC or header (BadZipFile), a broken deflate stream
+# (zlib.error), a cut stream (EOFError), a version or method zipfile lacks (NotImplementedError),
+# an encrypted member (RuntimeError), an impossible size or offset (ValueError).
+_ZIP_ERRORS: Final = (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
 CACHE_FORMAT: Final = 2  # bump when FileReport's stored shape or the readers' results change
 CACHE_FILE: Final = "fatbin-scan.json"  # inside the folder the caller gives (cuenv's cache dir)
 
@@ -272,7 +277,7 @@ def _scan_wheel(wheel: Path, cache: Cache) -> ScanReport:
             return ScanReport(str(wheel), tuple(m for m in members if m.has_gpu_code or m.problems),
                               int(row["scanned"]), int(row["scanned"]))
         reports, scanned = _wheel_members(wheel)
-    except (OSError, zipfile.BadZipFile, ValueError, KeyError, TypeError) as exc:
+    except (*_ZIP_ERRORS, KeyError, TypeError) as exc:  # KeyError, TypeError: a damaged cache row
         return ScanReport(str(wheel), (), 0, 0, (f"{wheel.name} is not a readable wheel (zip): {exc}",))
     cache.rows[key] = {"size": st.st_size, "mtime": st.st_mtime_ns, "scanned": scanned,
                        "members": [[name, _to_json(r)] for name, r in reports]}
@@ -294,7 +299,7 @@ def _wheel_members(wheel: Path) -> tuple[list[tuple[str, FileReport]], int]:
                 with zf.open(info) as src, open(part, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
                 report = scan_file(part)
-            except (OSError, zipfile.BadZipFile, EOFError) as exc:  # a damaged member: a finding, go on
+            except _ZIP_ERRORS as exc:  # a damaged member: a finding, go on
                 report = FileReport("", info.file_size, problems=(f"cannot read from the wheel: {exc}",))
             if report.has_gpu_code or report.problems:
                 reports.append((info.filename, replace(report, path="")))

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cuenv.binaries import scan
 from tests.binaries import binkit
@@ -112,3 +114,20 @@ def test_large_folders_skip_what_is_not_a_library(tmp_path: Path) -> None:
     shutil.copytree(Path(scan.__file__).parent, tmp_path / "src")
     report = scan.scan(tmp_path, cache_dir=tmp_path / "cache")
     assert (report.scanned, report.files) == (0, ())
+
+
+def _small_wheel(tmp: Path) -> bytes:
+    return binkit.make_wheel(tmp, "tiny", "1.0", {"tiny/libk.so": GOOD * 4}).read_bytes()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8))
+def test_damaged_wheels_never_raise(tmp_path: Path, flips: list[tuple[int, int]]) -> None:
+    data = bytearray(_small_wheel(tmp_path / "src"))
+    for at, value in flips:
+        data[at % len(data)] = value
+    wheel = tmp_path / "tiny-1.0-py3-none-any.whl"
+    wheel.write_bytes(bytes(data))
+    report = scan.scan(wheel)  # no cache: every example is read afresh
+    assert all(isinstance(p, str) for p in report.problems)
+    assert all(isinstance(p, str) for f in report.files for p in f.problems)
