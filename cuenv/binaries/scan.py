@@ -123,14 +123,21 @@ class Cache:
         if self.file is not None:
             try:
                 doc = json.loads(self.file.read_text())
-                if doc.get("format") == CACHE_FORMAT:
+                if doc.get("format") == CACHE_FORMAT and isinstance(doc.get("files"), dict):
                     self.rows = doc["files"]
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 self.rows = {}  # a missing or damaged cache is only a slower scan
 
-    def get(self, key: str, st: os.stat_result) -> FileReport | None:
+    def row(self, key: str, st: os.stat_result) -> dict | None:
+        """The stored row for ``key`` while the file keeps its size and mtime; None otherwise."""
         row = self.rows.get(key)
-        if not row or row.get("size") != st.st_size or row.get("mtime") != st.st_mtime_ns:
+        if not isinstance(row, dict) or row.get("size") != st.st_size or row.get("mtime") != st.st_mtime_ns:
+            return None
+        return row
+
+    def get(self, key: str, st: os.stat_result) -> FileReport | None:
+        row = self.row(key, st)
+        if row is None:
             return None
         try:
             return _from_json(row["report"])
@@ -271,13 +278,19 @@ def _scan_wheel(wheel: Path, cache: Cache) -> ScanReport:
     owner = _wheel_owner(wheel.name)
     try:
         st = wheel.stat()
-        row = cache.rows.get(key)
-        if row and row.get("size") == st.st_size and row.get("mtime") == st.st_mtime_ns:
+    except OSError as exc:
+        return ScanReport(str(wheel), (), 0, 0, (f"{wheel.name} cannot be read: {exc.strerror or exc}",))
+    row = cache.row(key, st)
+    if row is not None:
+        try:
             members = [replace(_from_json(doc), path=f"{key}!{name}", owner=owner) for name, doc in row["members"]]
             return ScanReport(str(wheel), tuple(m for m in members if m.has_gpu_code or m.problems),
                               int(row["scanned"]), int(row["scanned"]))
+        except (KeyError, TypeError, ValueError):
+            pass  # a damaged cache row: read the wheel again
+    try:
         reports, scanned = _wheel_members(wheel)
-    except (*_ZIP_ERRORS, KeyError, TypeError) as exc:  # KeyError, TypeError: a damaged cache row
+    except _ZIP_ERRORS as exc:
         return ScanReport(str(wheel), (), 0, 0, (f"{wheel.name} is not a readable wheel (zip): {exc}",))
     cache.rows[key] = {"size": st.st_size, "mtime": st.st_mtime_ns, "scanned": scanned,
                        "members": [[name, _to_json(r)] for name, r in reports]}

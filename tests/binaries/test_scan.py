@@ -77,11 +77,20 @@ def test_cache_answers_until_a_file_changes(tmp_path: Path) -> None:
     assert [Path(k).name for k in rows] == ["liba.so"]
 
 
-def test_a_damaged_cache_is_only_a_cold_scan(tmp_path: Path) -> None:
+def test_a_damaged_cache_is_only_a_cold_scan(tmp_path: Path, nvjpeg_wheel: Path) -> None:
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / scan.CACHE_FILE).write_text("{broken")
-    (tmp_path / "liba.so").write_bytes(GOOD)
-    assert scan.scan(tmp_path / "liba.so", cache_dir=tmp_path / "c").files[0].archs("ptx") == ("compute_90",)
+    cache = tmp_path / "c" / scan.CACHE_FILE
+    cache.write_text("{broken")
+    lib = tmp_path / "liba.so"
+    lib.write_bytes(GOOD)
+    assert scan.scan(lib, cache_dir=tmp_path / "c").files[0].archs("ptx") == ("compute_90",)
+    wheel = Path(shutil.copy(nvjpeg_wheel, tmp_path))
+    for files in ([1, 2], {str(lib): [1, 2]},
+                  {str(lib): {"size": lib.stat().st_size, "mtime": lib.stat().st_mtime_ns, "report": {"fatbins": 3}},
+                   str(wheel): {"size": wheel.stat().st_size, "mtime": wheel.stat().st_mtime_ns, "members": [[1]]}}):
+        cache.write_text(json.dumps({"format": scan.CACHE_FORMAT, "files": files}))
+        assert scan.scan(lib, cache_dir=tmp_path / "c").files[0].archs("ptx") == ("compute_90",)
+        assert scan.scan(wheel, cache_dir=tmp_path / "c").files[0].archs("ptx") == ("compute_90",)
 
 
 def test_conda_prefix_owners_come_from_conda_meta(tmp_path: Path) -> None:
