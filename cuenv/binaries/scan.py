@@ -14,6 +14,7 @@ import json
 import mmap
 import os
 import shutil
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -259,6 +260,8 @@ def _scan_files(target: str, paths: Iterable[Path], cache: Cache, owners: dict[s
             st = path.stat()
         except OSError as exc:
             kept.append(FileReport(key, 0, problems=(f"cannot read: {exc.strerror or exc}",)))
+            continue
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device named like a library: opening it could block
             continue
         scanned += 1
         report = cache.get(key, st)

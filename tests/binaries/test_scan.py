@@ -62,6 +62,7 @@ def test_cache_answers_until_a_file_changes(tmp_path: Path) -> None:
     (tree / "libb.so.1").write_bytes(GOOD)
     (tree / "libb.so").symlink_to("libb.so.1")  # one file, scanned once
     (tree / "README.txt").write_bytes(GOOD)  # not a library name: not opened
+    os.mkfifo(tree / "libfifo.so")  # not a regular file: never opened (it would block)
     cache = tmp_path / "cache"
     first = scan.scan(tree, cache_dir=cache)
     assert (first.scanned, first.cached, len(first.files)) == (2, 0, 2)
