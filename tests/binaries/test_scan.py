@@ -141,3 +141,26 @@ def test_damaged_wheels_never_raise(tmp_path: Path, flips: list[tuple[int, int]]
     report = scan.scan(wheel)  # no cache: every example is read afresh
     assert all(isinstance(p, str) for p in report.problems)
     assert all(isinstance(p, str) for f in report.files for p in f.problems)
+
+
+def test_a_real_conda_prefix_names_its_packages(tmp_path: Path) -> None:
+    """A conda package holding the nvcc-built library, installed by rattler: owners come from conda-meta."""
+    import asyncio
+
+    rattler = pytest.importorskip("rattler")
+    from tests.engines import channel
+
+    nvcc = binkit.nvcc()
+    if nvcc is None:
+        pytest.skip("no nvcc on this machine")
+    wheel = binkit.make_wheel(tmp_path / "w", "myext", "0.1", {"myext/_C.so": binkit.build(nvcc, binkit.BUILDS[0]).read_bytes()})
+    spec = channel.Spec("cuda-myext", "0.1", "linux-64",
+                        files=(channel.Payload("lib/libmyext.so", wheel="myext", member="myext/_C.so"),))
+    archive = channel.build_archive(spec, {"myext": wheel}, tmp_path / "channel" / "linux-64")
+    record = asyncio.run(rattler.RepoDataRecord.from_package_archive(archive))
+    record.url = archive.as_uri()
+    prefix = tmp_path / "prefix"
+    asyncio.run(rattler.install([record], target_prefix=prefix, cache_dir=tmp_path / "pkgs", show_progress=False))
+    [lib] = scan.scan(prefix).files
+    assert (Path(lib.path).name, lib.owner) == ("libmyext.so", scan.Owner("cuda-myext", "0.1", "conda"))
+    assert lib.archs("sass") == ("sm_75", "sm_86")
