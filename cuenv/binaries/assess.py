@@ -89,7 +89,7 @@ def assess(report: ScanReport, machine: Machine, *, declared: Stack | None = Non
         for run in lib.runs:
             findings += _gpu_findings(lib, run, ccs[run.cc], machine)
     if declared is not None:
-        findings += _declared(declared, report.files)
+        findings += _declared(declared, report.files, report.target)
     findings.sort(key=lambda f: SEVERITIES.index(f.severity))
     return Assessment(report.target, libraries, tuple(findings), report.scanned, report.cached)
 
@@ -164,25 +164,27 @@ def _gpu_findings(lib: Library, run: Run, gname: str, machine: Machine) -> list[
                     f"It runs as is; for native kernels install {_build_of(lib)} with {sm} SASS, or {rebuild}.")]
 
 
-def _declared(stack: Stack, files: tuple[FileReport, ...]) -> list[Finding]:
-    """The recipe's arch list against the union of what its framework's files carry."""
+def _declared(stack: Stack, files: tuple[FileReport, ...], root: str) -> list[Finding]:
+    """The recipe's arch list against the framework's main kernel library: the file it owns with the
+    most modules (libtorch_cuda.so), not vendor libraries some builds bundle with other arch lists."""
     names = FRAMEWORK_PACKAGES.get(stack.framework or "", ())
     own = [f for f in files if f.owner and f.owner.name.lower() in names and f.has_gpu_code]
     if not own or not (stack.sass or stack.ptx):
         return []
-    sass = {f"{e.arch // 10}.{e.arch % 10}" for f in own for e in f.entries if e.kind == "sass"}
-    ptx = {f"{e.arch // 10}.{e.arch % 10}" for f in own for e in f.entries if e.kind == "ptx"}
+    main = max(own, key=lambda f: sum(any(e.loadable for e in fb.entries) for fb in f.fatbins))
+    sass = {e.cc for e in main.entries if e.kind == "sass" and not e.empty}
+    ptx = {e.cc for e in main.entries if e.kind == "ptx"}
     wrong = []
     for kind, said, have in (("SASS", set(stack.sass), sass), ("PTX", set(stack.ptx), ptx)):
         missing, extra = sorted(said - have, key=coverage.cc_key), sorted(have - said, key=coverage.cc_key)
         if missing:
-            wrong.append(f"declares {kind} {', '.join(missing)} that its files lack")
+            wrong.append(f"declares {kind} {', '.join(missing)} that it lacks")
         if extra:
-            wrong.append(f"does not declare {kind} {', '.join(extra)} that its files carry")
+            wrong.append(f"does not declare {kind} {', '.join(extra)} that it carries")
     if not wrong:
         return []
-    label = own[0].owner.label if own[0].owner else stack.framework
+    who = f"{_relative(root, main.path)} ({main.owner.label})" if main.owner else _relative(root, main.path)
     return [Finding("kernels-arch-mismatch", "warning",
-                    f"The recipe of {stack.label} {'; '.join(wrong)} ({label}, {len(own)} libraries read): cuenv's checks"
-                    " follow the files, not the declaration.",
+                    f"The recipe of {stack.label}, against {who}: {'; '.join(wrong)}. cuenv's checks follow the files,"
+                    " not the declaration.",
                     "Correct the recipe's arch list (or the build table it comes from) to what the files carry.")]

@@ -75,8 +75,15 @@ def test_the_recipe_arch_list_is_held_against_the_framework_files() -> None:
     a = assess.assess(ScanReport(ROOT, (torch, EXT), 2, 0), machine(None), declared=said)
     mismatch = [f for f in a.findings if f.code == "kernels-arch-mismatch"]
     assert [f.message for f in mismatch] == [
-        ("The recipe of torch-cu124 declares SASS 8.0 that its files lack; does not declare SASS 8.6 that its files carry"
-        " (torch==2.5.1, 1 libraries read): cuenv's checks follow the files, not the declaration.")]
+        "The recipe of torch-cu124, against lib/python3.11/site-packages/torch/lib/libtorch_cuda.so (torch==2.5.1):"
+        " declares SASS 8.0 that it lacks; does not declare SASS 8.6 that it carries. cuenv's checks follow the files,"
+        " not the declaration."]
+    # A vendor library bundled in the framework's wheel, with its own arch list, does not count.
+    bundled = FileReport(f"{ROOT}/lib/python3.11/site-packages/torch/lib/libcublasLt.so.11", 1,
+                         (Fatbin(0, (Entry("sass", 35, "", True, None, 1),)),), owner=Owner("torch", "2.5.1", "pip"))
+    bigger = FileReport(torch.path, 1, torch.fatbins * 2, owner=torch.owner)  # more modules than the bundled one
+    again = assess.assess(ScanReport(ROOT, (bundled, bigger), 2, 0), machine(None), declared=said)
+    assert [f.message for f in again.findings if f.code == "kernels-arch-mismatch"] == [f.message for f in mismatch]
     agreed = Stack("torch-cu124", "12.4", sass=("7.5", "8.6"), ptx=("8.6",), framework="torch")
     assert not [f for f in assess.assess(ScanReport(ROOT, (torch,), 1, 0), machine(None), declared=agreed).findings
                 if f.code == "kernels-arch-mismatch"]
