@@ -8,7 +8,7 @@ against what the framework's own files carry. Every code is documented in docs/r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Final
 
 from cuenv.binaries import coverage
@@ -33,7 +33,9 @@ FRAMEWORK_PACKAGES: Final = {
 class Run:
     cc: str
     status: str  # native | jit | none
-    ptx_version: str | None = None
+    ptx_version: str | None = None  # the newest PTX ISA JIT compiles here
+    jit_modules: int = 0  # modules that reach this GPU only by JIT
+    missing_modules: int = 0  # modules without code for it (built for other GPUs)
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Library:
     def to_json(self) -> dict:
         return {"path": self.path, "owner": self.owner, "sass": list(self.sass), "ptx": list(self.ptx),
                 "ptx_isa": self.ptx_isa, "modules": self.modules, "problems": list(self.problems),
-                "runs": [{"cc": r.cc, "status": r.status, "ptx_version": r.ptx_version} for r in self.runs]}
+                "runs": [asdict(r) for r in self.runs]}
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,16 @@ def assess(report: ScanReport, machine: Machine, *, declared: Stack | None = Non
         findings.append(Finding("kernels-not-checked", "info",
                                 "No GPU with a known compute capability is given or detected; the kernels are listed, not checked.",
                                 "Give the target GPU: --gpu NAME or --cc X.Y."))
+    # Libraries of a package whose other libraries run natively on a GPU are likely components the
+    # package uses only on other GPUs (cuSPARSELt inside torch on a Pascal card): a warning, not an error.
+    native = {(lib.owner, r.cc) for lib in with_code if lib.owner for r in lib.runs if r.status == coverage.NATIVE}
     for lib in with_code:
         for run in lib.runs:
-            findings += _gpu_findings(lib, run, ccs[run.cc], machine)
+            for found in _gpu_findings(lib, run, ccs[run.cc], machine):
+                if found.severity == "error" and (lib.owner, run.cc) in native:
+                    found = Finding(found.code, "warning", found.message + f" Other libraries of {lib.owner} run on it"
+                                    " natively, so the package may use this one only on other GPUs.", found.fix)
+                findings.append(found)
     if declared is not None:
         findings += _declared(declared, report.files, report.target)
     findings.sort(key=lambda f: SEVERITIES.index(f.severity))
@@ -104,7 +113,8 @@ def _ccs(gpus: tuple[Gpu, ...]) -> dict[str, str]:
 
 
 def _library(root: str, f: FileReport, ccs: dict[str, str]) -> Library:
-    runs = tuple(Run(cc, c.status, c.ptx_version) for cc in ccs if (c := coverage.covers(f, cc)) is not None)
+    runs = tuple(Run(cc, c.status, c.ptx_version, c.jit_modules, c.missing_modules)
+                 for cc in ccs if (c := coverage.covers(f, cc)) is not None)
     isas = [e.ptx_version for e in f.entries if e.kind == "ptx" and e.ptx_version]
     modules = sum(any(e.loadable for e in fb.entries) for fb in f.fatbins)
     return Library(_relative(root, f.path), f.owner.label if f.owner else None, f.archs("sass"), f.archs("ptx"),

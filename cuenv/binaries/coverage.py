@@ -8,9 +8,12 @@ The rules (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibi
 * PTX for compute_XY is JIT-compiled by the driver for any compute capability >= X.Y;
   compute_XYa only for X.Y, compute_XYf for X.Z, Z >= Y. The driver must know the PTX ISA version
   (a CUDA 13.0 toolkit writes PTX 9.0, which a CUDA 12 driver rejects).
-* Every fat binary is a module the runtime loads on its own (one per translation unit), so a
-  library runs natively only when each of its modules has SASS for the GPU; one module without
-  SASS or PTX fails at that module's first kernel launch ("no kernel image is available").
+* Every fat binary is a module the runtime loads on its own (one per translation unit). Libraries
+  carry modules built for some GPUs only and launch them only there: cuBLASLt has sm_80-only and
+  sm_90-only modules, PyTorch's FlashAttention module has sm_80 and up. So a library runs on a GPU
+  natively when some module has SASS for it, only by JIT when no module has SASS but some has PTX
+  it can use, and not at all when no module has either: then any kernel it launches fails with "no
+  kernel image is available". The modules without code for the GPU are counted, not judged.
   Modules without kernels (nvcc's device-link stub, ``Entry.empty``) are never launched and do not count.
 """
 
@@ -57,14 +60,14 @@ class Coverage:
     status: str  # native | jit | none
     modules: int  # fat binaries with SASS or PTX
     jit_modules: int  # of those, how many only by PTX JIT
-    missing_modules: int  # of those, how many not at all
+    missing_modules: int  # of those, how many without code for this GPU (specialised for others)
     ptx_version: str | None  # the newest PTX ISA version JIT would compile here; None without JIT
 
 
 def covers(report: FileReport, cc: str) -> Coverage | None:
     """How ``report``'s file runs on compute capability ``cc``; None when it has no GPU code."""
     want = cc_key(cc)
-    modules = jit = missing = 0
+    modules = native = jit = missing = 0
     ptx: tuple[int, int] | None = None
     for fb in report.fatbins:
         code = [e for e in fb.entries if e.loadable]
@@ -72,6 +75,7 @@ def covers(report: FileReport, cc: str) -> Coverage | None:
             continue
         modules += 1
         if any(e.kind == "sass" and sass_runs(e, want) for e in code):
+            native += 1
             continue
         usable = [e for e in code if e.kind == "ptx" and ptx_jits(e, want)]
         if not usable:
@@ -84,7 +88,7 @@ def covers(report: FileReport, cc: str) -> Coverage | None:
         ptx = version if ptx is None or version > ptx else ptx
     if not modules:
         return None
-    status = NONE if missing else JIT if jit else NATIVE
+    status = NATIVE if native else JIT if jit else NONE
     return Coverage(cc, status, modules, jit, missing, f"{ptx[0]}.{ptx[1]}" if ptx else None)
 
 

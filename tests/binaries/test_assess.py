@@ -87,3 +87,16 @@ def test_the_recipe_arch_list_is_held_against_the_framework_files() -> None:
     agreed = Stack("torch-cu124", "12.4", sass=("7.5", "8.6"), ptx=("8.6",), framework="torch")
     assert not [f for f in assess.assess(ScanReport(ROOT, (torch,), 1, 0), machine(None), declared=agreed).findings
                 if f.code == "kernels-arch-mismatch"]
+
+
+def test_a_component_of_a_package_that_runs_natively_is_a_warning() -> None:
+    """cuSPARSELt inside the torch wheel on a Pascal GPU: torch runs (sm_60), cuSPARSELt has nothing for 6.1."""
+    torch = Owner("torch", "2.5.1", "pip")
+    main = FileReport(f"{ROOT}/torch/lib/libtorch_cuda.so", 1, (Fatbin(0, (Entry("sass", 60, "", True, None, 1),)),), owner=torch)
+    part = FileReport(f"{ROOT}/torch/lib/libcusparseLt.so.0", 1, (Fatbin(0, (Entry("sass", 80, "", True, None, 1),)),), owner=torch)
+    a = assess.assess(ScanReport(ROOT, (main, part), 2, 0), machine("550.54.14", "6.1"))
+    assert codes(a) == [("kernels-missing", "warning")]
+    assert a.findings[0].message.endswith("Other libraries of torch==2.5.1 run on it natively, so the package may use"
+                                          " this one only on other GPUs.")
+    alone = assess.assess(ScanReport(ROOT, (part,), 1, 0), machine("550.54.14", "6.1"))
+    assert codes(alone) == [("kernels-missing", "error")]

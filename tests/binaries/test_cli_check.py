@@ -58,7 +58,8 @@ def test_environment_json_carries_the_libraries_and_a_second_run_is_cached(cli, 
     kernels = data["kernels"]
     assert kernels["cached"] == kernels["scanned"] >= 2
     libs = {Path(lib["path"]).name: lib for lib in kernels["libraries"]}
-    assert libs["_C.so"]["owner"] == "myext==0.1" and libs["_C.so"]["runs"] == [{"cc": "8.9", "status": "native", "ptx_version": None}]
+    assert libs["_C.so"]["owner"] == "myext==0.1" and libs["_C.so"]["runs"] == [
+        {"cc": "8.9", "status": "native", "ptx_version": None, "jit_modules": 0, "missing_modules": 0}]
     assert libs["libnvjpeg.so.12"]["owner"] == "nvidia-nvjpeg-cu12==12.3.2.81"
 
 
