@@ -1,23 +1,33 @@
-"""`cuenv check TARGET`: will this build run on this (or a described) machine? Exit 0 yes, 1 no, 2 bad input."""
+"""`cuenv check TARGET`: will this build run on this (or a described) machine? Exit 0 yes, 1 no, 2 bad input.
+
+An environment, a wheel, a shared object or a folder is also judged by the kernels its files carry
+(issue 20): the SASS and PTX in each library's fat binaries, against the machine's GPUs.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
-from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
+from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:
+    from cuenv.binaries.assess import Assessment
     from cuenv.cli.main import Context
+    from cuenv.envs.store import EnvRecord
+    from cuenv.machine.model import Machine
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("target", metavar="TARGET",
-                        help="what to check: a package spec such as torch==2.1.0+cu121, paddlepaddle-gpu==2.6.1.post118,"
-                             " tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1")
+                        help="what to check: a recipe, an environment, a package spec such as torch==2.1.0+cu121,"
+                             " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
+                             " or a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
@@ -32,14 +42,9 @@ def _from_spec(text: str, ctx) -> Stack | None:
 def _from_environment(text: str, ctx) -> Stack | None:
     """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
     from cuenv.envs.meta import stack_from_meta
-    from cuenv.envs.store import NAME_RE, Store
 
-    if not NAME_RE.fullmatch(text):
-        return None
-    store = Store.from_settings(ctx.settings)
-    if not store.path(text).is_dir():
-        return None
-    return stack_from_meta(store.get(text).meta)
+    record = _environment(text, ctx)
+    return stack_from_meta(record.meta) if record is not None else None
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
@@ -74,27 +79,115 @@ def resolve_target(text: str, ctx) -> Stack:
     raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
 
 
+def path_target(text: str) -> Path | None:
+    """A TARGET written as a path (it has a slash, or names a wheel or a shared object); must exist."""
+    from cuenv.binaries.names import looks_binary
+
+    if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
+        return None
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise NotFound(f"No file or folder {text!r}.",
+                       hint="Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec.")
+    return path
+
+
+def _environment(text: str, ctx: Context) -> EnvRecord | None:
+    from cuenv.envs.store import NAME_RE, Store
+
+    if not NAME_RE.fullmatch(text):
+        return None
+    store = Store.from_settings(ctx.settings)
+    return store.get(text) if store.path(text).is_dir() else None
+
+
+# Table findings that the files answer better: once kernels were read, their findings stand instead.
+_SUPERSEDED = frozenset({"arch-unknown"})
+
+
 def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 
-    stack = resolve_target(ctx.args.target, ctx)
+    target = ctx.args.target
+    path = path_target(target)
+    stack = None if path is not None else resolve_target(target, ctx)
     if ctx.args.gcc:
         versions.Dotted.parse(ctx.args.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
-    findings = check(stack, machine, gcc=ctx.args.gcc)
+    kernels = _kernels(ctx, target, path, machine)
+    findings = check(stack, machine, gcc=ctx.args.gcc) if stack is not None else []
+    if kernels is not None:
+        if any(lib.modules for lib in kernels.libraries):
+            findings = [f for f in findings if f.code not in _SUPERSEDED]
+        findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
-    data = {"target": ctx.args.target, "ok": ok, "findings": [f.to_json() for f in findings]}
-    return Result(data=data, text=render(ctx.args.target, findings, ok, describe_machine(machine)),
+    data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
+    if kernels is not None:
+        data["kernels"] = kernels.to_json()
+    return Result(data=data, text=render(target, findings, ok, describe_machine(machine), kernels),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def render(target: str, findings: list[Finding], ok: bool, machine: str) -> str:
+def _kernels(ctx: Context, target: str, path: Path | None, machine: Machine) -> Assessment | None:
+    """What the files carry: of the path, or of the environment TARGET names; None for recipes and specs."""
+    cache = ctx.settings.cache_dir
+    if path is not None:
+        from cuenv.binaries.assess import assess
+        from cuenv.binaries.scan import scan
+
+        report = scan(path, cache_dir=cache)
+        if report.problems:  # the target itself is unreadable (not a zip): bad input, not a finding
+            raise UsageError(report.problems[0] + ".", hint="Download or build it again, or give a shared object or a folder.")
+        return assess(report, machine)
+    record = _environment(target, ctx)
+    if record is None:
+        return None
+    from cuenv.envs.kernels import assess_environment
+
+    return assess_environment(record, machine, cache_dir=cache)
+
+
+def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
+    if ok and any(f.code == "kernels-not-checked" for f in findings):
+        state = "kernels listed, not checked"
     lines = [f"{target}: {state}", f"  {machine}"]
+    if kernels is not None:
+        lines += ["", *kernel_table(kernels)]
     for f in findings:
         lines += ["", f"{f.severity}: {f.code}", f"  {f.message}"]
         if f.fix:
             lines.append(f"  fix: {f.fix}")
     return "\n".join(lines)
+
+
+def kernel_table(kernels: Assessment) -> list[str]:
+    """Per library with GPU code: owner, SASS and PTX by compute capability, and how it runs per GPU."""
+    from cuenv.cli.table import render as table
+
+    rows = [lib for lib in kernels.libraries if lib.modules]
+    cached = f", {kernels.cached} from cache" if kernels.cached else ""
+    head = f"kernels: {len(rows)} of {kernels.scanned} shared objects carry GPU code ({kernels.scanned} read{cached})"
+    if not rows:
+        return [head]
+    ccs = list(dict.fromkeys(r.cc for lib in rows for r in lib.runs))
+    status = {"native": "native", "jit": "PTX JIT", "none": "none"}
+    body = [[_short(lib.path), lib.owner or "", _ccs(lib.sass), _ccs(lib.ptx),
+             *(next((status[r.status] for r in lib.runs if r.cc == cc), "-") for cc in ccs)] for lib in rows]
+    return [head, *("  " + line for line in table(["FILE", "PACKAGE", "SASS", "PTX", *ccs], body).splitlines())]
+
+
+def _short(path: str) -> str:
+    return path.split("site-packages/", 1)[-1]
+
+
+def _ccs(names: tuple[str, ...]) -> str:
+    """sm_86 / compute_90a -> 8.6 / 9.0a, as TORCH_CUDA_ARCH_LIST writes them."""
+    out = []
+    for name in names:
+        digits = name.split("_", 1)[1]
+        arch = digits.rstrip("af")
+        out.append(f"{arch[:-1]}.{arch[-1]}{digits[len(arch):]}")
+    return " ".join(out)

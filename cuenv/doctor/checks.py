@@ -564,6 +564,23 @@ def errors(f: Facts) -> Check | None:
     return make_check("errors", [f"{len(f.errors)} well-known error message(s) recognised"], found)
 
 
+def kernels(f: Facts) -> Check | None:
+    """The SASS and PTX the environment's libraries carry, judged for this machine's GPUs (issue 20)."""
+    if f.kernels is None or f.machine is None:
+        return None
+    from cuenv.binaries.assess import assess
+
+    judged = assess(f.kernels, f.machine, declared=f.env.stack if f.env else None)
+    detail = [f"{len([lib for lib in judged.libraries if lib.modules])} of {judged.scanned} shared objects carry GPU code"]
+    for lib in judged.libraries:
+        if not lib.modules:
+            continue
+        runs = "; ".join(f"{r.cc}: {r.status}" for r in lib.runs)
+        detail.append(f"{lib.path}" + (f" ({lib.owner})" if lib.owner else "")
+                      + f": SASS {' '.join(lib.sass) or '-'}, PTX {' '.join(lib.ptx) or '-'}" + (f"; {runs}" if runs else ""))
+    return make_check("kernels", detail, [x for x in judged.findings if x.code != "kernels-not-checked"])
+
+
 CHECKS: Final[Sequence[Callable[[Facts], Check | None]]] = (
-    driver, toolkits, libraries, cudnn, compiler, container, framework, machine, errors,
+    driver, toolkits, libraries, cudnn, compiler, container, framework, kernels, machine, errors,
 )

@@ -432,8 +432,11 @@ def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict
 
 def gather(environ: Mapping[str, str], *, home: Path, record: EnvRecord | None = None, active: bool = False,
            root: Path = Path("/"), ld_cache: Path | None = None, frameworks: bool = True,
-           framework_timeout: float | None = None) -> Facts:
-    """Every fact doctor needs about this machine (and the environment ``record``, if any)."""
+           framework_timeout: float | None = None, cache_dir: Path | None = None) -> Facts:
+    """Every fact doctor needs about this machine (and the environment ``record``, if any).
+
+    ``cache_dir`` keeps the per-file results of the kernel scan of the environment's shared objects.
+    """
     from cuenv.machine.driver import detect
 
     env = env_facts(record, active) if record is not None else None
@@ -467,6 +470,7 @@ def gather(environ: Mapping[str, str], *, home: Path, record: EnvRecord | None =
         framework=framework,
         disk=disk_facts(home),
         env=env,
+        kernels=_kernels(record, cache_dir),
         errors=signatures.scan(messages),
     )
 
@@ -498,4 +502,12 @@ def examine(settings: Settings, environ: Mapping[str, str], *, name: str | None 
     if ld_cache is not None and not ld_cache.is_file():
         raise NotFound(f"No linker cache file {str(ld_cache)!r}.", hint="Build one with `ldconfig -C FILE DIR...`.")
     return gather(environ, home=settings.home, record=record, active=active, root=root, ld_cache=ld_cache,
-                  frameworks=frameworks, framework_timeout=framework_timeout)
+                  frameworks=frameworks, framework_timeout=framework_timeout, cache_dir=settings.cache_dir)
+
+
+def _kernels(record, cache_dir: Path | None):  # noqa: ANN001, ANN202 - EnvRecord | None -> ScanReport | None
+    if record is None or not Path(record.path).is_dir():
+        return None
+    from cuenv.binaries.scan import scan
+
+    return scan(Path(record.path), cache_dir=cache_dir)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Final
 
+from cuenv.binaries.scan import ScanReport
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.machine.model import Machine
@@ -181,6 +182,7 @@ class Facts:
     framework: FrameworkFacts | None = None
     disk: tuple[str, int] | None = None  # (CUENV_HOME or its nearest existing parent, free bytes)
     env: EnvFacts | None = None
+    kernels: ScanReport | None = None  # the fat binaries in the environment's shared objects (issue 20)
     errors: tuple[ErrorHit, ...] = ()
     missing: tuple[str, ...] = field(default=())
 

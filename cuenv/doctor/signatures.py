@@ -50,8 +50,9 @@ SIGNATURES: Final = (
     Signature(r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice",
               "arch-unsupported", "error",
               "The binary has no SASS for this GPU's compute capability and no PTX the driver can use.",
-              "Install a build whose arch list covers the GPU (`cuenv check TARGET --gpu NAME`), "
-              "or rebuild with TORCH_CUDA_ARCH_LIST / -gencode for its sm."),
+              "Find the library without kernels for it: `cuenv check NAME` reads them in an environment's files"
+              " (`cuenv check FILE_OR_WHEEL --cc X.Y` for one file); install a build whose arch list covers the GPU,"
+              " or rebuild with TORCH_CUDA_ARCH_LIST / -gencode for its sm."),
     Signature(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation",
               "arch-unsupported", "error",
               "This PyTorch build carries no kernels for {1}.",

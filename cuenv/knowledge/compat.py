@@ -97,13 +97,13 @@ def _name(stack: Stack) -> str:
 
 
 def _have(driver: Driver, os_name: str) -> str:
-    level = _level(driver, os_name)
+    level = driver_level(driver, os_name)
     if driver.version:
         return driver.version + (f", which supports CUDA {level}" if level else "")
     return f"a driver that supports CUDA {level}" + (" (CONDA_OVERRIDE_CUDA)" if driver.source == "override" else "")
 
 
-def _level(driver: Driver, os_name: str) -> str | None:
+def driver_level(driver: Driver, os_name: str) -> str | None:
     """Newest CUDA major.minor the driver supports: what it reported, else what the table says."""
     if driver.max_cuda:
         return matrix.mm_str(driver.max_cuda)
@@ -178,7 +178,7 @@ class _Checker:
                      + ("" if self.machine.gpus else " and a GPU") + ".",
                      self._driver_fix(cuda, full, floor, none_found=True))
             return
-        level = _level(driver, os_name)
+        level = driver_level(driver, os_name)
         if not driver.version and not level:
             self.add("driver-unknown", "info",
                      f"No driver version was given; the driver check for {name}"

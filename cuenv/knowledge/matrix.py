@@ -192,6 +192,16 @@ def parse_arch_list(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(set(sass), key=cc_key)), tuple(sorted(set(ptx), key=cc_key))
 
 
+@cache
+def _ptx_rows() -> dict[str, str]:
+    return {r["ptx"]: r["cuda"] for r in kb()["ptx_isa"]}
+
+
+def ptx_isa_cuda(ptx: str) -> str | None:
+    """The CUDA release that introduced PTX ISA ``ptx`` ("9.0" -> "13.0"): a driver JITs it from that level; None if unknown."""
+    return _ptx_rows().get(ptx)
+
+
 # ---------------------------------------------------------------------------------------------
 # cuDNN and host compilers
 # ---------------------------------------------------------------------------------------------

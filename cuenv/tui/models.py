@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
+from cuenv.binaries.assess import Library
 from cuenv.cli.table import human_size
 from cuenv.knowledge.stack import Finding
 
@@ -211,11 +212,31 @@ class EnvDetail:
     findings: tuple[Finding, ...]
     smoke_test: bool
     problem: str = ""  # why a part could not be read (damaged metadata), shown instead of it
+    kernels: tuple[Library, ...] = ()  # libraries whose files carry GPU code, judged for this machine (issue 20)
 
 
 def _short_hash(text: str) -> str:
     algo, _, digest = text.partition(":")
     return f"{algo}:{digest[:16]}..." if digest and len(digest) > 16 else (text or "n/a")
+
+
+_RUN_STYLE: Final = {"native": "$success", "jit": "$warning", "none": "$error"}
+_RUN_WORD: Final = {"native": "native", "jit": "PTX JIT", "none": "no kernels"}
+
+
+def kernel_lines(libraries: Sequence[Library]) -> list[tuple[str, str]]:
+    """The kernels section: per library its SASS and PTX, and how it runs on each of this machine's GPUs."""
+    if not libraries:
+        return []
+    out: list[tuple[str, str]] = [("bold", f"Kernels in the files ({len(libraries)} libraries with GPU code)")]
+    for lib in libraries:
+        ranks = [list(_RUN_STYLE).index(r.status) for r in lib.runs]
+        style = list(_RUN_STYLE.values())[max(ranks)] if ranks else ""
+        name = lib.path.split("site-packages/", 1)[-1]
+        out.append((style, f"  {name}" + (f"  {lib.owner}" if lib.owner else "")))
+        runs = "".join(f"; {r.cc}: {_RUN_WORD[r.status]}" for r in lib.runs)
+        out.append(("", f"    SASS {' '.join(lib.sass) or '-'}, PTX {' '.join(lib.ptx) or '-'}{runs}"))
+    return out
 
 
 def detail_text(d: EnvDetail) -> list[tuple[str, str]]:
@@ -231,6 +252,7 @@ def detail_text(d: EnvDetail) -> list[tuple[str, str]]:
         out.append((STATUS_STYLE.get(f.severity, ""), f"  {f.severity}: {f.message}"))
         if f.fix:
             out.append(("", f"    fix: {f.fix}"))
+    out += kernel_lines(d.kernels)
     out.append(("bold", "Lock"))
     out.append(("", f"  solution {_short_hash(d.lock_hash)} (.cuenv/solution.json)"))
     out.append(("", f"  lockfile {d.lock_status}"))

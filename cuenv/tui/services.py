@@ -18,6 +18,8 @@ from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
 if TYPE_CHECKING:
+    from cuenv.binaries.assess import Library
+    from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Finding
     from cuenv.machine.model import Machine
 
@@ -81,9 +83,12 @@ class Services:
         problems: list[str] = []
         findings: tuple[Finding, ...] = ()
         activation: tuple[models.ActivationLine, ...] = ()
+        kernels: tuple[Library, ...] = ()
         if record.complete:
             try:
                 findings = tuple(verdict.findings_for(record, self.environ, self.settings.cache_dir))
+                kernels, found = self._kernels(record)
+                findings = (*findings, *found)
                 plan = plan_for(record.target(), envs_dir=self.settings.envs_dir)
                 activation = models.activation_lines(self.environ, plan, home)
             except (CuenvError, KeyError, TypeError) as exc:
@@ -101,8 +106,16 @@ class Services:
             packages=models.packages_from_solution(solution), activation=activation,
             lock_hash=str(meta.get("lock_hash") or ""), lock_status=self.lock_status(name),
             findings=findings, smoke_test=models.smoke_argv(meta.get("smoke_test")) is not None,
-            problem=" ".join(problems),
+            problem=" ".join(problems), kernels=kernels,
         )
+
+    def _kernels(self, record: EnvRecord) -> tuple[tuple[Library, ...], tuple[Finding, ...]]:
+        """What the environment's files carry, for this machine; info-only findings stay in the CLI."""
+        from cuenv.envs.kernels import assess_environment
+
+        judged = assess_environment(record, self.machine(), cache_dir=self.settings.cache_dir)
+        return (tuple(lib for lib in judged.libraries if lib.modules),
+                tuple(f for f in judged.findings if f.severity != "info"))
 
     def recipes(self, machine: Machine) -> tuple[list[models.RecipeRow], list[str]]:
         """The catalogue marked for ``machine``; a broken user recipe is a warning, not a failure."""

@@ -9,6 +9,7 @@ import os
 import re
 from pathlib import Path
 
+from cuenv.binaries import assess
 from cuenv.knowledge import compat as check
 from cuenv.knowledge import matrix
 
@@ -65,8 +66,9 @@ def test_compatibility_tables_are_current() -> None:
 def test_findings_reference_documents_every_code() -> None:
     text = (DOCS / "reference" / "findings.md").read_text()
     documented = set(re.findall(r"^## `([a-z-]+)`", text, flags=re.M))
-    assert documented == set(check.CODES)
-    for code in check.CODES:
+    codes = (*check.CODES, *assess.CODES)  # the table check's and the kernel scan's (issue 20)
+    assert documented == set(codes)
+    for code in codes:
         section = text.split(f"## `{code}`", 1)[1].split("\n## ", 1)[0]
         for part in ("**Cause.**", "**Confirm.**", "**Fix.**"):
             assert part in section, (code, part)
