@@ -27,6 +27,8 @@ from cuenv.lock.foreign.model import (
     is_source,
     load_yaml,
     python_of,
+    seq,
+    table,
     url,
     wheel_package,
 )
@@ -73,12 +75,12 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
     unusable: list[Unusable] = []
     skipped: set[str] = set()
     for i, entry in enumerate(entries):
-        at = where.at(f"package[{i}]", entries.line_of(i) if isinstance(entries, LineList) else None)
+        at = where.at(f"package[{i}]", entries.line_of(i) if isinstance(entries, LineList) else None, entry)
         if not isinstance(entry, dict):
             raise at.fail("a package must be a mapping.", HINT)
         if entry.get("platform") != platform:
             if not isinstance(entry.get("platform"), str):
-                raise at.at(f"package[{i}].platform").fail("`platform` must be a platform name.", HINT)
+                raise at.field("platform").fail("`platform` must be a platform name.", HINT)
             continue
         category, optional = entry.get("category", "main"), entry.get("optional", False)
         if optional and category not in _INSTALLED_CATEGORIES:
@@ -87,17 +89,15 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
         manager = entry.get("manager")
         hashes = entry.get("hash")
         if not isinstance(hashes, dict):
-            raise at.at(f"package[{i}].hash", _line(entry, "hash")).fail("`hash` must map md5/sha256 to digests.", HINT)
+            raise at.field("hash").fail("`hash` must map md5/sha256 to digests.", HINT)
         if manager == "conda":
             pkg = conda_package(name=entry.get("name"), version=entry.get("version"), build=entry.get("build"),
                                 location=entry.get("url"), sha256=hashes.get("sha256"), md5=hashes.get("md5"),
                                 subdir=None, where=at, hint=HINT)
-            deps = entry.get("dependencies") or {}
-            if not isinstance(deps, dict):
-                raise at.at(f"package[{i}].dependencies").fail("`dependencies` must map names to specs.", HINT)
+            deps = table(entry.get("dependencies"), at.field("dependencies"), "dependencies", hint=HINT)
             depends[pkg.name] = tuple(f"{k} {v}".strip() for k, v in sorted(deps.items()) if isinstance(v, str))
         elif manager == "pip":
-            link, filename = url(entry.get("url"), at.at(f"package[{i}].url", _line(entry, "url")), hint=HINT)
+            link, filename = url(entry.get("url"), at.field("url"), hint=HINT)
             if entry.get("source") is not None or not filename.endswith(".whl"):
                 unusable.append(Unusable(
                     str(entry.get("name")), "is locked as a source distribution or VCS checkout: installing it would "
@@ -107,7 +107,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             pkg = wheel_package(name=entry.get("name"), version=entry.get("version"), location=link,
                                 sha256=hashes.get("sha256"), index=index_for(link, ()), where=at, hint=HINT)
         else:
-            raise at.at(f"package[{i}].manager", _line(entry, "manager")).fail(
+            raise at.field("manager").fail(
                 f"manager {manager!r} is neither conda nor pip.", HINT)
         key = (pkg.kind, pkg.name)
         if key in packages and packages[key] != pkg:
@@ -122,7 +122,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
 
 def _channels(meta: dict, where: Where) -> tuple[str, ...]:
     found = []
-    for item in meta.get("channels") or []:
+    for item in seq(meta.get("channels"), where.at("metadata.channels", _line(meta, "channels")), "channels", hint=HINT):
         value = item.get("url") if isinstance(item, dict) else item
         if not isinstance(value, str) or not value:
             raise where.at("metadata.channels", _line(meta, "channels")).fail("a channel must have a `url`.", HINT)

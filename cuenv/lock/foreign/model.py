@@ -28,6 +28,7 @@ _BUILD: Final = re.compile(r"^[A-Za-z0-9_.+]+$")
 _PYPI_NAME: Final = re.compile(r"^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$")
 _HEX: Final = {"sha256": re.compile(r"^[0-9a-fA-F]{64}$"), "md5": re.compile(r"^[0-9a-fA-F]{32}$")}
 _BAD_CHARS: Final = re.compile(r"[\s\x00-\x1f\x7f]")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
 
 
 class ForeignLockError(LockError):
@@ -35,20 +36,28 @@ class ForeignLockError(LockError):
 
     def __init__(self, message: str, *, file: str, hint: str, line: int | None = None, key: str | None = None) -> None:
         where = file + (f", line {line}" if line else "") + (f" ({key})" if key else "")
-        UsageError.__init__(self, f"{where}: {message}", hint=hint)
+        # Names quoted from the file may hold control characters: shown escaped, the refusal stays one line.
+        UsageError.__init__(self, _one_line(f"{where}: {message}"), hint=_one_line(hint))
         self.line, self.key = line, key
 
 
 @dataclass(frozen=True)
 class Where:
-    """A place in a foreign lockfile, for refusals: the file, the line (None when unknown) and the key."""
+    """A place in a foreign lockfile, for refusals: the file, the line (None when unknown) and the key.
+    ``fields`` are the lines of the entry's own keys (YAML), so a bad ``url`` names the url's line."""
 
     file: str
     line: int | None = None
     key: str | None = None
+    fields: Mapping[str, int] = field(default_factory=dict, compare=False)
 
-    def at(self, key: str, line: int | None = None) -> Where:
-        return Where(self.file, line or self.line, key)
+    def at(self, key: str, line: int | None = None, data: Any = None) -> Where:
+        lines = dict(getattr(data, "key_lines", {}) or {})
+        return Where(self.file, line or self.line, key, lines)
+
+    def field(self, name: str) -> Where:
+        """The place of one key of this entry: ``package[3].url`` at the url's line."""
+        return Where(self.file, self.fields.get(name, self.line), f"{self.key}.{name}" if self.key else name)
 
     def fail(self, message: str, hint: str) -> ForeignLockError:
         return ForeignLockError(message, file=self.file, line=self.line, key=self.key, hint=hint)
@@ -93,6 +102,24 @@ class ForeignLock:
 
 
 # -- checks on untrusted values -----------------------------------------------------------------
+def seq(value: Any, where: Where, what: str, *, hint: str) -> list:
+    """An optional list: [] when absent; anything but a list is refused (never silently dropped)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise where.fail(f"`{what}` must be a list, not {_show(value)}.", hint)
+    return value
+
+
+def table(value: Any, where: Where, what: str, *, hint: str) -> dict:
+    """An optional mapping: {} when absent; anything but a mapping is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise where.fail(f"`{what}` must be a mapping, not {_show(value)}.", hint)
+    return value
+
+
 def text(value: Any, where: Where, what: str, *, hint: str) -> str:
     if not isinstance(value, str) or not value or len(value) > MAX_URL or _BAD_CHARS.search(value):
         raise where.fail(f"{what} must be a non-empty string without spaces or control characters, not {_show(value)}.", hint)
@@ -197,18 +224,18 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
                   subdir: str | None, where: Where, hint: str) -> Package:
     """A validated conda artifact. Name, version and build default to the file name's (pixi 6 writes
     only the URL); when given, they must agree with it, so the file installed is the one named."""
-    link, filename = url(location, where.at(where.key or "url"), hint=hint)
+    link, filename = url(location, where.field("url"), hint=hint)
     parts = split_conda_filename(filename)
     if parts is None:
-        raise where.fail(f"{filename} is not a conda package archive (.conda or .tar.bz2).", hint)
-    name = conda_name(name if name is not None else parts[0], where, hint=hint)
-    version = conda_version(version if version is not None else parts[1], where, hint=hint)
-    build = build_string(build if build is not None else parts[2], where, hint=hint)
+        raise where.field("url").fail(f"{filename} is not a conda package archive (.conda or .tar.bz2).", hint)
+    name = conda_name(name if name is not None else parts[0], where.field("name"), hint=hint)
+    version = conda_version(version if version is not None else parts[1], where.field("version"), hint=hint)
+    build = build_string(build if build is not None else parts[2], where.field("build"), hint=hint)
     if (name, version, build) != parts:
-        raise where.fail(f"the file {filename} is not {name}-{version}-{build}.", hint)
-    sha, md = digest(sha256, "sha256", where, hint=hint), digest(md5, "md5", where, hint=hint)
+        raise where.field("url").fail(f"the file {filename} is not {name}-{version}-{build}.", hint)
+    sha, md = digest(sha256, "sha256", where.field("hash"), hint=hint), digest(md5, "md5", where.field("hash"), hint=hint)
     if not (sha or md):
-        raise where.fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
+        raise where.field("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
     path_dirs = link.rsplit("/", 2)
     sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 else None)
     if sub is not None:
@@ -223,22 +250,22 @@ def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index:
     """A validated wheel. Only wheels: an sdist would run its build code (see :func:`is_source`)."""
     from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-    name = pypi_name(name, where, hint=hint)
-    link, filename = url(location, where.at(where.key or "url"), hint=hint)
+    name = pypi_name(name, where.field("name"), hint=hint)
+    link, filename = url(location, where.field("url"), hint=hint)
     try:
         wheel_name, wheel_version, _, _ = parse_wheel_filename(filename)
     except InvalidWheelFilename:
-        raise where.fail(f"{filename} is not a wheel file name.", hint) from None
+        raise where.field("url").fail(f"{filename} is not a wheel file name.", hint) from None
     if version is None:
         version = str(wheel_version)
-    version = pypi_version(version, where, hint=hint)
+    version = pypi_version(version, where.field("version"), hint=hint)
     from packaging.version import Version
 
     if canonicalize_name(name) != wheel_name or Version(version) != wheel_version:
-        raise where.fail(f"the file {filename} is not {name} {version}.", hint)
-    sha = digest(sha256, "sha256", where, hint=hint)
+        raise where.field("url").fail(f"the file {filename} is not {name} {version}.", hint)
+    sha = digest(sha256, "sha256", where.field("hash"), hint=hint)
     if not sha:
-        raise where.fail(f"{name} has no sha256, so its download cannot be verified.", hint)
+        raise where.field("hash").fail(f"{name} has no sha256, so its download cannot be verified.", hint)
     return Package(name=name, version=version, kind="pypi", url=link, sha256=sha, index_url=index, filename=filename)
 
 
@@ -264,6 +291,10 @@ def python_of(packages: tuple[Package, ...]) -> str | None:
         if pkg.kind == "conda" and pkg.name == "python":
             return ".".join(pkg.version.split(".")[:2])
     return None
+
+
+def _one_line(message: str) -> str:
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
 
 
 def _show(value: Any) -> str:
@@ -332,7 +363,8 @@ def load_toml(source: str, file: str, *, hint: str) -> dict[str, Any]:
     try:
         return tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        found = re.search(r"\(at line (\d+)", str(exc))  # tomllib before 3.14 puts the line in the text only
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         message = str(exc).split(" (at ")[0]
         raise ForeignLockError(f"broken TOML: {message}.", file=file, line=line, hint=hint) from None
     except RecursionError:

@@ -34,6 +34,7 @@ from cuenv.lock.foreign.model import (
     index_for,
     load_yaml,
     python_of,
+    seq,
     url,
     wheel_package,
 )
@@ -79,11 +80,10 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
                              f"Choose one with --platform ({listed}), or add {platform} to the workspace's "
                              "platforms and run `pixi lock`.")
     subdir = subdirs[key]
-    selectors = env["packages"].get(key) or []
-    if not isinstance(selectors, list):
-        raise env_where.at(f"environments.{env_name}.packages.{key}").fail("must be a list of packages.", HINT)
-    indexes = tuple(i for i in env.get("indexes") or () if isinstance(i, str))
-    channels = tuple(c.get("url") if isinstance(c, dict) else c for c in env.get("channels") or ())
+    selectors = seq(env["packages"].get(key), env_where.at(f"environments.{env_name}.packages.{key}"), key, hint=HINT)
+    indexes = tuple(i for i in seq(env.get("indexes"), env_where, "indexes", hint=HINT) if isinstance(i, str))
+    channels = tuple(c.get("url") if isinstance(c, dict) else c
+                     for c in seq(env.get("channels"), env_where, "channels", hint=HINT))
     table = _package_table(doc.get("packages"), version, where)
     packages: dict[tuple[str, str], Any] = {}
     depends: dict[str, tuple[str, ...]] = {}
@@ -103,13 +103,14 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
         record, record_at = _find(table, kind, location, selector)
         if record is None:
             raise at.fail(f"{location} is listed for {key} but missing from the `packages` list.", HINT)
-        pkg_at = where.at(f"packages[{record_at[0]}]", record_at[1])
+        pkg_at = where.at(f"packages[{record_at[0]}]", record_at[1], record)
         made = _package(kind, record, location, subdir, indexes, pkg_at)
         if isinstance(made, Unusable):
             unusable.append(made)
             continue
         if made.kind == "conda":
-            specs = list(record.get("depends") or []) + list(record.get("constrains") or [])
+            specs = seq(record.get("depends"), pkg_at.field("depends"), "depends", hint=HINT) + \
+                seq(record.get("constrains"), pkg_at.field("constrains"), "constrains", hint=HINT)
             depends[made.name] = tuple(s for s in specs if isinstance(s, str))
         packages[(made.kind, made.name)] = made
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
@@ -134,7 +135,8 @@ def _platforms(doc: dict, version: int, env_packages: dict, where: Where) -> tup
             raise where.at(f"platforms[{i}]", listed.line_of(i) if isinstance(listed, LineList) else None).fail(
                 "a platform needs a `name`.", HINT)
         subdirs[item["name"]] = str(item.get("subdir") or item["name"])
-        virtual[item["name"]] = tuple(str(v) for v in item.get("virtual-packages") or ())
+        vps = seq(item.get("virtual-packages"), where.at(f"platforms[{i}]"), "virtual-packages", hint=HINT)
+        virtual[item["name"]] = tuple(str(v) for v in vps)
     return {k: v for k, v in subdirs.items() if k in env_packages}, virtual
 
 

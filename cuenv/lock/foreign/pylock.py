@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, table_lines, wheel_package
+from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, seq, table_lines, wheel_package
 from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
 
 KIND: Final = "pylock"
@@ -40,10 +40,9 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
                                             "Upgrade cuenv, or regenerate the file in the PEP 751 1.0 format.")
     target = Target(python=python, platform=platform)
     _check_environment(doc, target, where)
-    groups = tuple(g for g in doc.get("default-groups") or () if isinstance(g, str))
-    entries = doc.get("packages") or []
-    if not isinstance(entries, list):
-        raise where.at("packages").fail("`packages` must be an array of tables.", HINT)
+    groups = tuple(g for g in seq(doc.get("default-groups"), where.at("default-groups"), "default-groups", hint=HINT)
+                   if isinstance(g, str))
+    entries = seq(doc.get("packages"), where.at("packages"), "packages", hint=HINT)
     lines = table_lines(source, "packages") if data is None else []
     base = Path(file).resolve().parent
     packages: dict[str, Any] = {}
@@ -53,8 +52,6 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
         at = where.at(f"packages[{i}]", lines[i] if i < len(lines) else None)
         if not isinstance(entry, dict):
             raise at.fail("a package must be a table.", HINT)
-        name = entry.get("name")
-        at = at.at(f"packages[{i}] ({name})" if isinstance(name, str) else f"packages[{i}]")
         try:
             applies = marker_holds(entry.get("marker"), target, groups=groups)
         except ValueError as exc:
@@ -88,7 +85,7 @@ def _check_environment(doc: dict, target: Target, where: Where) -> None:
         if not ok:
             raise where.at("requires-python").fail(f"it needs Python {requires}, not {target.python}.",
                                                    "Choose a matching Python with --python X.Y.")
-    environments = doc.get("environments")
+    environments = seq(doc.get("environments"), where.at("environments"), "environments", hint=HINT)
     if environments:
         try:
             holds = any(marker_holds(str(m), target) for m in environments)
@@ -103,8 +100,8 @@ def _check_environment(doc: dict, target: Target, where: Where) -> None:
 def _package(entry: dict, target: Target, base: Path, at: Where) -> Any:
     name = entry.get("name")
     index = entry.get("index") if isinstance(entry.get("index"), str) else None
-    wheels = entry.get("wheels")
-    if isinstance(wheels, list) and wheels:
+    wheels = seq(entry.get("wheels"), at.field("wheels"), "wheels", hint=HINT)
+    if wheels:
         links = [_location(w, base) for w in wheels if isinstance(w, dict)]
         if len(links) != len(wheels) or any(link is None for link in links):
             raise at.fail("every wheel needs a `url` or a `path`.", HINT)

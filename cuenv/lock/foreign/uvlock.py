@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, table_lines, wheel_package
+from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, seq, table, table_lines, wheel_package
 from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
 
 KIND: Final = "uv-lock"
@@ -55,16 +55,18 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
                          "Regenerate it from the project with `uv lock`.")
 
     def at(i: int) -> Where:
-        return where.at(f"package[{i}] ({entries[i]['name']})", lines[i] if i < len(lines) else None)
+        return where.at(f"package[{i}]", lines[i] if i < len(lines) else None)
 
     def deps_of(i: int, extras: frozenset[str], root: bool) -> list[tuple[dict, Where]]:
-        entry = entries[i]
-        found = [(d, at(i)) for d in entry.get("dependencies") or []]
+        entry, here = entries[i], at(i)
+        found = [(d, here) for d in seq(entry.get("dependencies"), here, "dependencies", hint=HINT)]
+        optional = table(entry.get("optional-dependencies"), here, "optional-dependencies", hint=HINT)
         for extra in sorted(extras):
-            found += [(d, at(i)) for d in (entry.get("optional-dependencies") or {}).get(extra) or []]
+            found += [(d, here) for d in seq(optional.get(extra), here, f"optional-dependencies.{extra}", hint=HINT)]
         if root:
+            groups = table(entry.get("dev-dependencies"), here, "dev-dependencies", hint=HINT)
             for group in _DEFAULT_GROUPS:
-                found += [(d, at(i)) for d in (entry.get("dev-dependencies") or {}).get(group) or []]
+                found += [(d, here) for d in seq(groups.get(group), here, f"dev-dependencies.{group}", hint=HINT)]
         return found
 
     seen: set[tuple[int, frozenset[str]]] = set()
@@ -86,8 +88,8 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
             except ValueError as exc:
                 raise dep_at.fail(f"marker {dep.get('marker')!r} is not PEP 508: {exc}.", HINT) from None
             j = _resolve(dep, by_name, entries, target, dep_at)
-            queue.append((j, frozenset(e for e in dep.get("extra") or () if isinstance(e, str)),
-                          j in roots))
+            extras_wanted = seq(dep.get("extra"), dep_at, "extra", hint=HINT)
+            queue.append((j, frozenset(e for e in extras_wanted if isinstance(e, str)), j in roots))
     packages: dict[str, Any] = {}
     unusable: list[Unusable] = []
     for i in sorted(set(install)):
@@ -127,7 +129,7 @@ def _resolve(dep: dict, by_name: dict[str, list[int]], entries: list[dict], targ
     if len(candidates) > 1:
         fitting = []
         for i in candidates:
-            markers = entries[i].get("resolution-markers") or []
+            markers = seq(entries[i].get("resolution-markers"), at, "resolution-markers", hint=HINT)
             try:
                 if not markers or any(marker_holds(str(m), target) for m in markers):
                     fitting.append(i)
@@ -146,7 +148,7 @@ def _package(entry: dict, target: Target, at: Where) -> Any:
         kind = next(iter(source), "an unknown source")
         return Unusable(str(name), f"comes from {kind} ({source.get(kind)}): installing it would run its build code.",
                         at, _SOURCE_HINT)
-    wheels = [w for w in entry.get("wheels") or [] if isinstance(w, dict)]
+    wheels = [w for w in seq(entry.get("wheels"), at, "wheels", hint=HINT) if isinstance(w, dict)]
     filenames = [str(w.get("url", "")).rsplit("/", 1)[-1] for w in wheels]
     chosen = best_wheel(filenames, target)
     if chosen is None:

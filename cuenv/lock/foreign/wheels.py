@@ -69,8 +69,10 @@ def _platform_tags(platform: str) -> Iterable[str]:
 def marker_holds(marker: str | None, target: Target, *, extras: Sequence[str] = (),
                  groups: Sequence[str] = ()) -> bool:
     """Whether a PEP 508 / PEP 751 marker holds on ``target``; an unreadable marker raises ValueError."""
-    if not marker:
+    if marker is None or marker == "":
         return True
+    if not isinstance(marker, str):
+        raise ValueError(f"a marker is text, not {type(marker).__name__}")
     from packaging.markers import InvalidMarker, Marker
 
     try:
