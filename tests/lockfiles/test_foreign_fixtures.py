@@ -61,7 +61,7 @@ def test_detection_reads_the_content_not_the_name() -> None:
     for name, entry in SOURCES.items():
         source = (FIXTURES / name).read_text(encoding="utf-8")
         assert foreign.detect("lockfile", source) == entry["expect"]["kind"]
-    assert foreign.detect("pixi.lock", "") == "pixi"  # an empty file: the name decides, so the refusal fits
+    assert foreign.detect("pixi.lock", "") == "pixi-lock"  # an empty file: the name decides, so the refusal fits
     assert foreign.detect("env.conda-lock.yml", "") == "conda-lock"
     assert foreign.detect("pylock.dev.toml", "") == "pylock"
     assert foreign.detect("cuenv.lock", "version: 1\nrecipe: {}\ncontract: {}\n") is None

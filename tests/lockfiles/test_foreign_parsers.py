@@ -330,7 +330,7 @@ def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject)
 @PROPERTY
 @given(source=st.text(max_size=300))
 def test_any_text_is_read_or_refused(source: str) -> None:
-    kind = foreign.detect("lockfile", source) or "pixi"
+    kind = foreign.detect("lockfile", source) or "pixi-lock"
     for kind in {kind, "conda-lock", "pylock", "uv-lock"}:
         try:
             foreign.parse(source, kind=kind, file="f", platform="linux-64", python="3.11")

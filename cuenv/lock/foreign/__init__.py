@@ -4,7 +4,7 @@
 kind           files                           reader
 =============  ==============================  =========================================================
 conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condalock`
-pixi           pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
+pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
 pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
 uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
 =============  ==============================  =========================================================
@@ -26,18 +26,18 @@ from typing import Any, Final
 from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, Where
 from cuenv.lock.foreign.stack import Derived, derive
 
-KINDS: Final = ("conda-lock", "pixi", "pylock", "uv-lock")
-LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
+KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock")
+LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
 _SNIFF: Final = (
     ("pylock", re.compile(r"^lock-version\s*=", re.M)),
     ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.M)),
-    ("pixi", re.compile(r"^environments:\s*$", re.M)),
+    ("pixi-lock", re.compile(r"^environments:\s*$", re.M)),
     ("conda-lock", re.compile(r"^package:\s*$", re.M)),
 )
 _BY_NAME: Final = (
     ("pylock", re.compile(r"^pylock(\.[^.]+)?\.toml$")),
     ("uv-lock", re.compile(r"^uv\.lock$")),
-    ("pixi", re.compile(r"^pixi\.lock$")),
+    ("pixi-lock", re.compile(r"^pixi\.lock$")),
     ("conda-lock", re.compile(r"(^|[.-])conda-lock\.ya?ml$")),
 )
 
@@ -68,7 +68,7 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
         from cuenv.lock.foreign import condalock
 
         return condalock.parse(source, file=file, platform=platform, environment=environment)
-    if kind == "pixi":
+    if kind == "pixi-lock":
         from cuenv.lock.foreign import pixi
 
         return pixi.parse(source, file=file, platform=platform, environment=environment)

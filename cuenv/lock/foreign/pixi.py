@@ -39,7 +39,7 @@ from cuenv.lock.foreign.model import (
     wheel_package,
 )
 
-KIND: Final = "pixi"
+KIND: Final = "pixi-lock"
 VERSIONS: Final = (4, 5, 6, 7)
 HINT: Final = "Regenerate it with `pixi lock` (pixi writes version 6 or 7), or create from an environment.yml."
 _SOURCE_HINT: Final = "Install it inside the environment afterwards (`cuenv run NAME -- pip install ...`), or lock a built package."
