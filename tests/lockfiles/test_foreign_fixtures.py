@@ -122,5 +122,5 @@ def test_fixture_files_are_unmodified_copies() -> None:
     # The git object id of each copy equals the blob recorded from its repository at that commit.
     for name, entry in SOURCES.items():
         data = (FIXTURES / name).read_bytes()
-        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         assert blob == entry["blob"], name

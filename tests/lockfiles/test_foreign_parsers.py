@@ -330,8 +330,8 @@ def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject)
 @PROPERTY
 @given(source=st.text(max_size=300))
 def test_any_text_is_read_or_refused(source: str) -> None:
-    kind = foreign.detect("lockfile", source) or "pixi-lock"
-    for kind in {kind, "conda-lock", "pylock", "uv-lock"}:
+    detected = foreign.detect("lockfile", source) or "pixi-lock"
+    for kind in {detected, "conda-lock", "pylock", "uv-lock"}:
         try:
             foreign.parse(source, kind=kind, file="f", platform="linux-64", python="3.11")
         except ForeignLockError:
@@ -348,7 +348,7 @@ _BUILDS = st.from_regex(r"[a-z0-9]{1,8}_[0-9]{1,3}", fullmatch=True)
 def test_conda_lock_round_trip(records: dict[str, tuple[str, str, bytes]]) -> None:
     packages = [{"name": n, "version": v, "manager": "conda", "platform": "linux-64", "dependencies": {},
                  "url": f"{CH}/linux-64/{n}-{v}-{b}.tar.bz2", "category": "main", "optional": False,
-                 "hash": {"md5": hashlib.md5(salt).hexdigest(), "sha256": hashlib.sha256(salt).hexdigest()}}  # noqa: S324
+                 "hash": {"md5": hashlib.md5(salt).hexdigest(), "sha256": hashlib.sha256(salt).hexdigest()}}
                 for n, (v, b, salt) in records.items()]
     found = read_conda_lock(conda_lock_doc(packages))
     assert {(p.name, p.version, p.build, p.url, p.md5, p.sha256) for p in found.packages} == {

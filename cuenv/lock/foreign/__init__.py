@@ -29,10 +29,10 @@ from cuenv.lock.foreign.stack import Derived, derive
 KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock")
 LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
 _SNIFF: Final = (
-    ("pylock", re.compile(r"^lock-version\s*=", re.M)),
-    ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.M)),
-    ("pixi-lock", re.compile(r"^environments:\s*$", re.M)),
-    ("conda-lock", re.compile(r"^package:\s*$", re.M)),
+    ("pylock", re.compile(r"^lock-version\s*=", re.MULTILINE)),
+    ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.MULTILINE)),
+    ("pixi-lock", re.compile(r"^environments:\s*$", re.MULTILINE)),
+    ("conda-lock", re.compile(r"^package:\s*$", re.MULTILINE)),
 )
 _BY_NAME: Final = (
     ("pylock", re.compile(r"^pylock(\.[^.]+)?\.toml$")),
@@ -48,11 +48,11 @@ def detect(name: str, source: str) -> str | None:
     The content decides (a cuenv lock has a top-level ``recipe:``); the file name only when the
     content says nothing (an empty or broken file), so that its refusal speaks of the right format.
     """
-    if re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M):
+    if re.search(r"^recipe:", source, re.MULTILINE) and re.search(r"^contract:", source, re.MULTILINE):
         return None
     for kind, pattern in _SNIFF:
         if pattern.search(source):
-            if kind == "conda-lock" and not re.search(r"^metadata:", source, re.M):
+            if kind == "conda-lock" and not re.search(r"^metadata:", source, re.MULTILINE):
                 continue
             return kind
     base = PurePath(name).name
@@ -126,7 +126,7 @@ def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, s
     packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
                      for p in foreign.packages)
     solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
-    recipe = {"name": name, "version": None, "hash": "sha256:" + hashlib.sha256(source.encode()).hexdigest(), "env": {}}
+    recipe: dict[str, Any] = {"name": name, "version": None, "hash": "sha256:" + hashlib.sha256(source.encode()).hexdigest(), "env": {}}
     return Lock(
         recipe=recipe, engine=engine, python=foreign.python,
         channels=tuple(sorted({p.channel.rstrip("/") for p in packages if p.kind == "conda" and p.channel})),
@@ -144,5 +144,17 @@ def default_name(file: str, environment: str | None) -> str:
     return stem[:64]
 
 
-__all__ = ["KINDS", "LABELS", "Derived", "ForeignLock", "ForeignLockError", "describe", "detect", "engine_kind",
-           "parse", "require_installable", "to_lock", "default_name"]
+__all__ = [
+    "KINDS",
+    "LABELS",
+    "Derived",
+    "ForeignLock",
+    "ForeignLockError",
+    "default_name",
+    "describe",
+    "detect",
+    "engine_kind",
+    "parse",
+    "require_installable",
+    "to_lock",
+]

@@ -24,7 +24,6 @@ from cuenv.lock.foreign.model import (
     Where,
     conda_package,
     index_for,
-    is_source,
     load_yaml,
     python_of,
     seq,

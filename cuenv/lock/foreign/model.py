@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Mapping
+from typing import Any, Final
 
 from cuenv.engines.base import Package
 from cuenv.errors import UsageError
@@ -248,7 +249,11 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
 def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index: str | None, where: Where,
                   hint: str) -> Package:
     """A validated wheel. Only wheels: an sdist would run its build code (see :func:`is_source`)."""
-    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.utils import (
+        InvalidWheelFilename,
+        canonicalize_name,
+        parse_wheel_filename,
+    )
 
     name = pypi_name(name, where.field("name"), hint=hint)
     link, filename = url(location, where.field("url"), hint=hint)
@@ -346,7 +351,7 @@ def load_yaml(source: str, file: str, *, hint: str) -> Any:
     Loader.add_constructor("tag:yaml.org,2002:map", mapping)
     Loader.add_constructor("tag:yaml.org,2002:seq", sequence)
     try:
-        return yaml.load(source, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(source, Loader=Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

@@ -13,7 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, seq, table_lines, wheel_package
+from cuenv.lock.foreign.model import (
+    ForeignLock,
+    Unusable,
+    Where,
+    load_toml,
+    seq,
+    table_lines,
+    wheel_package,
+)
 from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
 
 KIND: Final = "pylock"

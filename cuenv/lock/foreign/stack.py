@@ -26,8 +26,9 @@ build (torch wheels); otherwise they are left unknown rather than guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Final, Iterable, Mapping
+from typing import Final
 
 from cuenv.engines.base import Package
 from cuenv.knowledge.stack import Stack

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import ForeignLock, Unusable, Where, load_toml, seq, table, table_lines, wheel_package
+from cuenv.lock.foreign.model import (
+    ForeignLock,
+    Unusable,
+    Where,
+    load_toml,
+    seq,
+    table,
+    table_lines,
+    wheel_package,
+)
 from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
 
 KIND: Final = "uv-lock"
@@ -71,7 +80,7 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
 
     seen: set[tuple[int, frozenset[str]]] = set()
     install: list[int] = []
-    queue = [(i, frozenset(), True) for i in roots]
+    queue: list[tuple[int, frozenset[str], bool]] = [(i, frozenset(), True) for i in roots]
     while queue:
         i, extras, root = queue.pop()
         if (i, extras) in seen:
@@ -142,7 +151,8 @@ def _resolve(dep: dict, by_name: dict[str, list[int]], entries: list[dict], targ
 
 
 def _package(entry: dict, target: Target, at: Where) -> Any:
-    source = entry.get("source") if isinstance(entry.get("source"), dict) else {}
+    raw = entry.get("source")
+    source: dict = raw if isinstance(raw, dict) else {}
     name = entry.get("name")
     if "registry" not in source and "url" not in source:
         kind = next(iter(source), "an unknown source")

@@ -8,8 +8,9 @@ supports, the most specific wins (the order of ``packaging.tags``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Iterable, Sequence
+from typing import Final
 
 _ARCH: Final = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "linux-ppc64le": "ppc64le"}
 _MANYLINUX_LEGACY: Final = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
