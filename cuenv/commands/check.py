@@ -1,4 +1,9 @@
-"""`cuenv check TARGET`: will this build run on this (or a described) machine? Exit 0 yes, 1 no, 2 bad input."""
+"""`cuenv check TARGET`: will this build run on this (or a described) machine? Exit 0 yes, 1 no, 2 bad input.
+
+TARGET is a recipe, an environment, a package spec, or a lockfile (cuenv.lock, conda-lock.yml,
+pixi.lock, pylock.toml, uv.lock): for a lockfile, the stack its packages need, how that was read,
+and the closest catalogue recipe (issue 15 §4).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +22,15 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("target", metavar="TARGET",
                         help="what to check: a package spec such as torch==2.1.0+cu121, paddlepaddle-gpu==2.6.1.post118,"
-                             " tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1")
+                             " tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1; a recipe; an environment; or a "
+                             "lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock)")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
+    lock = parser.add_argument_group("lockfiles")
+    lock.add_argument("--environment", metavar="ENV", help="a pixi.lock's environment (default: default, as pixi)")
+    lock.add_argument("--platform", metavar="PLATFORM", help="the lock's platform (default: this machine's)")
+    lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
 
 
 def _from_spec(text: str, ctx) -> Stack | None:
@@ -78,6 +88,12 @@ def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 
+    if _lockfile(ctx.args.target):
+        return _check_lockfile(ctx)
+    a = ctx.args
+    if a.environment or a.platform or a.python:
+        raise UsageError("--environment, --platform and --python go with a lockfile.",
+                         hint="Give the lockfile as TARGET, e.g. `cuenv check pixi.lock --environment cuda`.")
     stack = resolve_target(ctx.args.target, ctx)
     if ctx.args.gcc:
         versions.Dotted.parse(ctx.args.gcc, what="gcc version")
@@ -89,10 +105,80 @@ def run(ctx: Context) -> Result:
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def render(target: str, findings: list[Finding], ok: bool, machine: str) -> str:
+def _lockfile(target: str) -> bool:
+    """Whether TARGET is a lockfile on disk (of any kind cuenv reads), rather than a name or a spec."""
+    import re
+    from pathlib import Path
+
+    from cuenv.lock import foreign
+
+    path = Path(target)
+    if not path.is_file():
+        return False
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return foreign.detect(path.name, head) is not None or bool(
+        re.search(r"^recipe:", head, re.M) and re.search(r"^contract:", head, re.M))
+
+
+def _check_lockfile(ctx) -> Result:
+    """A lockfile's stack against the machine, how it was read, and the closest catalogue recipe."""
+    from dataclasses import replace
+
+    from cuenv.knowledge.compat import check, describe_machine, verdict
+    from cuenv.lock.io import host_platform, read_any
+    from cuenv.lock.model import contract_text, os_of
+
+    a = ctx.args
+    read = read_any(a.target, platform=a.platform or host_platform(), environment=a.environment, python=a.python,
+                    environ=ctx.environ, install=False)
+    stack = read.lock.contract.stack()
+    machine, warnings = machine_from_args(ctx)
+    platform = read.lock.platforms[0] if len(read.lock.platforms) == 1 else host_platform()
+    if not getattr(a, "os", None) and platform in ("win-64", "osx-64", "osx-arm64", "linux-64", "linux-aarch64"):
+        machine = replace(machine, os=os_of(platform))  # a lock's platform says the OS it is for
+    findings = check(stack, machine, gcc=a.gcc)
+    ok = verdict(findings)
+    closest = _closest(stack, ctx)
+    extra = [contract_text(read.lock.contract)]
+    extra += [f"  {line}" for line in (read.derived.evidence if read.derived else ())]
+    if closest is not None:
+        extra.append(f"Closest recipe: {closest.label} (`cuenv create {closest.label}`)")
+    extra += [f"warning: {w}" for w in read.warnings]
+    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "cuda": stack.cuda,
+            "cudnn": stack.cudnn, "framework": stack.framework, "framework_version": stack.framework_version,
+            "closest": closest.label if closest else None, **read.to_json()}
+    data.setdefault("platform", platform)
+    return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=extra),
+                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+
+
+def _closest(stack: Stack, ctx) -> Stack | None:
+    """The catalogue recipe nearest to ``stack``: same framework, then the same CUDA, then the same
+    major with the nearest minor, then the same framework release."""
+    from cuenv.commands.suggest import candidates
+
+    if stack.cuda is None:
+        return None
+    want = tuple(int(x) for x in stack.cuda.split(".")[:2])
+    pool = [c for c in candidates(stack.framework or "cuda", ctx) if c.cuda]
+
+    def score(c: Stack) -> tuple:
+        have = tuple(int(x) for x in (c.cuda or "0.0").split(".")[:2])
+        same_release = bool(stack.framework_version and c.framework_version
+                            and c.framework_version.split(".")[:2] == stack.framework_version.split(".")[:2])
+        return (c.framework == stack.framework, have[0] == want[0], have == want,
+                -abs(have[1] - want[1]) if have[0] == want[0] else -99, same_release)
+
+    return max(pool, key=score, default=None)
+
+
+def render(target: str, findings: list[Finding], ok: bool, machine: str, extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
-    lines = [f"{target}: {state}", f"  {machine}"]
+    lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     for f in findings:
         lines += ["", f"{f.severity}: {f.code}", f"  {f.message}"]
         if f.fix:

@@ -197,12 +197,24 @@ def test_pylock_installs_from_pypi(cli, work: Path, envs: Path) -> None:
 # -- the public lockfiles: check and dry-run ------------------------------------------------------------
 def test_check_a_public_conda_lock(cli) -> None:
     path = str(FIXTURES / "bertchen.conda-lock.yml")
-    code, out, err = cli("check", path, "--driver", "450.80.02", "--gpu", "Tesla V100-SXM2-16GB")
+    code, out, err = cli("check", path, "--driver", "418.87.01", "--gpu", "Tesla V100-SXM2-16GB")
     assert code == 1
-    assert "CUDA 11.8 from cuda-cudart 11.8.89" in out and "driver" in out
+    assert "does not run" in out and "error: driver-too-old" in out
     code, out, err = cli("check", path, "--driver", "535.104.05", "--gpu", "NVIDIA A100-SXM4-80GB")
     assert code == 0, out
-    assert "cuda-version 12.5 says CUDA 12.5" in out  # what disagrees is said, not hidden
+    assert out.splitlines()[2:7] == [
+        "Contract: CUDA 11.8, cuDNN 8.7; linux: driver >= 520.61.05 (450.80.02 with minor-version compatibility); "
+        "GPUs sm unknown.",
+        "  CUDA 11.8 from cuda-cudart 11.8.89",
+        "  cuDNN 8.7 from pytorch 2.1.0 build py3.10_cuda11.8_cudnn8.7.0_0",
+        "  torch 2.1.0 (cu118) from pytorch 2.1.0 build py3.10_cuda11.8_cudnn8.7.0_0",
+        "Closest recipe: torch-cu118@2.1.2 (`cuenv create torch-cu118@2.1.2`)",
+    ]
+    assert "warning: cuda-version 12.5 says CUDA 12.5; cuenv goes by CUDA 11.8 from cuda-cudart 11.8.89" in out
+    assert "it locks 7 PyPI packages on top of its conda packages" in out  # what an install would refuse, said now
+    code, out, err = cli("check", path, "--platform", "win-64", "--driver", "418.96", "--json")  # the lock's OS
+    data = json.loads(out)
+    assert (code, data["cuda"], data["platform"]) == (1, "11.8", "win-64")
 
 
 def test_check_a_pixi_environment_and_platform(cli) -> None:
