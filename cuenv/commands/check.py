@@ -146,7 +146,7 @@ def _check_lockfile(ctx) -> Result:
     extra += [f"  {line}" for line in (read.derived.evidence if read.derived else ())]
     if closest is not None:
         extra.append(f"Closest recipe: {closest.label} (`cuenv create {closest.label}`)")
-    extra += [f"warning: {w}" for w in read.warnings]
+    extra += [f"warning: {w}" for w in read.warnings] + [f"note: {n}" for n in read.notes]
     data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "cuda": stack.cuda,
             "cudnn": stack.cudnn, "framework": stack.framework, "framework_version": stack.framework_version,
             "closest": closest.label if closest else None, **read.to_json()}

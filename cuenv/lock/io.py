@@ -33,13 +33,14 @@ class LockRead:
     kind: str = "cuenv"  # cuenv, or one of cuenv.lock.foreign.KINDS
     foreign: Any = None  # cuenv.lock.foreign.ForeignLock
     derived: Any = None  # cuenv.lock.foreign.Derived: the stack and where each number came from
-    warnings: tuple[str, ...] = ()  # what was left out, what disagrees, what would stop an install
+    notes: tuple[str, ...] = ()  # what of the file was left out, and why
+    warnings: tuple[str, ...] = ()  # what disagrees, and what would stop an install
 
     def to_json(self) -> dict[str, Any]:
         from cuenv.lock.model import to_data
 
         data: dict[str, Any] = {"kind": self.kind, "contract": to_data(self.lock)["contract"],
-                                "warnings": list(self.warnings)}
+                                "notes": list(self.notes), "warnings": list(self.warnings)}
         if self.foreign is not None:
             data.update(environment=self.foreign.environment, platform=self.foreign.platform,
                         evidence=list(self.derived.evidence), conflicts=list(self.derived.conflicts),
@@ -98,7 +99,7 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
     found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment,
                           python=python or f"{sys.version_info.major}.{sys.version_info.minor}")
     derived = foreign.describe(found)
-    warnings = [*found.notes, *(f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts)]
+    warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
     try:
         family = foreign.engine_kind(found)
         foreign.require_installable(found)
@@ -109,7 +110,8 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
         family = "conda" if "conda" in found.kinds else "venv"
     lock = foreign.to_lock(found, derived, name=foreign.default_name(str(p.resolve()), found.environment),
                            engine=_engine_for(family, engine, environ, file=p.name), source=text)
-    return LockRead(lock, kind=kind, foreign=found, derived=derived, warnings=tuple(dict.fromkeys(warnings)))
+    return LockRead(lock, kind=kind, foreign=found, derived=derived, notes=found.notes,
+                    warnings=tuple(dict.fromkeys(warnings)))
 
 
 def _engine_for(family: str, requested: str | None, environ: Mapping[str, str], *, file: str) -> str:

@@ -85,7 +85,8 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
 
 def describe(foreign: ForeignLock) -> Derived:
     """The stack the locked packages need, labelled like ``pixi.lock [default, linux-64]``."""
-    label = PurePath(foreign.file).name + " [" + ", ".join(filter(None, (foreign.environment, foreign.platform))) + "]"
+    where = filter(None, (foreign.environment, foreign.platform_name or foreign.platform))
+    label = PurePath(foreign.file).name + " [" + ", ".join(where) + "]"
     return derive(foreign.packages, platform=foreign.platform, label=label, depends=foreign.depends,
                   virtual_packages=foreign.virtual_packages)
 

@@ -84,7 +84,7 @@ class ForeignLock:
     kind: str  # conda-lock | pixi | pylock | uv-lock
     file: str
     platform: str  # the platform chosen (a conda subdir: linux-64, ...)
-    platforms: tuple[str, ...]  # every platform the file holds for that environment
+    platforms: tuple[str, ...]  # every platform the file holds for that environment (the names --platform takes)
     packages: tuple[Package, ...]
     environment: str | None = None  # pixi's environment name; None for one-environment formats
     environments: tuple[str, ...] = ()
@@ -96,6 +96,7 @@ class ForeignLock:
     virtual_packages: tuple[str, ...] = ()  # pixi 7: what the platform was solved for ("__cuda=12")
     unusable: tuple[Unusable, ...] = ()
     notes: tuple[str, ...] = ()  # what was left out and why (other platforms' markers, optional categories)
+    platform_name: str | None = None  # pixi 7's name of the chosen platform (``cuda-linux-64``), when not the subdir
 
     @property
     def kinds(self) -> frozenset[str]:

@@ -118,7 +118,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
                        environment=env_name, environments=tuple(map(str, envs)), python=python_of(chosen),
                        channels=tuple(c for c in channels if isinstance(c, str)), indexes=indexes, depends=depends,
                        virtual_packages=virtual.get(key, ()), unusable=tuple(unusable),
-                       notes=(f"pixi platform {key!r} ({subdir})",) if key != subdir else ())
+                       platform_name=key if key != subdir else None)
 
 
 def _platforms(doc: dict, version: int, env_packages: dict, where: Where) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
