@@ -244,3 +244,16 @@ def test_check_a_pylock_for_another_python(cli) -> None:
     assert (data["cuda"], data["framework"]) == ("13.0", "torch")
     code, out, err = cli("check", path, "--python", "3.9")
     assert code == 2 and "it needs Python >=3.10, not 3.9" in err
+
+
+def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:
+    (work / "conda-lock.yml").write_text(conda_lock_text(lock_channel))
+    code, out, err = cli("sync", "conda-lock.yml", "-n", "synced", "--engine", "rattler")
+    assert code == 0, err
+    assert "Created 'synced' from conda-lock.yml (3 packages, no solve)." in out
+    assert cli("sync", "conda-lock.yml", "-n", "synced")[1] == "'synced' already matches conda-lock.yml.\n"
+    code, out, err = cli("lock", "--check", "synced", "conda-lock.yml")
+    assert code == 0 and "'synced' matches conda-lock.yml (3 packages)." in out
+    (work / "other.conda-lock.yml").write_text(conda_lock_text(lock_channel, CU121[:2]))
+    code, out, err = cli("lock", "--check", "synced", "other.conda-lock.yml")
+    assert code == 1 and "+ python 3.11.9-h0_cuenv (not in the lock)" in out
