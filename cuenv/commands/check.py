@@ -129,7 +129,8 @@ def _check_lockfile(ctx) -> Result:
 
     from cuenv.knowledge.compat import check, describe_machine, verdict
     from cuenv.lock.io import host_platform, read_any
-    from cuenv.lock.model import contract_text, os_of
+    from cuenv.lock.make import contract_line
+    from cuenv.lock.model import os_of
 
     a = ctx.args
     read = read_any(a.target, platform=a.platform or host_platform(), environment=a.environment, python=a.python,
@@ -142,7 +143,7 @@ def _check_lockfile(ctx) -> Result:
     findings = check(stack, machine, gcc=a.gcc)
     ok = verdict(findings)
     closest = _closest(stack, ctx)
-    extra = [contract_text(read.lock.contract)]
+    extra = [contract_line(read.lock)]
     extra += [f"  {line}" for line in (read.derived.evidence if read.derived else ())]
     if closest is not None:
         extra.append(f"Closest recipe: {closest.label} (`cuenv create {closest.label}`)")

@@ -98,7 +98,7 @@ def _plan_from_lock(ctx, machine):
         from cuenv.errors import UsageError
 
         raise UsageError(f"This machine is {here}; the {platform} packages of {a.from_lock} cannot be installed here.",
-                         hint=f"See them with --dry-run, or install on a machine of that platform.")
+                         hint="See them with --dry-run, or install on a machine of that platform.")
     plan = plan_from_lock(ctx.settings, ctx.environ, lock=read.lock, name=a.name, engine=None if read.foreign else a.engine,
                           machine=machine, platform=platform, force=a.force)
     plan.meta.update(catalogue_extras(ctx.settings, read.lock))

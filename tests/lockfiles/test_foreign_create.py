@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "foreign" / "fixtures"
 sys.path.insert(0, str(HERE.parent / "engines"))
 
-import channel as _channel
+import channel as _channel  # noqa: E402 - tests/engines is put on sys.path just above
 
 CU121 = ("linux-64/cuda-cudart-12.1.105-h0_0.conda", "noarch/cuda-version-12.1-h0_0.tar.bz2",
          "linux-64/python-3.11.9-h0_cuenv.tar.bz2")
