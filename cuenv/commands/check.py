@@ -87,8 +87,9 @@ def resolve_target(text: str, ctx) -> Stack:
 def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
+    from cuenv.lock.io import is_lockfile
 
-    if _lockfile(ctx.args.target):
+    if is_lockfile(ctx.args.target):
         return _check_lockfile(ctx)
     a = ctx.args
     if a.environment or a.platform or a.python:
@@ -105,75 +106,19 @@ def run(ctx: Context) -> Result:
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def _lockfile(target: str) -> bool:
-    """Whether TARGET is a lockfile on disk (of any kind cuenv reads), rather than a name or a spec."""
-    import re
-    from pathlib import Path
-
-    from cuenv.lock import foreign
-
-    path = Path(target)
-    if not path.is_file():
-        return False
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return foreign.detect(path.name, head) is not None or bool(
-        re.search(r"^recipe:", head, re.M) and re.search(r"^contract:", head, re.M))
-
-
 def _check_lockfile(ctx) -> Result:
-    """A lockfile's stack against the machine, how it was read, and the closest catalogue recipe."""
-    from dataclasses import replace
-
-    from cuenv.knowledge.compat import check, describe_machine, verdict
-    from cuenv.lock.io import host_platform, read_any
-    from cuenv.lock.make import contract_line
-    from cuenv.lock.model import os_of
+    from cuenv.commands.suggest import candidates
+    from cuenv.knowledge.compat import describe_machine
+    from cuenv.lock.check import check_lockfile
 
     a = ctx.args
-    read = read_any(a.target, platform=a.platform or host_platform(), environment=a.environment, python=a.python,
-                    environ=ctx.environ, install=False)
-    stack = read.lock.contract.stack()
     machine, warnings = machine_from_args(ctx)
-    platform = read.lock.platforms[0] if len(read.lock.platforms) == 1 else host_platform()
-    if not getattr(a, "os", None) and platform in ("win-64", "osx-64", "osx-arm64", "linux-64", "linux-aarch64"):
-        machine = replace(machine, os=os_of(platform))  # a lock's platform says the OS it is for
-    findings = check(stack, machine, gcc=a.gcc)
-    ok = verdict(findings)
-    closest = _closest(stack, ctx)
-    extra = [contract_line(read.lock)]
-    extra += [f"  {line}" for line in (read.derived.evidence if read.derived else ())]
-    if closest is not None:
-        extra.append(f"Closest recipe: {closest.label} (`cuenv create {closest.label}`)")
-    extra += [f"warning: {w}" for w in read.warnings] + [f"note: {n}" for n in read.notes]
-    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "cuda": stack.cuda,
-            "cudnn": stack.cudnn, "framework": stack.framework, "framework_version": stack.framework_version,
-            "closest": closest.label if closest else None, **read.to_json()}
-    data.setdefault("platform", platform)
-    return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=extra),
-                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
-
-
-def _closest(stack: Stack, ctx) -> Stack | None:
-    """The catalogue recipe nearest to ``stack``: same framework, then the same CUDA, then the same
-    major with the nearest minor, then the same framework release."""
-    from cuenv.commands.suggest import candidates
-
-    if stack.cuda is None:
-        return None
-    want = tuple(int(x) for x in stack.cuda.split(".")[:2])
-    pool = [c for c in candidates(stack.framework or "cuda", ctx) if c.cuda]
-
-    def score(c: Stack) -> tuple:
-        have = tuple(int(x) for x in (c.cuda or "0.0").split(".")[:2])
-        same_release = bool(stack.framework_version and c.framework_version
-                            and c.framework_version.split(".")[:2] == stack.framework_version.split(".")[:2])
-        return (c.framework == stack.framework, have[0] == want[0], have == want,
-                -abs(have[1] - want[1]) if have[0] == want[0] else -99, same_release)
-
-    return max(pool, key=score, default=None)
+    done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
+                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ,
+                          platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
+    return Result(data={"target": a.target, **done.to_json()},
+                  text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
+                  exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
 def render(target: str, findings: list[Finding], ok: bool, machine: str, extra: list[str] | None = None) -> str:

@@ -86,23 +86,12 @@ def _plan(ctx, machine):
 
 
 def _plan_from_lock(ctx, machine):
-    from cuenv.envs.create import plan_from_lock
-    from cuenv.lock.io import catalogue_extras, host_platform, read_any
+    from cuenv.lock.sync import plan_lockfile
 
     a = ctx.args
-    here = host_platform()
-    read = read_any(a.from_lock, platform=a.platform or here, environment=a.environment, python=a.python,
-                    engine=a.engine, environ=ctx.environ, install=not a.dry_run)
-    platform = read.lock.platforms[0] if read.foreign is not None else here
-    if platform != here and not a.dry_run:
-        from cuenv.errors import UsageError
-
-        raise UsageError(f"This machine is {here}; the {platform} packages of {a.from_lock} cannot be installed here.",
-                         hint="See them with --dry-run, or install on a machine of that platform.")
-    plan = plan_from_lock(ctx.settings, ctx.environ, lock=read.lock, name=a.name, engine=None if read.foreign else a.engine,
-                          machine=machine, platform=platform, force=a.force)
-    plan.meta.update(catalogue_extras(ctx.settings, read.lock))
-    return plan, read
+    return plan_lockfile(ctx.settings, ctx.environ, lock_path=a.from_lock, name=a.name, engine=a.engine, machine=machine,
+                         force=a.force, platform=a.platform, environment=a.environment, python=a.python,
+                         dry_run=a.dry_run)
 
 
 def run(ctx: Context) -> Result:

@@ -75,6 +75,20 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
                          engine=engine, environ=environ or {}, install=install)
 
 
+def is_lockfile(target: str) -> bool:
+    """Whether ``target`` names a lockfile on disk of a kind cuenv reads (told by its content)."""
+    from cuenv.lock import foreign
+
+    path = Path(target)
+    try:
+        if not path.is_file():
+            return False
+        head = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
+
+
 def _read_text(p: Path) -> str:
     try:
         return p.read_text(encoding="utf-8")

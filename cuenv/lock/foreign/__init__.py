@@ -59,6 +59,11 @@ def detect(name: str, source: str) -> str | None:
     return next((kind for kind, pattern in _BY_NAME if pattern.search(base)), None)
 
 
+def is_cuenv_lock(source: str) -> bool:
+    """A cuenv lockfile's top-level keys (cuenv.lock.model): what no other tool writes."""
+    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
+
+
 def parse(source: str, *, kind: str, file: str, platform: str, python: str, environment: str | None = None) -> ForeignLock:
     """One environment and platform of a foreign lockfile, fully validated (ForeignLockError otherwise).
 

@@ -32,9 +32,8 @@ from typing import Final
 
 from cuenv.engines.base import Package
 from cuenv.knowledge.stack import Stack
+from cuenv.lock.model import PLATFORMS, os_of
 
-_OS: Final = {"linux-64": "linux", "linux-aarch64": "linux", "linux-ppc64le": "linux", "win-64": "windows",
-              "osx-64": "osx", "osx-arm64": "osx"}
 # The pytorch channel: py3.10_cuda11.8_cudnn8.7.0_0, py3.8_cuda10.2.89_cudnn7.6.5_0, py3.10_cuda11.8_cudnn8_0.
 _PYTORCH_CHANNEL: Final = re.compile(r"^py\d+\.\d+_cuda(\d+)\.(\d+)(?:\.\d+)*(?:_cudnn(\d+)(?:\.(\d+))?(?:\.\d+)*)?_\d+$")
 # conda-forge: cuda126_mkl_py312_h..._300, cuda120_py311h..._0, cpu_mkl_..., cpu_generic_...
@@ -113,7 +112,7 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     stack = replace(
         base, label=label, cuda=chosen_cuda, cudnn=chosen_cudnn,
         sass=base.sass if arch_known else (), ptx=base.ptx if arch_known else (),
-        has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(_OS.get(platform, "linux"),),
+        has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(os_of(platform) if platform in PLATFORMS else "linux",),
     )
     return Derived(stack=stack, evidence=tuple(evidence), conflicts=tuple(dict.fromkeys(conflicts)))
 
