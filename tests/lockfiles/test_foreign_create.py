@@ -257,3 +257,21 @@ def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Pat
     (work / "other.conda-lock.yml").write_text(conda_lock_text(lock_channel, CU121[:2]))
     code, out, err = cli("lock", "--check", "synced", "other.conda-lock.yml")
     assert code == 1 and "+ python 3.11.9-h0_cuenv (not in the lock)" in out
+
+
+@pytest.mark.network
+def test_uv_lock_installs_the_project_dependencies(cli, work: Path, envs: Path) -> None:
+    url = ("https://files.pythonhosted.org/packages/eb/d5/c68b1d2cdfcc59e72e8a5949a37ddb22ae6cade80cd4a57a84d4c8b55472/"
+           "nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl")
+    (work / "uv.lock").write_text(
+        'version = 1\nrevision = 3\nrequires-python = ">=3.8"\n\n'
+        '[[package]]\nname = "app"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
+        'dependencies = [{ name = "nvidia-cuda-runtime-cu12", marker = "sys_platform == \'linux\'" }]\n\n'
+        '[[package]]\nname = "nvidia-cuda-runtime-cu12"\nversion = "12.1.105"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+        f'wheels = [{{ url = "{url}", hash = "sha256:{_channel.WHEELS[WHEEL]}", size = 823596 }}]\n')
+    code, out, err = cli("create", "app", "--from-lock", "uv.lock")
+    assert code == 0, err
+    assert "note: the project itself (app) is not installed" in err
+    assert [(p.name, p.url) for p in get_engine("venv", os.environ).installed(envs / "app")] == [
+        ("nvidia-cuda-runtime-cu12", url)]
