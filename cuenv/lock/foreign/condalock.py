@@ -79,7 +79,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             raise at.fail("a package must be a mapping.", HINT)
         if entry.get("platform") != platform:
             if not isinstance(entry.get("platform"), str):
-                raise at.field("platform").fail("`platform` must be a platform name.", HINT)
+                raise at.part("platform").fail("`platform` must be a platform name.", HINT)
             continue
         category, optional = entry.get("category", "main"), entry.get("optional", False)
         if optional and category not in _INSTALLED_CATEGORIES:
@@ -88,15 +88,15 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
         manager = entry.get("manager")
         hashes = entry.get("hash")
         if not isinstance(hashes, dict):
-            raise at.field("hash").fail("`hash` must map md5/sha256 to digests.", HINT)
+            raise at.part("hash").fail("`hash` must map md5/sha256 to digests.", HINT)
         if manager == "conda":
             pkg = conda_package(name=entry.get("name"), version=entry.get("version"), build=entry.get("build"),
                                 location=entry.get("url"), sha256=hashes.get("sha256"), md5=hashes.get("md5"),
                                 subdir=None, where=at, hint=HINT)
-            deps = table(entry.get("dependencies"), at.field("dependencies"), "dependencies", hint=HINT)
+            deps = table(entry.get("dependencies"), at.part("dependencies"), "dependencies", hint=HINT)
             depends[pkg.name] = tuple(f"{k} {v}".strip() for k, v in sorted(deps.items()) if isinstance(v, str))
         elif manager == "pip":
-            link, filename = url(entry.get("url"), at.field("url"), hint=HINT)
+            link, filename = url(entry.get("url"), at.part("url"), hint=HINT)
             if entry.get("source") is not None or not filename.endswith(".whl"):
                 unusable.append(Unusable(
                     str(entry.get("name")), "is locked as a source distribution or VCS checkout: installing it would "
@@ -106,7 +106,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             pkg = wheel_package(name=entry.get("name"), version=entry.get("version"), location=link,
                                 sha256=hashes.get("sha256"), index=index_for(link, ()), where=at, hint=HINT)
         else:
-            raise at.field("manager").fail(
+            raise at.part("manager").fail(
                 f"manager {manager!r} is neither conda nor pip.", HINT)
         key = (pkg.kind, pkg.name)
         if key in packages and packages[key] != pkg:

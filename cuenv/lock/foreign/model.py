@@ -21,7 +21,6 @@ from cuenv.lock.model import LockError
 MAX_URL: Final = 4096
 MAX_SIZE: Final = 1 << 40  # 1 TiB: larger is a broken or hostile size field
 CONDA_ARCHIVES: Final = (".conda", ".tar.bz2")
-SOURCE_ARCHIVES: Final = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar.xz")
 # conda package names: lower-case letters, digits, and _ . - (conda's own MatchSpec rules).
 _CONDA_NAME: Final = re.compile(r"^[a-z0-9_][a-z0-9_.\-]*$")
 _CONDA_VERSION: Final = re.compile(r"^[A-Za-z0-9_.+!]+$")
@@ -56,7 +55,7 @@ class Where:
         lines = dict(getattr(data, "key_lines", {}) or {})
         return Where(self.file, line or self.line, key, lines)
 
-    def field(self, name: str) -> Where:
+    def part(self, name: str) -> Where:
         """The place of one key of this entry: ``package[3].url`` at the url's line."""
         return Where(self.file, self.fields.get(name, self.line), f"{self.key}.{name}" if self.key else name)
 
@@ -226,18 +225,18 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
                   subdir: str | None, where: Where, hint: str) -> Package:
     """A validated conda artifact. Name, version and build default to the file name's (pixi 6 writes
     only the URL); when given, they must agree with it, so the file installed is the one named."""
-    link, filename = url(location, where.field("url"), hint=hint)
+    link, filename = url(location, where.part("url"), hint=hint)
     parts = split_conda_filename(filename)
     if parts is None:
-        raise where.field("url").fail(f"{filename} is not a conda package archive (.conda or .tar.bz2).", hint)
-    name = conda_name(name if name is not None else parts[0], where.field("name"), hint=hint)
-    version = conda_version(version if version is not None else parts[1], where.field("version"), hint=hint)
-    build = build_string(build if build is not None else parts[2], where.field("build"), hint=hint)
+        raise where.part("url").fail(f"{filename} is not a conda package archive (.conda or .tar.bz2).", hint)
+    name = conda_name(name if name is not None else parts[0], where.part("name"), hint=hint)
+    version = conda_version(version if version is not None else parts[1], where.part("version"), hint=hint)
+    build = build_string(build if build is not None else parts[2], where.part("build"), hint=hint)
     if (name, version, build) != parts:
-        raise where.field("url").fail(f"the file {filename} is not {name}-{version}-{build}.", hint)
-    sha, md = digest(sha256, "sha256", where.field("hash"), hint=hint), digest(md5, "md5", where.field("hash"), hint=hint)
+        raise where.part("url").fail(f"the file {filename} is not {name}-{version}-{build}.", hint)
+    sha, md = digest(sha256, "sha256", where.part("hash"), hint=hint), digest(md5, "md5", where.part("hash"), hint=hint)
     if not (sha or md):
-        raise where.field("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
+        raise where.part("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
     path_dirs = link.rsplit("/", 2)
     sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 else None)
     if sub is not None:
@@ -249,34 +248,30 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
 
 def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index: str | None, where: Where,
                   hint: str) -> Package:
-    """A validated wheel. Only wheels: an sdist would run its build code (see :func:`is_source`)."""
+    """A validated wheel. Only wheels: an sdist would run its build code."""
     from packaging.utils import (
         InvalidWheelFilename,
         canonicalize_name,
         parse_wheel_filename,
     )
 
-    name = pypi_name(name, where.field("name"), hint=hint)
-    link, filename = url(location, where.field("url"), hint=hint)
+    name = pypi_name(name, where.part("name"), hint=hint)
+    link, filename = url(location, where.part("url"), hint=hint)
     try:
         wheel_name, wheel_version, _, _ = parse_wheel_filename(filename)
     except InvalidWheelFilename:
-        raise where.field("url").fail(f"{filename} is not a wheel file name.", hint) from None
+        raise where.part("url").fail(f"{filename} is not a wheel file name.", hint) from None
     if version is None:
         version = str(wheel_version)
-    version = pypi_version(version, where.field("version"), hint=hint)
+    version = pypi_version(version, where.part("version"), hint=hint)
     from packaging.version import Version
 
     if canonicalize_name(name) != wheel_name or Version(version) != wheel_version:
-        raise where.field("url").fail(f"the file {filename} is not {name} {version}.", hint)
-    sha = digest(sha256, "sha256", where.field("hash"), hint=hint)
+        raise where.part("url").fail(f"the file {filename} is not {name} {version}.", hint)
+    sha = digest(sha256, "sha256", where.part("hash"), hint=hint)
     if not sha:
-        raise where.field("hash").fail(f"{name} has no sha256, so its download cannot be verified.", hint)
+        raise where.part("hash").fail(f"{name} has no sha256, so its download cannot be verified.", hint)
     return Package(name=name, version=version, kind="pypi", url=link, sha256=sha, index_url=index, filename=filename)
-
-
-def is_source(filename: str) -> bool:
-    return filename.endswith(SOURCE_ARCHIVES) and not filename.endswith(CONDA_ARCHIVES[1:])
 
 
 def index_for(link: str, indexes: tuple[str, ...]) -> str | None:

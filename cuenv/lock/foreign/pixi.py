@@ -109,8 +109,8 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             unusable.append(made)
             continue
         if made.kind == "conda":
-            specs = seq(record.get("depends"), pkg_at.field("depends"), "depends", hint=HINT) + \
-                seq(record.get("constrains"), pkg_at.field("constrains"), "constrains", hint=HINT)
+            specs = seq(record.get("depends"), pkg_at.part("depends"), "depends", hint=HINT) + \
+                seq(record.get("constrains"), pkg_at.part("constrains"), "constrains", hint=HINT)
             depends[made.name] = tuple(s for s in specs if isinstance(s, str))
         packages[(made.kind, made.name)] = made
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
@@ -192,7 +192,7 @@ def _package(kind: str, record: dict, location: str, subdir: str, indexes: tuple
             return Unusable(str(record.get("name") or location), "is built from source by pixi.", at, _SOURCE_HINT)
         return conda_package(name=record.get("name"), version=record.get("version"), build=record.get("build"),
                              location=location, sha256=record.get("sha256"), md5=record.get("md5"),
-                             subdir=record.get("subdir"), where=at.at(at.key or "conda"), hint=HINT)
+                             subdir=record.get("subdir"), where=at, hint=HINT)
     link, filename = url(location, at, hint=HINT)
     if record.get("editable") or not filename.endswith(".whl"):
         return Unusable(str(record.get("name") or filename), "is a source distribution or editable package: "

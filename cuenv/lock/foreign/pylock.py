@@ -108,7 +108,7 @@ def _check_environment(doc: dict, target: Target, where: Where) -> None:
 def _package(entry: dict, target: Target, base: Path, at: Where) -> Any:
     name = entry.get("name")
     index = entry.get("index") if isinstance(entry.get("index"), str) else None
-    wheels = seq(entry.get("wheels"), at.field("wheels"), "wheels", hint=HINT)
+    wheels = seq(entry.get("wheels"), at.part("wheels"), "wheels", hint=HINT)
     if wheels:
         links = [_location(w, base) for w in wheels if isinstance(w, dict)]
         if len(links) != len(wheels) or any(link is None for link in links):
