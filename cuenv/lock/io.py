@@ -77,8 +77,6 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
 
 def is_lockfile(target: str) -> bool:
     """Whether ``target`` names a lockfile on disk of a kind cuenv reads (told by its content)."""
-    from cuenv.lock import foreign
-
     path = Path(target)
     try:
         if not path.is_file():
@@ -86,6 +84,8 @@ def is_lockfile(target: str) -> bool:
         head = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
+    from cuenv.lock import foreign  # only for a file: `cuenv check torch==2.1.0+cu121` imports none of it
+
     return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
 
 

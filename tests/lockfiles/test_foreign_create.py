@@ -275,3 +275,14 @@ def test_uv_lock_installs_the_project_dependencies(cli, work: Path, envs: Path) 
     assert "note: the project itself (app) is not installed" in err
     assert [(p.name, p.url) for p in get_engine("venv", os.environ).installed(envs / "app")] == [
         ("nvidia-cuda-runtime-cu12", url)]
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("detectron2-v6.pixi.lock", "detectron2-v6.pixi.lock: it locks 34 PyPI packages on top of its conda packages"),
+    ("bertchen.conda-lock.yml", "bertchen.conda-lock.yml: it locks 7 PyPI packages on top of its conda packages"),
+])
+def test_what_issue_15_found_refused_is_read(cli, name: str, says: str) -> None:
+    # Before: "Unknown lockfile schema version 6 ... Upgrade cuenv" and "Missing key recipe ... cuenv lock".
+    code, out, err = cli("create", "--from-lock", str(FIXTURES / name), "-n", "x", "--engine", "rattler")
+    assert code == 2 and len(err.splitlines()) == 2
+    assert says in err and "schema version" not in err and "Missing key" not in err
