@@ -354,3 +354,31 @@ def test_conda_lock_round_trip(records: dict[str, tuple[str, str, bytes]]) -> No
     assert {(p.name, p.version, p.build, p.url, p.md5, p.sha256) for p in found.packages} == {
         (e["name"], e["version"], e["url"].rsplit("-", 1)[1].removesuffix(".tar.bz2"), e["url"], e["hash"]["md5"],
          e["hash"]["sha256"]) for e in packages}
+
+
+_STACK_NAMES = st.sampled_from(["pytorch", "libtorch", "cuda-cudart", "cudatoolkit", "cuda-version", "pytorch-cuda",
+                                "cudnn", "cuda-nvcc", "python", "numpy"])
+_WHEEL_NAMES = st.sampled_from(["torch", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime", "nvidia-cudnn-cu12",
+                                "jax-cuda12-plugin", "paddlepaddle-gpu", "numpy"])
+_ANY_VERSION = st.one_of(_VERSIONS, st.from_regex(r"[0-9]{1,2}\.[0-9]{1,2}\.[0-9]\+(cu[0-9]{3}|cpu|rocm6\.1)", fullmatch=True),
+                         st.from_regex(r"[a-z0-9.]{1,8}", fullmatch=True))
+_ANY_BUILD = st.one_of(_BUILDS, st.from_regex(r"(py3\.[0-9]{1,2}_cuda[0-9]{1,2}\.[0-9](_cudnn[0-9](\.[0-9])?)?|cuda[0-9]{2,3}|cpu)_[a-z0-9_]{0,10}",
+                                              fullmatch=True))
+
+
+@PROPERTY
+@given(conda=st.lists(st.tuples(_STACK_NAMES, _ANY_VERSION, _ANY_BUILD), max_size=6),
+       wheels=st.lists(st.tuples(_WHEEL_NAMES, _ANY_VERSION), max_size=5),
+       depends=st.lists(st.from_regex(r"__cuda( ?(>=|==|=|>)? ?[0-9]{1,2}(\.[0-9])?)?", fullmatch=True), max_size=3),
+       platform=st.sampled_from(["linux-64", "win-64", "osx-arm64", "linux-aarch64"]))
+def test_any_package_set_gives_a_stack(conda, wheels, depends, platform) -> None:
+    from cuenv.engines import Package
+    from cuenv.lock.foreign.stack import derive
+
+    pkgs = [Package(name=n, version=v, kind="conda", url=f"{CH}/x/{n}-{v}-{b}.conda", sha256=SHA, build=b)
+            for n, v, b in conda]
+    pkgs += [Package(name=n, version=v, kind="pypi", url=f"https://x.org/{n}.whl", sha256=SHA) for n, v in wheels]
+    derived = derive(pkgs, platform=platform, label="x", depends={"pkg": tuple(depends)})
+    stack = derived.stack
+    assert stack.cuda is None or all(part.isdigit() for part in stack.cuda.split("."))
+    assert derived.evidence and (stack.cuda is None) == derived.evidence[0].startswith("no CUDA")
