@@ -286,3 +286,21 @@ def test_what_issue_15_found_refused_is_read(cli, name: str, says: str) -> None:
     code, out, err = cli("create", "--from-lock", str(FIXTURES / name), "-n", "x", "--engine", "rattler")
     assert code == 2 and len(err.splitlines()) == 2
     assert says in err and "schema version" not in err and "Missing key" not in err
+
+
+def test_a_conda_only_pixi_lock_dry_runs_and_is_checked_first(cli) -> None:
+    path = str(FIXTURES / "foundationpose-v6.pixi.lock")  # conda-forge's CUDA 12.9 toolkit: installable, no PyPI layer
+    code, out, err = cli("create", "fp", "--from-lock", path, "--dry-run", "--engine", "rattler", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["engine"] == "rattler" and len(data["packages"]) == 285 and data["warnings"] == []
+    assert data["contract"]["cuda"] == "12.9" and data["contract"]["nvcc"] is True
+    code, out, err = cli("create", "fp", "--from-lock", path, "--engine", "rattler", "--target-driver", "470.57.02")
+    assert code == 1 and "will not run on the target machine" in err  # before any of conda-forge is reached
+
+
+def test_a_pytorch_index_wheel_is_read_with_its_local_version(cli) -> None:
+    code, out, err = cli("check", str(FIXTURES / "gausstwin-v6.pixi.lock"), "--driver", "550.54.14", "--json")
+    data = json.loads(out)
+    assert (data["ok"], data["cuda"], data["framework_version"], data["closest"]) == (True, "12.4", "2.6.0", "torch-cu124")
+    assert "torch 2.6.0 (cu124) from the wheel torch 2.6.0+cu124" in data["evidence"]
+    assert data["contract"]["arch"]["sass"]  # torch 2.6 cu124's arch list, from the knowledge base

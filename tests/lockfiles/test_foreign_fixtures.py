@@ -8,6 +8,7 @@ packages that could only be built from source.
 from __future__ import annotations
 
 import hashlib
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,8 @@ def test_fixture_reads_as_recorded(name: str) -> None:
     assert got == SOURCES[name]["expect"]
     # every artifact is pinned by URL and a verifiable hash, and named like its file
     for pkg in found.packages:
-        assert pkg.url.startswith(("https://", "http://", "file://")) and pkg.filename and pkg.url.endswith(pkg.filename)
+        assert pkg.url.startswith(("https://", "http://", "file://")) and pkg.filename
+        assert urllib.parse.unquote(pkg.url).endswith(pkg.filename)  # torch-2.6.0%2Bcu124-...whl is torch-2.6.0+cu124
         assert pkg.sha256 or pkg.md5
         if pkg.kind == "conda":
             assert pkg.filename.startswith(f"{pkg.name}-{pkg.version}-{pkg.build}.")
