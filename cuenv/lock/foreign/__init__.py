@@ -132,7 +132,8 @@ def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, s
     packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
                      for p in foreign.packages)
     solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
-    recipe: dict[str, Any] = {"name": name, "version": None, "hash": "sha256:" + hashlib.sha256(source.encode()).hexdigest(), "env": {}}
+    digest = "sha256:" + hashlib.sha256(source.encode()).hexdigest()
+    recipe: dict[str, Any] = {"name": name, "version": None, "hash": digest, "env": {}}
     return Lock(
         recipe=recipe, engine=engine, python=foreign.python,
         channels=tuple(sorted({p.channel.rstrip("/") for p in packages if p.kind == "conda" and p.channel})),
@@ -160,6 +161,7 @@ __all__ = [
     "describe",
     "detect",
     "engine_kind",
+    "is_cuenv_lock",
     "parse",
     "require_installable",
     "to_lock",
