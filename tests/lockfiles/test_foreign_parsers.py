@@ -201,6 +201,9 @@ def test_pylock_refusals() -> None:
     assert "it needs Python >=3.9, not 3.8" in error.message and error.hint == "Choose a matching Python with --python X.Y."
     error = refusal(read_pylock, PYLOCK.format(sha="nothex", extra=""))
     assert error.message.startswith("pylock.toml, line 5 (packages[0].hash): sha256 'nothex' is not a sha256")
+    error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace(
+        'manylinux1_x86_64.whl", hashes', 'manylinux1_x86_64.whl", size = -3, hashes'))
+    assert "(packages[0].size): size -3 is not a byte count" in error.message
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace("[[packages]]", "[[packages]", 1))
     assert error.message.startswith("pylock.toml, line 5: broken TOML")
 

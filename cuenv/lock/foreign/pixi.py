@@ -35,6 +35,7 @@ from cuenv.lock.foreign.model import (
     load_yaml,
     python_of,
     seq,
+    size,
     url,
     wheel_package,
 )
@@ -181,6 +182,7 @@ def _find(table: dict, kind: str, location: Any, selector: dict) -> tuple[dict |
 
 
 def _package(kind: str, record: dict, location: str, subdir: str, indexes: tuple[str, ...], at: Where) -> Any:
+    size(record.get("size"), at.part("size"), hint=HINT)
     scheme = location.split(":", 1)[0].lower() if ":" in location else ""
     if scheme not in ("http", "https", "file"):
         name = record.get("name") or location.rstrip("/").rsplit("/", 1)[-1]

@@ -19,6 +19,7 @@ from cuenv.lock.foreign.model import (
     Where,
     load_toml,
     seq,
+    size,
     table_lines,
     wheel_package,
 )
@@ -119,6 +120,7 @@ def _package(entry: dict, target: Target, base: Path, at: Where) -> Any:
             return Unusable(str(name), f"has no wheel for Python {target.python} on {target.platform}.", at,
                             "Choose another --python or --platform, or lock for this one.")
         wheel = wheels[chosen]
+        size(wheel.get("size"), at.part("size"), hint=HINT)
         return wheel_package(name=name, version=entry.get("version"), location=links[chosen],
                              sha256=_sha256(wheel, at), index=index, where=at, hint=HINT)
     archive = entry.get("archive")

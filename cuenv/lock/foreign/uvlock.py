@@ -19,6 +19,7 @@ from cuenv.lock.foreign.model import (
     Where,
     load_toml,
     seq,
+    size,
     table,
     table_lines,
     wheel_package,
@@ -165,6 +166,7 @@ def _package(entry: dict, target: Target, at: Where) -> Any:
         return Unusable(str(name), f"has no wheel for Python {target.python} on {target.platform} (only an sdist).", at,
                         "Lock a wheel for it (`uv lock` with `no-build = true`), or choose another --python/--platform.")
     wheel = wheels[chosen]
+    size(wheel.get("size"), at, hint=HINT)
     digest = wheel.get("hash")
     if not isinstance(digest, str) or not digest.startswith("sha256:"):
         raise at.fail(f"wheel {filenames[chosen]} has no sha256 hash.", HINT)
