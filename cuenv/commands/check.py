@@ -106,7 +106,7 @@ def run(ctx: Context) -> Result:
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def _check_lockfile(ctx) -> Result:
+def _check_lockfile(ctx: Context) -> Result:
     from cuenv.commands.suggest import candidates
     from cuenv.knowledge.compat import describe_machine
     from cuenv.lock.check import check_lockfile

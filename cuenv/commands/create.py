@@ -53,7 +53,7 @@ def _machine(ctx: Context):
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
-def _plan(ctx, machine):
+def _plan(ctx: Context, machine):
     """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt,
     and for a lockfile how it was read (cuenv.lock.io.LockRead)."""
     from cuenv.envs.create import plan_create
@@ -85,7 +85,7 @@ def _plan(ctx, machine):
                        machine=machine, force=a.force, recipe=recipe), None
 
 
-def _plan_from_lock(ctx, machine):
+def _plan_from_lock(ctx: Context, machine):
     from cuenv.lock.sync import plan_lockfile
 
     a = ctx.args

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from cuenv.lock import foreign
 from cuenv.lock.foreign import condalock, pixi, pylock, uvlock
-from cuenv.lock.foreign.model import ForeignLockError
+from cuenv.lock.foreign.model import ForeignLockError, load_toml
 
 SHA = "a" * 64
 MD5 = "b" * 32
@@ -309,8 +309,8 @@ READERS = {
 }
 DOCS = {
     "conda-lock": conda_lock_doc(), "pixi-6": pixi_doc(6), "pixi-7": pixi_doc(7),
-    "pylock": __import__("tomllib").loads(PYLOCK.format(sha=SHA, extra="")),
-    "uv-lock": __import__("tomllib").loads(UVLOCK.format(sha=SHA)),
+    "pylock": load_toml(PYLOCK.format(sha=SHA, extra=""), "pylock.toml", hint=""),
+    "uv-lock": load_toml(UVLOCK.format(sha=SHA), "uv.lock", hint=""),
 }
 
 

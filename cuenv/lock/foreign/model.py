@@ -329,7 +329,7 @@ def load_yaml(source: str, file: str, *, hint: str) -> Any:
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class Loader(base):  # type: ignore[valid-type,misc]
+    class Loader(base):  # type: ignore[valid-type,misc]  # the loader class is picked at run time (C or Python)
         pass
 
     def mapping(loader: Any, node: Any) -> LineDict:
@@ -359,7 +359,12 @@ def load_yaml(source: str, file: str, *, hint: str) -> Any:
 
 
 def load_toml(source: str, file: str, *, hint: str) -> dict[str, Any]:
-    import tomllib
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the same API on Python 3.10 (a dependency there)
+        import tomli as tomllib
 
     try:
         return tomllib.loads(source)
