@@ -89,8 +89,14 @@ def is_lockfile(target: str) -> bool:
     return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
 
 
+MAX_LOCKFILE = 256 << 20  # bytes: the largest real lockfiles are a few MB; more is broken or hostile
+
+
 def _read_text(p: Path) -> str:
     try:
+        if p.stat().st_size > MAX_LOCKFILE:
+            raise UsageError(f"{p} is {p.stat().st_size >> 20} MiB; cuenv reads lockfiles up to {MAX_LOCKFILE >> 20} MiB.",
+                             hint="Check that it is the lockfile you meant.")
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None

@@ -81,6 +81,13 @@ def test_conda_lock_refusals_name_the_line(change, says: str, line: int) -> None
     assert error.message.startswith(f"conda-lock.yml, line {line} ")
 
 
+def test_yaml_aliases_are_refused() -> None:
+    text = yaml.safe_dump(conda_lock_doc(), sort_keys=False).replace("  dependencies:\n    cuda-version", "  dependencies: &d\n    cuda-version", 1)
+    text = text.replace("  dependencies:\n    __cuda: '>=12'", "  dependencies: *d", 1)
+    error = refusal(read_conda_lock, text)
+    assert error.message == "conda-lock.yml, line 16: YAML anchors and aliases (&name, *name) are not read in a lockfile."
+
+
 def test_conda_lock_platform_choice() -> None:
     error = refusal(read_conda_lock, conda_lock_doc(), platform="win-64")
     assert "it has no packages for win-64 (it holds linux-64)" in error.message

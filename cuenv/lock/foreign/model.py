@@ -28,6 +28,9 @@ _BUILD: Final = re.compile(r"^[A-Za-z0-9_.+]+$")
 _PYPI_NAME: Final = re.compile(r"^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$")
 _HEX: Final = {"sha256": re.compile(r"^[0-9a-fA-F]{64}$"), "md5": re.compile(r"^[0-9a-fA-F]{32}$")}
 _BAD_CHARS: Final = re.compile(r"[\s\x00-\x1f\x7f]")
+# An anchor or alias starts a node: after "key: ", "- ", or "[", "{", "," in flow style. Inside a plain
+# scalar ("libtorch 2.8.0.* *_102") a * is text.
+_ALIAS: Final = re.compile(r"(?:^\s*-\s+|:\s+|[\[{,]\s*|^)[&*][^\s,\]}]", re.MULTILINE)
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
 
 
@@ -324,8 +327,17 @@ class LineList(list):
 
 
 def load_yaml(source: str, file: str, *, hint: str) -> Any:
-    """Safe YAML (no tags, no objects) whose mappings and lists know their line numbers."""
+    """Safe YAML (no tags, no objects) whose mappings and lists know their line numbers.
+
+    Anchors and aliases are refused: no lockfile writer uses them, and they are how a small hostile
+    file expands into a huge one."""
     import yaml
+
+    alias = _ALIAS.search(source)
+    if alias:
+        line = source.count("\n", 0, alias.start()) + 1
+        raise ForeignLockError("YAML anchors and aliases (&name, *name) are not read in a lockfile.", file=file,
+                               line=line, hint=hint)
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
