@@ -94,6 +94,8 @@ def test_conda_lock_installs_exactly_and_round_trips(cli, work: Path, envs: Path
     code, out, err = cli("lock", "fromlock", "-o", "cuenv.lock")
     assert code == 0, err
     assert yaml.safe_load((work / "cuenv.lock").read_text())["contract"]["cuda"] == "12.1"
+    code, out, err = cli("check", "cuenv.lock", "--driver", "470.57.02")  # cuenv's own lockfile checks alike
+    assert code == 1 and "cuenv.lock: does not run" in out and "Contract: CUDA 12.1" in out
     code, out, err = cli("shell-env", "bash", "use", "fromlock")
     assert code == 0 and "CUENV_ACTIVE" in out
 
