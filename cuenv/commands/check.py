@@ -2,6 +2,9 @@
 
 An environment, a wheel, a shared object or a folder is also judged by the kernels its files carry
 (issue 20): the SASS and PTX in each library's fat binaries, against the machine's GPUs.
+
+A lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock) is judged by the stack its
+packages need, with how that was read and the closest catalogue recipe (issue 15 §4).
 """
 
 from __future__ import annotations
@@ -27,10 +30,15 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("target", metavar="TARGET",
                         help="what to check: a recipe, an environment, a package spec such as torch==2.1.0+cu121,"
                              " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
-                             " or a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read")
+                             " a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read,"
+                             " or a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock)")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
+    lock = parser.add_argument_group("lockfiles")
+    lock.add_argument("--environment", metavar="ENV", help="a pixi.lock's environment (default: default, as pixi)")
+    lock.add_argument("--platform", metavar="PLATFORM", help="the lock's platform (default: this machine's)")
+    lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
 
 
 def _from_spec(text: str, ctx) -> Stack | None:
@@ -108,7 +116,14 @@ _SUPERSEDED = frozenset({"arch-unknown"})
 def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
+    from cuenv.lock.io import is_lockfile
 
+    if is_lockfile(ctx.args.target):
+        return _check_lockfile(ctx)
+    a = ctx.args
+    if a.environment or a.platform or a.python:
+        raise UsageError("--environment, --platform and --python go with a lockfile.",
+                         hint="Give the lockfile as TARGET, e.g. `cuenv check pixi.lock --environment cuda`.")
     target = ctx.args.target
     path = path_target(target)
     stack = None if path is not None else resolve_target(target, ctx)
@@ -127,6 +142,21 @@ def run(ctx: Context) -> Result:
         data["kernels"] = kernels.to_json()
     return Result(data=data, text=render(target, findings, ok, describe_machine(machine), kernels),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+
+
+def _check_lockfile(ctx: Context) -> Result:
+    from cuenv.commands.suggest import candidates
+    from cuenv.knowledge.compat import describe_machine
+    from cuenv.lock.check import check_lockfile
+
+    a = ctx.args
+    machine, warnings = machine_from_args(ctx)
+    done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
+                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ,
+                          platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
+    return Result(data={"target": a.target, **done.to_json()},
+                  text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
+                  exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
 def _kernels(ctx: Context, target: str, path: Path | None, machine: Machine) -> Assessment | None:
@@ -148,12 +178,13 @@ def _kernels(ctx: Context, target: str, path: Path | None, machine: Machine) -> 
     return assess_environment(record, machine, cache_dir=cache)
 
 
-def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None) -> str:
+def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None,
+           extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
     if ok and any(f.code == "kernels-not-checked" for f in findings):
         state = "kernels listed, not checked"
-    lines = [f"{target}: {state}", f"  {machine}"]
+    lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]
     for f in findings:

@@ -1,6 +1,7 @@
 """`cuenv create RECIPE[@VERSION]`: a named environment pinned to one CUDA stack (issue 4).
 
-Also from a lockfile (`--from-lock FILE`: no solve, the lock's hardware contract checked first) and
+Also from a lockfile (`--from-lock FILE`: no solve, the lock's hardware contract checked first),
+cuenv's own or another tool's (conda-lock.yml, pixi.lock, pylock.toml, uv.lock: issue 15), and
 from another tool's files (`-f environment.yml`, `-r requirements.txt --cuda X.Y`), issue 6.
 """
 
@@ -20,7 +21,12 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("recipe", nargs="?", metavar="RECIPE[@VERSION]", help="a recipe from `cuenv recipes`, e.g. torch-cu121@2.3.1")
     src = parser.add_argument_group("instead of a recipe")
-    src.add_argument("--from-lock", metavar="FILE", help="install exactly a lockfile's packages (from `cuenv lock`), no solve")
+    src.add_argument("--from-lock", metavar="FILE",
+                     help="install exactly a lockfile's packages, no solve: cuenv.lock, conda-lock.yml, pixi.lock, "
+                          "pylock.toml or uv.lock (then RECIPE, if given, is the environment's name)")
+    src.add_argument("--environment", metavar="ENV", help="with --from-lock pixi.lock: its environment (default: default)")
+    src.add_argument("--platform", metavar="PLATFORM",
+                     help="with --from-lock: the lock's platform (default: this machine's; another only with --dry-run)")
     src.add_argument("-f", "--file", metavar="ENVIRONMENT_YML", help="a conda environment.yml")
     src.add_argument("-r", "--requirements", metavar="FILE", help="a pip requirements.txt (needs --cuda)")
     src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default for -f: read from its specs)")
@@ -48,11 +54,17 @@ def _machine(ctx: Context):
 
 
 def _plan(ctx: Context, machine):
-    """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt."""
+    """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt,
+    and for a lockfile how it was read (cuenv.lock.io.LockRead)."""
     from cuenv.envs.create import plan_create
     from cuenv.errors import UsageError
 
     a = ctx.args
+    if a.from_lock and a.recipe and not a.name:  # `cuenv create NAME --from-lock FILE`
+        a.name, a.recipe = a.recipe, None
+    if (a.environment or a.platform) and not a.from_lock:
+        raise UsageError(f"{'--environment' if a.environment else '--platform'} goes with --from-lock.",
+                         hint="It chooses what of a lockfile to install.")
     given = [flag for flag, v in (("RECIPE", a.recipe), ("--from-lock", a.from_lock), ("-f", a.file),
                                   ("-r", a.requirements)) if v]
     if len(given) != 1:
@@ -62,15 +74,7 @@ def _plan(ctx: Context, machine):
     if a.cuda and not (a.file or a.requirements):
         raise UsageError("--cuda goes with -f or -r.", hint="A recipe or a lockfile already says its CUDA.")
     if a.from_lock:
-        from cuenv.envs.create import plan_from_lock
-        from cuenv.lock.io import catalogue_extras, host_platform, read_lock
-
-        platform = host_platform()
-        lock = read_lock(a.from_lock, platform=platform)
-        plan = plan_from_lock(ctx.settings, ctx.environ, lock=lock, name=a.name, engine=a.engine, machine=machine,
-                              platform=platform, force=a.force)
-        plan.meta.update(catalogue_extras(ctx.settings, lock))
-        return plan
+        return _plan_from_lock(ctx, machine)
     recipe = None
     if a.file or a.requirements:
         from cuenv.recipes.requestfiles import recipe_from_file
@@ -78,7 +82,16 @@ def _plan(ctx: Context, machine):
         recipe = recipe_from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
                                   name=a.name, cuda=a.cuda)
     return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force, recipe=recipe)
+                       machine=machine, force=a.force, recipe=recipe), None
+
+
+def _plan_from_lock(ctx: Context, machine):
+    from cuenv.lock.sync import plan_lockfile
+
+    a = ctx.args
+    return plan_lockfile(ctx.settings, ctx.environ, lock_path=a.from_lock, name=a.name, engine=a.engine, machine=machine,
+                         force=a.force, platform=a.platform, environment=a.environment, python=a.python,
+                         dry_run=a.dry_run)
 
 
 def run(ctx: Context) -> Result:
@@ -87,12 +100,14 @@ def run(ctx: Context) -> Result:
 
     a = ctx.args
     machine = _machine(ctx)
-    plan = _plan(ctx, machine)
+    plan, read = _plan(ctx, machine)
     plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
-    for line in build_warnings(plan.findings):
+    for line in build_warnings(plan.findings) + list(read.warnings if read else ()):
         progress.note(f"warning: {line}")
+    for line in read.notes if read else ():
+        progress.note(f"note: {line}")
     try:
         plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
                        progress=progress)
@@ -104,9 +119,15 @@ def run(ctx: Context) -> Result:
         "dry_run": a.dry_run, "python": plan.solution.python, "packages": packages,
         "findings": [f.to_json() for f in plan.findings],
     }
+    if read is not None:
+        data.update(read.to_json())
     if a.dry_run:
         lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
         lines += [f"  {p['name']} {p['version']}" for p in packages]
+        if read is not None:
+            from cuenv.lock.make import contract_line
+
+            lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")

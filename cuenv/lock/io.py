@@ -1,10 +1,17 @@
-"""The I/O around lockfiles, shared by `cuenv lock`, `cuenv sync` and `cuenv create --from-lock`."""
+"""The I/O around lockfiles, shared by `cuenv lock`, `cuenv sync`, `cuenv check` and `cuenv create --from-lock`.
+
+A lockfile is cuenv's own (``cuenv.lock``) or another tool's (conda-lock.yml, pixi.lock,
+pylock.toml, uv.lock: cuenv.lock.foreign); the content says which. Either way the reader gets a
+cuenv Lock whose contract is checked before anything is downloaded.
+"""
 
 from __future__ import annotations
 
 import platform as _platform
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
@@ -18,18 +25,139 @@ def host_platform() -> str:
     return platform_of(os_name, _platform.machine() or "x86_64")
 
 
+@dataclass(frozen=True)
+class LockRead:
+    """A lockfile as read: the cuenv Lock to install, and for another tool's file what it was read from."""
+
+    lock: Any  # cuenv.lock.model.Lock
+    kind: str = "cuenv"  # cuenv, or one of cuenv.lock.foreign.KINDS
+    foreign: Any = None  # cuenv.lock.foreign.ForeignLock
+    derived: Any = None  # cuenv.lock.foreign.Derived: the stack and where each number came from
+    notes: tuple[str, ...] = ()  # what of the file was left out, and why
+    warnings: tuple[str, ...] = ()  # what disagrees, and what would stop an install
+
+    def to_json(self) -> dict[str, Any]:
+        from cuenv.lock.model import to_data
+
+        data: dict[str, Any] = {"kind": self.kind, "contract": to_data(self.lock)["contract"],
+                                "notes": list(self.notes), "warnings": list(self.warnings)}
+        if self.foreign is not None:
+            data.update(environment=self.foreign.environment, platform=self.foreign.platform,
+                        evidence=list(self.derived.evidence), conflicts=list(self.derived.conflicts),
+                        unusable=[f"{u.name} {u.why}" for u in self.foreign.unusable])
+        return data
+
+
 def read_lock(path: str | Path, *, platform: str | None = None):
-    """Read and validate a lockfile; refuses one without packages for ``platform``."""
+    """Read and validate a lockfile of any kind; refuses one without packages for ``platform``."""
+    return read_any(path, platform=platform).lock
+
+
+def read_any(path: str | Path, *, platform: str | None = None, environment: str | None = None,
+             python: str | None = None, engine: str | None = None, environ: Mapping[str, str] | None = None,
+             install: bool = True) -> LockRead:
+    """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
+    choose what of it; ``engine`` is --engine). ``install`` False (a dry run, a check) reports as
+    warnings what an install would refuse: PyPI packages on top of conda ones, source builds."""
+    from cuenv.lock import foreign
     from cuenv.lock.model import parse
 
     p = Path(path)
+    text = _read_text(p)
+    kind = foreign.detect(p.name, text)
+    if kind is None:
+        if environment is not None or python is not None:
+            flag = "--environment" if environment is not None else "--python"
+            raise UsageError(f"{flag} does not apply to a cuenv lockfile: it holds one environment and its Python.",
+                             hint=f"Leave out {flag}.")
+        return LockRead(parse(text, file=str(p), platform=platform))
+    return _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
+                         engine=engine, environ=environ or {}, install=install)
+
+
+def is_lockfile(target: str) -> bool:
+    """Whether ``target`` names a lockfile on disk of a kind cuenv reads (told by its content)."""
+    path = Path(target)
     try:
-        text = p.read_text(encoding="utf-8")
+        if not path.is_file():
+            return False
+        head = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    from cuenv.lock import foreign  # only for a file: `cuenv check torch==2.1.0+cu121` imports none of it
+
+    return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
+
+
+MAX_LOCKFILE = 256 << 20  # bytes: the largest real lockfiles are a few MB; more is broken or hostile
+
+
+def _read_text(p: Path) -> str:
+    try:
+        if p.stat().st_size > MAX_LOCKFILE:
+            raise UsageError(f"{p} is {p.stat().st_size >> 20} MiB; cuenv reads lockfiles up to {MAX_LOCKFILE >> 20} MiB.",
+                             hint="Check that it is the lockfile you meant.")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None
+    except IsADirectoryError:
+        raise UsageError(f"{p} is a folder, not a lockfile.", hint="Name the lockfile itself, e.g. pixi.lock.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"Cannot read lockfile {p}: {getattr(exc, 'strerror', None) or exc}.") from None
-    return parse(text, file=str(p), platform=platform)
+
+
+def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: str | None, python: str | None,
+                  engine: str | None, environ: Mapping[str, str], install: bool) -> LockRead:
+    from cuenv.knowledge.versions import Dotted
+    from cuenv.lock import foreign
+
+    if python is not None:
+        if kind in ("conda-lock", "pixi-lock"):
+            raise UsageError(f"--python does not apply to a {foreign.LABELS[kind]}: it locks its own Python.",
+                             hint="Leave out --python.")
+        Dotted.parse(python, what="Python version")
+    found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment,
+                          python=python or f"{sys.version_info.major}.{sys.version_info.minor}")
+    derived = foreign.describe(found)
+    warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
+    try:
+        family = foreign.engine_kind(found)
+        foreign.require_installable(found)
+    except foreign.ForeignLockError as exc:
+        if install:
+            raise
+        warnings.append(f"an install would stop here: {exc.message}")
+        family = "conda" if "conda" in found.kinds else "venv"
+    lock = foreign.to_lock(found, derived, name=foreign.default_name(str(p.resolve()), found.environment),
+                           engine=_engine_for(family, engine, environ, file=p.name), source=text)
+    return LockRead(lock, kind=kind, foreign=found, derived=derived, notes=found.notes,
+                    warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _engine_for(family: str, requested: str | None, environ: Mapping[str, str], *, file: str) -> str:
+    """The engine that installs a foreign lock: venv for PyPI wheels; for conda packages --engine, else
+    rattler (no conda needed), else the conda-family tool on PATH."""
+    from cuenv.engines import get_engine, resolve_engine
+
+    requested = None if requested in (None, "auto") else requested
+    if family == "venv":
+        if requested not in (None, "venv"):
+            raise UsageError(f"{file} locks PyPI wheels; the {requested} engine installs conda packages.",
+                             hint="Leave out --engine: the venv engine installs wheels.")
+        return "venv"
+    if requested == "venv":
+        raise UsageError(f"{file} locks conda packages; the venv engine installs PyPI wheels only.",
+                         hint="Use --engine rattler (or conda, mamba, micromamba).")
+    if requested is not None:
+        return requested
+    if get_engine("rattler", environ).available():
+        return "rattler"
+    name, _ = resolve_engine("auto", environ)
+    if name == "venv":
+        raise UsageError(f"{file} locks conda packages, and no conda engine is available here.",
+                         hint="Install py-rattler into cuenv's Python (`pip install py-rattler`), or put conda, "
+                         "mamba or micromamba on PATH.")
+    return name
 
 
 def write_text(path: Path, text: str) -> None:

@@ -418,7 +418,7 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         index = _norm(values["index_url"] or "")
         if index not in indexes:
             raise r.fail(f"{where}: index {values['index_url'] or '(none)'} is not one of sources.indexes.")
-        if not _served_by(url, index):
+        if not served_by(url, index):
             raise r.fail(f"{where}: URL {url} is outside its index {index}.")
     else:
         if not (values["sha256"] or values["md5"]):
@@ -434,7 +434,7 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
     return Package(**values)
 
 
-def _served_by(url: str, index: str) -> bool:
+def served_by(url: str, index: str) -> bool:
     """Whether ``url`` is a file of ``index``: the same host, a sibling host of the same site
     (download.pytorch.org -> download-r2.pytorch.org), or the index's known file host."""
     u, i = urllib.parse.urlparse(url), urllib.parse.urlparse(index)

@@ -1,4 +1,5 @@
-"""Comparing an environment with a lockfile (`lock --check`) and making it match one (`sync`)."""
+"""Comparing an environment with a lockfile (`lock --check`), making it match one (`sync`), and the plan
+both `sync` and `create --from-lock` start from (:func:`plan_lockfile`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,31 @@ from cuenv.errors import UsageError
 if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.envs.plan import CreatePlan
+    from cuenv.lock.io import LockRead
     from cuenv.lock.model import Drift
+
+
+def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None,
+                  engine: str | None, machine: Any, force: bool, platform: str | None = None,
+                  environment: str | None = None, python: str | None = None,
+                  dry_run: bool = False) -> tuple[CreatePlan, LockRead]:
+    """The create plan for a lockfile of any kind (cuenv's, conda-lock, pixi, pylock, uv): its packages
+    for this machine's platform (another only for a dry run), its contract checked against ``machine``
+    before anything is downloaded. Also how the file was read, for what to tell the user."""
+    from cuenv.envs.create import plan_from_lock
+    from cuenv.lock.io import catalogue_extras, host_platform, read_any
+
+    here = host_platform()
+    read = read_any(lock_path, platform=platform or here, environment=environment, python=python, engine=engine,
+                    environ=environ, install=not dry_run)
+    chosen = read.lock.platforms[0] if read.foreign is not None else (platform or here)
+    if chosen != here and not dry_run:
+        raise UsageError(f"This machine is {here}; the {chosen} packages of {lock_path} cannot be installed here.",
+                         hint="See them with --dry-run, or install on a machine of that platform.")
+    plan = plan_from_lock(settings, environ, lock=read.lock, name=name, engine=None if read.foreign else engine,
+                          machine=machine, platform=chosen, force=force)
+    plan.meta.update(catalogue_extras(settings, read.lock))
+    return plan, read
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,18 +76,14 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     """Install exactly the lock's packages into environment ``name`` (created when absent); the lock's
     hardware contract is checked first, and nothing is installed when the environment already matches."""
     from cuenv.engines import get_engine
-    from cuenv.envs.create import build_warnings, execute, plan_from_lock
+    from cuenv.envs.create import build_warnings, execute
     from cuenv.envs.store import Store
-    from cuenv.lock.io import catalogue_extras, host_platform, read_lock
     from cuenv.lock.model import drift
     from cuenv.machine.driver import detect
 
-    platform = host_platform()
-    lock = read_lock(lock_path, platform=platform)
     machine = detect(environ, cache_dir=settings.cache_dir)
-    plan = plan_from_lock(settings, environ, lock=lock, name=name, engine=engine, machine=machine,
-                          platform=platform, force=force)
-    plan.meta.update(catalogue_extras(settings, lock))
+    plan, read = plan_lockfile(settings, environ, lock_path=lock_path, name=name, engine=engine, machine=machine,
+                               force=force)
     store = Store.from_settings(settings)
     existing = store.get(plan.name, allow_incomplete=True) if store.exists(plan.name) else None
     update = bool(existing and existing.complete)
@@ -74,7 +95,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
         found = drift(plan.locked.packages, get_engine(have, environ).installed(existing.path))
         if not found and existing.meta.get("lock_hash") == plan.lock_hash:
             return Synced(plan, changed=False, updated=True)
-    for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=force):
+    for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=force) + list(read.warnings):
         warn(line)
     plan = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)
     return Synced(plan, changed=True, updated=update)

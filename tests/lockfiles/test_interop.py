@@ -109,9 +109,11 @@ def test_bad_files_for_create(cli, work, envs, name, content, argv, message) -> 
 
 
 def test_one_source_only(cli, work) -> None:
-    code, out, err = cli("create", "cuda-12.1", "--from-lock", "x.lock")
+    code, out, err = cli("create", "cuda-12.1", "-n", "x", "--from-lock", "x.lock")
     assert code == 2 and err.startswith("error: Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt "
                                         "(got RECIPE, --from-lock).")
+    code, out, err = cli("create", "x", "--from-lock", "x.lock")  # without -n, NAME --from-lock FILE names the environment
+    assert code == 2 and err.startswith("error: Lockfile x.lock does not exist.")
     code, out, err = cli("create")
     assert code == 2 and err.startswith("error: Give one of RECIPE")
     code, out, err = cli("create", "cuda-12.1", "--cuda", "12.1")

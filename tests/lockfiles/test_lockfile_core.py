@@ -129,7 +129,7 @@ def test_foreign_wheel_url_is_refused() -> None:
     ("http://files.pythonhosted.org/b.whl", "https://pypi.org/simple", False),
 ])
 def test_served_by(url, index, ok) -> None:
-    assert lockfile._served_by(url, index) is ok
+    assert lockfile.served_by(url, index) is ok
 
 
 def test_wrong_platform() -> None:

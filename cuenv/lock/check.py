@@ -1,0 +1,81 @@
+"""`cuenv check LOCKFILE`: the stack a lockfile's packages need, against a machine (issue 15 §4).
+
+Any lockfile cuenv reads (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock): its
+contract checked by the same pure ``check`` as a recipe or a spec, how the contract was derived,
+what an install would stop at, and the closest catalogue recipe. Prints nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+from cuenv.knowledge.stack import Finding, Stack
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    read: Any  # cuenv.lock.io.LockRead
+    stack: Stack
+    machine: Any  # cuenv.machine.model.Machine, with the lock's OS
+    platform: str
+    findings: tuple[Finding, ...]
+    ok: bool
+    closest: Stack | None
+
+    def lines(self) -> list[str]:
+        """What the lockfile adds to check's report: the contract, its evidence, the closest recipe, warnings."""
+        from cuenv.lock.make import contract_line
+
+        out = [contract_line(self.read.lock)]
+        out += [f"  {line}" for line in (self.read.derived.evidence if self.read.derived else ())]
+        if self.closest is not None:
+            out.append(f"Closest recipe: {self.closest.label} (`cuenv create {self.closest.label}`)")
+        out += [f"warning: {w}" for w in self.read.warnings] + [f"note: {n}" for n in self.read.notes]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.stack
+        data = {"ok": self.ok, "findings": [f.to_json() for f in self.findings], "cuda": s.cuda, "cudnn": s.cudnn,
+                "framework": s.framework, "framework_version": s.framework_version,
+                "closest": self.closest.label if self.closest else None, **self.read.to_json()}
+        data.setdefault("platform", self.platform)
+        return data
+
+
+def check_lockfile(path: str, *, machine: Any, os_given: bool, candidates: Callable[[str], Sequence[Stack]],
+                   environ: Mapping[str, str], platform: str | None = None, environment: str | None = None,
+                   python: str | None = None, gcc: str | None = None) -> LockCheck:
+    """Check lockfile ``path`` on ``machine`` (its OS taken from the lock's platform unless ``os_given``).
+    ``candidates(framework)`` lists the catalogue's stacks for the closest recipe."""
+    from cuenv.knowledge.compat import check, verdict
+    from cuenv.lock.io import host_platform, read_any
+    from cuenv.lock.model import PLATFORMS, os_of
+
+    read = read_any(path, platform=platform or host_platform(), environment=environment, python=python,
+                    environ=environ, install=False)
+    stack = read.lock.contract.stack()
+    chosen = read.lock.platforms[0] if len(read.lock.platforms) == 1 else host_platform()
+    if not os_given and chosen in PLATFORMS:
+        machine = replace(machine, os=os_of(chosen))  # a lock's platform says the OS it is for
+    findings = tuple(check(stack, machine, gcc=gcc))
+    pool = [c for c in candidates(stack.framework or "cuda") if c.cuda] if stack.cuda else []
+    return LockCheck(read=read, stack=stack, machine=machine, platform=chosen, findings=findings,
+                     ok=verdict(list(findings)), closest=closest(stack, pool))
+
+
+def closest(stack: Stack, pool: Sequence[Stack]) -> Stack | None:
+    """The candidate nearest to ``stack``: the same framework, then the same CUDA major, the same CUDA,
+    the nearest minor, then the same framework release."""
+    if stack.cuda is None:
+        return None
+    want = tuple(int(x) for x in stack.cuda.split(".")[:2])
+
+    def score(c: Stack) -> tuple:
+        have = tuple(int(x) for x in (c.cuda or "0.0").split(".")[:2])
+        same_release = bool(stack.framework_version and c.framework_version
+                            and c.framework_version.split(".")[:2] == stack.framework_version.split(".")[:2])
+        return (c.framework == stack.framework, have[0] == want[0], have == want,
+                -abs(have[1] - want[1]) if have[0] == want[0] else -99, same_release)
+
+    return max(pool, key=score, default=None)

@@ -1,0 +1,168 @@
+"""Lockfiles written by other tools, installed exactly (no solve) as cuenv environments: issue 15 §3.
+
+=============  ==============================  =========================================================
+kind           files                           reader
+=============  ==============================  =========================================================
+conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condalock`
+pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
+pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
+uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
+=============  ==============================  =========================================================
+
+:func:`detect` tells the kind from the content (the name only breaks ties), :func:`parse` turns
+one environment and platform of the file into a validated :class:`~cuenv.lock.foreign.model.ForeignLock`,
+:func:`cuenv.lock.foreign.stack.derive` reads the CUDA stack its packages need, and :func:`to_lock`
+makes the cuenv :class:`~cuenv.lock.model.Lock` that `cuenv create --from-lock` installs: the same
+path as a cuenv lockfile, with the hardware contract checked before the first download. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import PurePath
+from typing import Any, Final
+
+from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, Where
+from cuenv.lock.foreign.stack import Derived, derive
+
+KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock")
+LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
+_SNIFF: Final = (
+    ("pylock", re.compile(r"^lock-version\s*=", re.MULTILINE)),
+    ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.MULTILINE)),
+    ("pixi-lock", re.compile(r"^environments:\s*$", re.MULTILINE)),
+    ("conda-lock", re.compile(r"^package:\s*$", re.MULTILINE)),
+)
+_BY_NAME: Final = (
+    ("pylock", re.compile(r"^pylock(\.[^.]+)?\.toml$")),
+    ("uv-lock", re.compile(r"^uv\.lock$")),
+    ("pixi-lock", re.compile(r"^pixi\.lock$")),
+    ("conda-lock", re.compile(r"(^|[.-])conda-lock\.ya?ml$")),
+)
+
+
+def detect(name: str, source: str) -> str | None:
+    """The kind of a lockfile (one of KINDS), or None for a cuenv lockfile or anything unknown.
+
+    The content decides (a cuenv lock has a top-level ``recipe:``); the file name only when the
+    content says nothing (an empty or broken file), so that its refusal speaks of the right format.
+    """
+    if re.search(r"^recipe:", source, re.MULTILINE) and re.search(r"^contract:", source, re.MULTILINE):
+        return None
+    for kind, pattern in _SNIFF:
+        if pattern.search(source):
+            if kind == "conda-lock" and not re.search(r"^metadata:", source, re.MULTILINE):
+                continue
+            return kind
+    base = PurePath(name).name
+    return next((kind for kind, pattern in _BY_NAME if pattern.search(base)), None)
+
+
+def is_cuenv_lock(source: str) -> bool:
+    """A cuenv lockfile's top-level keys (cuenv.lock.model): what no other tool writes."""
+    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
+
+
+def parse(source: str, *, kind: str, file: str, platform: str, python: str, environment: str | None = None) -> ForeignLock:
+    """One environment and platform of a foreign lockfile, fully validated (ForeignLockError otherwise).
+
+    ``python`` (X.Y) picks wheels in the Python-only formats; conda formats lock their own Python.
+    """
+    if kind == "conda-lock":
+        from cuenv.lock.foreign import condalock
+
+        return condalock.parse(source, file=file, platform=platform, environment=environment)
+    if kind == "pixi-lock":
+        from cuenv.lock.foreign import pixi
+
+        return pixi.parse(source, file=file, platform=platform, environment=environment)
+    if kind == "pylock":
+        from cuenv.lock.foreign import pylock
+
+        return pylock.parse(source, file=file, platform=platform, python=python, environment=environment)
+    if kind == "uv-lock":
+        from cuenv.lock.foreign import uvlock
+
+        return uvlock.parse(source, file=file, platform=platform, python=python, environment=environment)
+    raise ValueError(f"unknown lockfile kind {kind!r}")
+
+
+def describe(foreign: ForeignLock) -> Derived:
+    """The stack the locked packages need, labelled like ``pixi.lock [default, linux-64]``."""
+    where = filter(None, (foreign.environment, foreign.platform_name or foreign.platform))
+    label = PurePath(foreign.file).name + " [" + ", ".join(where) + "]"
+    return derive(foreign.packages, platform=foreign.platform, label=label, depends=foreign.depends,
+                  virtual_packages=foreign.virtual_packages)
+
+
+def engine_kind(foreign: ForeignLock) -> str:
+    """conda | venv: which engine family installs these packages; refuses what no engine can."""
+    where = Where(foreign.file)
+    kinds = foreign.kinds
+    if not kinds:
+        raise where.fail(f"it locks no installable package for {foreign.platform}.",
+                         "Check --platform and --environment, or regenerate the lock.")
+    if kinds == {"conda", "pypi"}:
+        count = sum(p.kind == "pypi" for p in foreign.packages)
+        raise where.fail(
+            f"it locks {count} PyPI package{'s' if count != 1 else ''} on top of its conda packages; one cuenv environment is built "
+            "by one engine, so cuenv installs only all-conda or all-PyPI locks exactly.",
+            f"See the stack with `cuenv check {foreign.file}`; build the conda part from an environment.yml "
+            "with a pip: section instead.")
+    return "conda" if kinds == {"conda"} else "venv"
+
+
+def require_installable(foreign: ForeignLock) -> None:
+    """Refuse, naming the first, when some locked package cannot be installed without building it."""
+    if foreign.unusable:
+        first = foreign.unusable[0]
+        more = f" ({len(foreign.unusable) - 1} more like it)" if len(foreign.unusable) > 1 else ""
+        raise first.where.fail(f"{first.name} {first.why}{more}", first.hint)
+
+
+def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, source: str) -> Any:
+    """The cuenv Lock that installs exactly ``foreign``'s packages: one platform, its contract, and the
+    file's sha256 as the recipe hash (so a changed file is a different lock)."""
+    from dataclasses import replace
+
+    from cuenv.engines import Solution
+    from cuenv.lock.model import Lock, contract_for
+
+    packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
+                     for p in foreign.packages)
+    solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
+    digest = "sha256:" + hashlib.sha256(source.encode()).hexdigest()
+    recipe: dict[str, Any] = {"name": name, "version": None, "hash": digest, "env": {}}
+    return Lock(
+        recipe=recipe, engine=engine, python=foreign.python,
+        channels=tuple(sorted({p.channel.rstrip("/") for p in packages if p.kind == "conda" and p.channel})),
+        indexes=tuple(sorted({p.index_url.rstrip("/") for p in packages if p.kind == "pypi" and p.index_url})),
+        contract=contract_for(derived.stack, [foreign.platform]), solutions=(solution,), made_on=None,
+    )
+
+
+def default_name(file: str, environment: str | None) -> str:
+    """An environment name from the lockfile's folder (and a non-default pixi environment)."""
+    folder = PurePath(file).parent.name or "project"
+    stem = re.sub(r"[^a-z0-9._-]+", "-", folder.lower()).strip("-._") or "project"
+    if environment and environment != "default":
+        stem += "-" + (re.sub(r"[^a-z0-9._-]+", "-", environment.lower()).strip("-._") or "env")
+    return stem[:64]
+
+
+__all__ = [
+    "KINDS",
+    "LABELS",
+    "Derived",
+    "ForeignLock",
+    "ForeignLockError",
+    "default_name",
+    "describe",
+    "detect",
+    "engine_kind",
+    "is_cuenv_lock",
+    "parse",
+    "require_installable",
+    "to_lock",
+]

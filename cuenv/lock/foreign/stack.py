@@ -1,0 +1,196 @@
+"""The CUDA stack a set of locked packages needs, read from the packages themselves (issue 15 §3). Pure.
+
+A lockfile names no "CUDA version"; its packages do, in several ways at once:
+
+============================================  ==============================================================
+evidence                                      example
+============================================  ==============================================================
+the CUDA runtime package                      conda ``cuda-cudart 11.8.89``, ``cudatoolkit 11.3.1``;
+                                              wheel ``nvidia-cuda-runtime-cu12 12.1.105``
+the framework's build                         conda ``pytorch`` build ``py3.10_cuda11.8_cudnn8.7.0_0`` (pytorch
+                                              channel), ``cuda126_mkl_py312_h..._300`` (conda-forge);
+                                              wheel ``torch 2.4.1+cu121``; PyPI's default torch wheel
+the CUDA meta packages                        ``pytorch-cuda 11.8``, ``cuda-version 12.1``
+a virtual-package requirement                 ``__cuda >=12`` in a package's depends or constrains
+cuDNN                                         conda ``cudnn 8.9.2``, wheel ``nvidia-cudnn-cu12 9.1.0.70``, the
+                                              ``cudnnX.Y`` of a pytorch-channel build
+nvcc                                          conda ``cuda-nvcc``, ``nvcc_linux-64``; CUDA 13 wheel ``nvidia-cuda-nvcc``
+============================================  ==============================================================
+
+The runtime that is actually installed wins (it is what the driver must serve), then the
+framework's build, then the meta packages, then ``__cuda``; every other source that disagrees is
+reported, not hidden. Architectures come from the knowledge base only where it knows that exact
+build (torch wheels); otherwise they are left unknown rather than guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Final
+
+from cuenv.engines.base import Package
+from cuenv.knowledge.stack import Stack
+from cuenv.lock.model import PLATFORMS, os_of
+
+# The pytorch channel: py3.10_cuda11.8_cudnn8.7.0_0, py3.8_cuda10.2.89_cudnn7.6.5_0, py3.10_cuda11.8_cudnn8_0.
+_PYTORCH_CHANNEL: Final = re.compile(r"^py\d+\.\d+_cuda(\d+)\.(\d+)(?:\.\d+)*(?:_cudnn(\d+)(?:\.(\d+))?(?:\.\d+)*)?_\d+$")
+# conda-forge: cuda126_mkl_py312_h..._300, cuda120_py311h..._0, cpu_mkl_..., cpu_generic_...
+_CONDA_FORGE: Final = re.compile(r"^cuda(\d{2,3})_")
+_CPU_BUILD: Final = re.compile(r"(^|_)cpu(_|$)|^py\d+\.\d+_\d+$")
+_CUDA_SPEC: Final = re.compile(r"^__cuda(?:\s*(?P<op>>=|==|=|>|~=)?\s*(?P<version>\d+(?:\.\d+)?))?")
+_RUNTIME_CONDA: Final = ("cuda-cudart", "cudatoolkit")
+_META_CONDA: Final = ("pytorch-cuda", "cuda-version")
+_NVCC_CONDA: Final = ("cuda-nvcc", "cuda-nvcc-tools", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev")
+_RUNTIME_WHEEL: Final = re.compile(r"^nvidia-cuda-runtime(-cu(\d+))?$")
+_CUDNN_WHEEL: Final = re.compile(r"^nvidia-cudnn(-cu\d+)?$")
+_JAX_PLUGIN: Final = re.compile(r"^jax-(cuda\d+)-plugin$")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A stack and how it was read: ``evidence`` says where each number came from, ``conflicts``
+    what else in the file disagrees."""
+
+    stack: Stack
+    evidence: tuple[str, ...]
+    conflicts: tuple[str, ...] = ()
+
+
+def mm(version: str) -> str | None:
+    """"11.8.89" -> "11.8"; None when the version has no numeric major.minor."""
+    match = re.match(r"^(\d+)\.(\d+)", version)
+    return f"{int(match.group(1))}.{int(match.group(2))}" if match else None
+
+
+def derive(packages: Iterable[Package], *, platform: str, label: str,
+           depends: Mapping[str, Iterable[str]] | None = None, virtual_packages: Iterable[str] = ()) -> Derived:
+    """The stack ``packages`` need on ``platform``; see the module docstring for the evidence read."""
+    pkgs = sorted(packages, key=lambda p: p.key)
+    by_name = {(p.kind, _canon(p.name)): p for p in pkgs}
+    cuda: list[tuple[str, str]] = []  # (version, where from), strongest first
+    cudnn: list[tuple[str, str]] = []
+    evidence: list[str] = []
+    framework = _framework(by_name, platform)
+    runtime = [(mm(p.version), f"{p.name} {p.version}") for p in pkgs
+               if (p.kind == "conda" and p.name in _RUNTIME_CONDA)
+               or (p.kind == "pypi" and _RUNTIME_WHEEL.match(_canon(p.name)))]
+    cuda += [(v, why) for v, why in runtime if v]
+    if framework is not None and framework.stack.cuda:
+        cuda.append((framework.stack.cuda, framework.why))
+    cuda += [(v, f"{p.name} {p.version}") for p in pkgs if p.kind == "conda" and p.name in _META_CONDA
+             for v in [mm(p.version)] if v]
+    cuda += list(_cuda_floors(depends or {}))
+    cudnn += [(v, f"{p.name} {p.version}") for p in pkgs
+              if (p.kind == "conda" and p.name == "cudnn") or (p.kind == "pypi" and _CUDNN_WHEEL.match(_canon(p.name)))
+              for v in [mm(p.version)] if v]
+    if framework is not None and framework.stack.cudnn:
+        cudnn.append((mm(framework.stack.cudnn) or framework.stack.cudnn, framework.why))
+    nvcc = [p for p in pkgs if (p.kind == "conda" and p.name in _NVCC_CONDA)
+            or (p.kind == "pypi" and _canon(p.name) == "nvidia-cuda-nvcc")]  # cu11/cu12 nvcc wheels hold no nvcc
+    chosen_cuda = cuda[0][0] if cuda else None
+    chosen_cudnn = cudnn[0][0] if cudnn else None
+    if chosen_cuda:
+        evidence.append(f"CUDA {chosen_cuda} from {cuda[0][1]}")
+    else:
+        evidence.append("no CUDA package, CUDA build or __cuda requirement is locked: a CPU-only stack")
+    if chosen_cudnn:
+        evidence.append(f"cuDNN {chosen_cudnn} from {cudnn[0][1]}")
+    if framework is not None:
+        evidence.append(f"{framework.stack.framework} {framework.stack.framework_version} "
+                        f"({framework.stack.variant or 'build unknown'}) from {framework.why}")
+    if nvcc:
+        evidence.append(f"nvcc from {nvcc[0].name} {nvcc[0].version}")
+    # A platform's virtual packages are what it was solved with, not what its packages need:
+    # pixi's `cuda = "12"` platform may well lock a CPU build.
+    evidence += [f"solved for {vp.strip()} (pixi platform)" for vp in virtual_packages if vp.strip().startswith("__cuda")]
+    conflicts = [f"{why} says CUDA {v}" for v, why in cuda[1:] if v != chosen_cuda and not _is_floor_of(v, chosen_cuda, why)]
+    conflicts += [f"{why} says cuDNN {v}" for v, why in cudnn[1:] if v != chosen_cudnn]
+    base = framework.stack if framework is not None else Stack(label=label, cuda=None)
+    arch_known = framework is not None and framework.stack.cuda == chosen_cuda
+    stack = replace(
+        base, label=label, cuda=chosen_cuda, cudnn=chosen_cudnn,
+        sass=base.sass if arch_known else (), ptx=base.ptx if arch_known else (),
+        has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(os_of(platform) if platform in PLATFORMS else "linux",),
+    )
+    return Derived(stack=stack, evidence=tuple(evidence), conflicts=tuple(dict.fromkeys(conflicts)))
+
+
+@dataclass(frozen=True)
+class _Framework:
+    stack: Stack
+    why: str
+
+
+def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Framework | None:
+    from cuenv.knowledge import builds, matrix
+
+    torch = by_name.get(("pypi", "torch"))
+    if torch is not None:
+        base, _, local = torch.version.partition("+")
+        variant = local.lower() or (None if platform.startswith("linux") else "cpu")
+        found = builds.torch_stack(base, variant) if matrix.torch_release(base) else None
+        if found is None and variant and matrix.variant_cuda(variant):
+            found = Stack(label="", cuda=matrix.variant_cuda(variant), framework="torch", framework_version=base,
+                          variant=variant)
+        if found is None and local == "cpu":
+            found = Stack(label="", cuda=None, framework="torch", framework_version=base, variant="cpu")
+        if found is not None:
+            kind = f"the {'PyPI default ' if not local else ''}wheel torch {torch.version}"
+            return _Framework(found, kind)
+    pytorch = by_name.get(("conda", "pytorch")) or by_name.get(("conda", "libtorch"))
+    if pytorch is not None and pytorch.build:
+        why = f"{pytorch.name} {pytorch.version} build {pytorch.build}"
+        channel = _PYTORCH_CHANNEL.match(pytorch.build)
+        forge = _CONDA_FORGE.match(pytorch.build)
+        if channel:
+            cuda = f"{int(channel.group(1))}.{int(channel.group(2))}"
+            cudnn = ".".join(g for g in channel.group(3, 4) if g) or None  # win-64 builds say only cudnn8
+            return _Framework(Stack(label="", cuda=cuda, cudnn=cudnn, framework="torch",
+                                    framework_version=pytorch.version, variant="cu" + cuda.replace(".", "")), why)
+        if forge:
+            digits = forge.group(1)
+            cuda = f"{int(digits[:-1])}.{int(digits[-1])}"
+            return _Framework(Stack(label="", cuda=cuda, framework="torch", framework_version=pytorch.version,
+                                    variant="cu" + digits), why)
+        if _CPU_BUILD.search(pytorch.build):
+            return _Framework(Stack(label="", cuda=None, framework="torch", framework_version=pytorch.version,
+                                    variant="cpu"), why)
+    for (kind, name), pkg in sorted(by_name.items()):
+        match = _JAX_PLUGIN.match(name) if kind == "pypi" else None
+        if match:
+            found = builds.jax_stack(pkg.version, match.group(1))
+            if found is not None:
+                return _Framework(found, f"the wheel {pkg.name} {pkg.version}")
+    paddle = by_name.get(("pypi", "paddlepaddle-gpu"))
+    if paddle is not None:
+        post = re.match(r"^(?P<base>.+?)\.(?P<post>post\d+)$", paddle.version)
+        found = builds.paddle_stack(post.group("base"), post.group("post")) if post else None
+        if found is not None:
+            return _Framework(found, f"the wheel paddlepaddle-gpu {paddle.version}")
+    return None
+
+
+def _cuda_floors(depends: Mapping[str, Iterable[str]]) -> Iterable[tuple[str, str]]:
+    """``__cuda >=12`` in depends/constrains: the lowest CUDA a driver must serve."""
+    seen: dict[str, str] = {}
+    for name, specs in sorted(depends.items()):
+        for spec in specs:
+            match = _CUDA_SPEC.match(spec.strip())
+            if match and match.group("version") and match.group("op") not in (">",):
+                version = mm(match.group("version") + ".0") or match.group("version")
+                seen.setdefault(version, f"{name} requires {spec.strip()}")
+    for version in sorted(seen, key=lambda v: tuple(int(x) for x in v.split(".")), reverse=True):
+        yield version, seen[version]
+
+
+def _is_floor_of(floor: str, chosen: str | None, why: str) -> bool:
+    """``__cuda >=12`` agrees with CUDA 12.1: a floor is a conflict only when the chosen CUDA is below it."""
+    if chosen is None or "requires" not in why:
+        return False
+    return tuple(int(x) for x in floor.split(".")) <= tuple(int(x) for x in chosen.split("."))
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

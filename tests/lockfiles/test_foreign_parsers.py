@@ -1,0 +1,394 @@
+"""The foreign lockfile readers on small made-up files: every refusal, and properties over generated input.
+
+Everything in a lockfile is untrusted: a reader either returns a fully validated ForeignLock or
+refuses with one ForeignLockError naming the file, line and key. Nothing else may escape, whatever
+the input (hypothesis).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuenv.lock import foreign
+from cuenv.lock.foreign import condalock, pixi, pylock, uvlock
+from cuenv.lock.foreign.model import ForeignLockError, load_toml
+
+SHA = "a" * 64
+MD5 = "b" * 32
+CH = "https://conda.anaconda.org/conda-forge"
+
+
+def conda_lock_doc(packages: list[dict] | None = None, platforms: tuple[str, ...] = ("linux-64",)) -> dict:
+    pkgs = packages if packages is not None else [
+        {"name": "cuda-cudart", "version": "12.1.105", "manager": "conda", "platform": "linux-64",
+         "dependencies": {"cuda-version": ">=12.1,<12.2.0a0"}, "url": f"{CH}/linux-64/cuda-cudart-12.1.105-h0_0.conda",
+         "hash": {"md5": MD5, "sha256": SHA}, "category": "main", "optional": False},
+        {"name": "cuda-version", "version": "12.1", "manager": "conda", "platform": "linux-64",
+         "dependencies": {"__cuda": ">=12"}, "url": f"{CH}/noarch/cuda-version-12.1-h1d6eff3_3.conda",
+         "hash": {"md5": MD5}, "category": "main", "optional": False},
+    ]
+    return {"version": 1, "metadata": {"content_hash": {}, "channels": [{"url": "conda-forge", "used_env_vars": []}],
+                                       "platforms": list(platforms), "sources": ["environment.yml"]}, "package": pkgs}
+
+
+def read_conda_lock(doc: Any, platform: str = "linux-64"):
+    text = doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False)
+    return condalock.parse(text, file="conda-lock.yml", platform=platform)
+
+
+def refusal(call, *args, **kwargs) -> ForeignLockError:
+    with pytest.raises(ForeignLockError) as caught:
+        call(*args, **kwargs)
+    assert "\n" not in caught.value.message and caught.value.hint
+    return caught.value
+
+
+# -- conda-lock -------------------------------------------------------------------------------
+def test_conda_lock_minimal() -> None:
+    found = read_conda_lock(conda_lock_doc())
+    derived = foreign.describe(found)
+    assert [(p.name, p.version, p.build, p.subdir, p.channel) for p in found.packages] == [
+        ("cuda-cudart", "12.1.105", "h0_0", "linux-64", CH), ("cuda-version", "12.1", "h1d6eff3_3", "noarch", CH)]
+    assert found.depends["cuda-version"] == ("__cuda >=12",)
+    assert (derived.stack.cuda, derived.conflicts) == ("12.1", ())  # __cuda >=12 agrees with 12.1
+
+
+@pytest.mark.parametrize(("change", "says", "line"), [
+    (lambda d: d.update(version=2), "conda-lock schema version 2 is not one cuenv reads", 1),
+    (lambda d: d["package"][1].update(url="ftp://x.org/noarch/cuda-version-12.1-h1d6eff3_3.conda"), "is not http(s) or file", 30),
+    (lambda d: d["package"][1].update(url=f"{CH}/noarch/../cuda-version-12.1-h1d6eff3_3.conda"), "climbs out of its folder", 30),
+    (lambda d: d["package"][1].update(url="https://u:pw@x.org/noarch/cuda-version-12.1-h1d6eff3_3.conda"), "carries credentials", 30),
+    (lambda d: d["package"][1].update(url="https://${TOKEN}@x.org/noarch/cuda-version-12.1-h1d6eff3_3.conda"), "holds a template", 30),
+    (lambda d: d["package"][1]["hash"].update(md5="xyz"), "md5 'xyz' is not a md5 hex digest", 31),
+    (lambda d: d["package"][1].update(hash={}), "has no sha256 or md5", 31),
+    (lambda d: d["package"][1].update(version="12.2"), "the file cuda-version-12.1-h1d6eff3_3.conda is not cuda-version-12.2-h1d6eff3_3", 30),
+    (lambda d: d["package"][1].update(name="Bad Name"), "must be a non-empty string without spaces", 24),
+    (lambda d: d["package"][1].update(manager="npm"), "manager 'npm' is neither conda nor pip", 26),
+    (lambda d: d["package"][1].update(url=f"{CH}/noarch/cuda-version-12.1-h1d6eff3_3.zip"), "is not a conda package archive", 30),
+])
+def test_conda_lock_refusals_name_the_line(change, says: str, line: int) -> None:
+    doc = conda_lock_doc()
+    change(doc)
+    error = refusal(read_conda_lock, doc)
+    assert says in error.message
+    assert error.message.startswith(f"conda-lock.yml, line {line} ")
+
+
+def test_yaml_aliases_are_refused() -> None:
+    text = yaml.safe_dump(conda_lock_doc(), sort_keys=False).replace("  dependencies:\n    cuda-version", "  dependencies: &d\n    cuda-version", 1)
+    text = text.replace("  dependencies:\n    __cuda: '>=12'", "  dependencies: *d", 1)
+    error = refusal(read_conda_lock, text)
+    assert error.message == "conda-lock.yml, line 16: YAML anchors and aliases (&name, *name) are not read in a lockfile."
+
+
+def test_conda_lock_platform_choice() -> None:
+    error = refusal(read_conda_lock, conda_lock_doc(), platform="win-64")
+    assert "it has no packages for win-64 (it holds linux-64)" in error.message
+    assert error.hint == "Choose one with --platform (linux-64), or lock for win-64: `conda-lock lock -p win-64`."
+
+
+def test_conda_lock_pip_sdist_and_optional_categories() -> None:
+    doc = conda_lock_doc()
+    doc["package"] += [
+        {"name": "flash-attn", "version": "2.5.0", "manager": "pip", "platform": "linux-64", "dependencies": {},
+         "url": "https://files.pythonhosted.org/packages/aa/flash_attn-2.5.0.tar.gz", "hash": {"sha256": SHA},
+         "category": "main", "optional": False},
+        {"name": "pytest", "version": "8.0.0", "manager": "conda", "platform": "linux-64", "dependencies": {},
+         "url": f"{CH}/noarch/pytest-8.0.0-pyhd8ed1ab_0.conda", "hash": {"md5": MD5}, "category": "test", "optional": True},
+    ]
+    found = read_conda_lock(doc)
+    assert [u.name for u in found.unusable] == ["flash-attn"] and "pytest" not in {p.name for p in found.packages}
+    assert found.notes == ("left out the optional category 'test' (conda-lock installs it with --extras test)",)
+
+
+# -- pixi ---------------------------------------------------------------------------------------
+def pixi_doc(version: int = 6) -> dict:
+    url = f"{CH}/linux-64/cuda-cudart-12.1.105-h0_0.conda"
+    wheel = "https://files.pythonhosted.org/packages/aa/bb/nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl"
+    env = {"channels": [{"url": CH + "/"}], "indexes": ["https://pypi.org/simple"],
+           "packages": {"linux-64": [{"conda": url}, {"pypi": wheel}]}}
+    if version >= 6:
+        packages = [{"conda": url, "sha256": SHA, "md5": MD5, "depends": ["__cuda >=12"]},
+                    {"pypi": wheel, "name": "nvidia-cuda-runtime-cu12", "version": "12.1.105", "sha256": SHA}]
+    else:
+        packages = [{"kind": "conda", "name": "cuda-cudart", "version": "12.1.105", "build": "h0_0",
+                     "subdir": "linux-64", "url": url, "sha256": SHA, "md5": MD5},
+                    {"kind": "pypi", "name": "nvidia-cuda-runtime-cu12", "version": "12.1.105", "url": wheel,
+                     "sha256": SHA}]
+    doc: dict = {"version": version, "environments": {"default": env}, "packages": packages}
+    if version == 7:
+        doc = {"version": 7, "platforms": [{"name": "cuda", "subdir": "linux-64", "virtual-packages": ["__cuda=12"]}],
+               "environments": {"default": {**env, "packages": {"cuda": env["packages"]["linux-64"]}}},
+               "packages": packages}
+    return doc
+
+
+def read_pixi(doc: Any, platform: str = "linux-64", environment: str | None = None):
+    text = doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False)
+    return pixi.parse(text, file="pixi.lock", platform=platform, environment=environment)
+
+
+@pytest.mark.parametrize("version", [4, 5, 6, 7])
+def test_pixi_versions_read_alike(version: int) -> None:
+    found = read_pixi(pixi_doc(version))
+    assert [(p.kind, p.name, p.version) for p in found.packages] == [
+        ("conda", "cuda-cudart", "12.1.105"), ("pypi", "nvidia-cuda-runtime-cu12", "12.1.105")]
+    assert found.packages[1].index_url == "https://pypi.org/simple"
+    assert foreign.describe(found).stack.cuda == "12.1"
+
+
+def test_pixi_refusals() -> None:
+    assert "Upgrade cuenv" in refusal(read_pixi, {**pixi_doc(), "version": 8}).hint
+    assert refusal(read_pixi, {**pixi_doc(), "version": 3}).hint.startswith("Rewrite it with a current pixi")
+    error = refusal(read_pixi, pixi_doc(), environment="cuda")
+    assert "it has no environment 'cuda' (it has default)" in error.message
+    assert error.hint == "Choose one with --environment default."
+    error = refusal(read_pixi, pixi_doc(), platform="osx-arm64")
+    assert "environment 'default' has no packages for osx-arm64 (it has linux-64)" in error.message
+    doc = pixi_doc()
+    doc["packages"] = doc["packages"][1:]
+    assert "is listed for linux-64 but missing from the `packages` list" in refusal(read_pixi, doc).message
+
+
+def test_pixi_source_packages_are_described_not_built() -> None:
+    doc = pixi_doc(7)
+    doc["environments"]["default"]["packages"]["cuda"].append({"conda_source": "mypkg[abc123] @ ."})
+    found = read_pixi(doc, platform="cuda")
+    assert [u.name for u in found.unusable] == ["mypkg"]
+    with pytest.raises(ForeignLockError, match="mypkg is built from source by pixi"):
+        foreign.require_installable(found)
+
+
+# -- pylock.toml --------------------------------------------------------------------------------
+PYLOCK = """\
+lock-version = "1.0"
+created-by = "uv"
+requires-python = ">=3.9"
+
+[[packages]]
+name = "nvidia-cuda-runtime-cu12"
+version = "12.1.105"
+index = "https://pypi.org/simple"
+wheels = [
+    {{ url = "https://files.pythonhosted.org/packages/aa/nvidia_cuda_runtime_cu12-12.1.105-py3-none-win_amd64.whl", hashes = {{ sha256 = "{sha}" }} }},
+    {{ url = "https://files.pythonhosted.org/packages/bb/nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl", hashes = {{ sha256 = "{sha}" }} }},
+]
+
+[[packages]]
+name = "colorama"
+version = "0.4.6"
+marker = "sys_platform == 'win32'"
+wheels = [{{ url = "https://files.pythonhosted.org/packages/cc/colorama-0.4.6-py2.py3-none-any.whl", hashes = {{ sha256 = "{sha}" }} }}]
+{extra}"""
+
+
+def read_pylock(text: str, platform: str = "linux-64", python: str = "3.11"):
+    return pylock.parse(text, file="pylock.toml", platform=platform, python=python)
+
+
+def test_pylock_picks_wheels_and_markers_for_the_target() -> None:
+    linux = read_pylock(PYLOCK.format(sha=SHA, extra=""))
+    assert [p.filename for p in linux.packages] == ["nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl"]
+    windows = read_pylock(PYLOCK.format(sha=SHA, extra=""), platform="win-64")
+    assert [p.name for p in windows.packages] == ["colorama", "nvidia-cuda-runtime-cu12"]
+    assert windows.packages[1].filename.endswith("win_amd64.whl")
+
+
+def test_pylock_refusals() -> None:
+    error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace('"1.0"', '"2.0"'))
+    assert "lock-version 2.0 is not one cuenv reads" in error.message
+    error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra=""), python="3.8")
+    assert "it needs Python >=3.9, not 3.8" in error.message and error.hint == "Choose a matching Python with --python X.Y."
+    error = refusal(read_pylock, PYLOCK.format(sha="nothex", extra=""))
+    assert error.message.startswith("pylock.toml, line 5 (packages[0].hash): sha256 'nothex' is not a sha256")
+    error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace(
+        'manylinux1_x86_64.whl", hashes', 'manylinux1_x86_64.whl", size = -3, hashes'))
+    assert "(packages[0].size): size -3 is not a byte count" in error.message
+    error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace("[[packages]]", "[[packages]", 1))
+    assert error.message.startswith("pylock.toml, line 5: broken TOML")
+
+
+def test_pylock_sdists_and_paths() -> None:
+    extra = ('\n[[packages]]\nname = "chess"\nversion = "1.11.2"\n'
+             f'sdist = {{ url = "https://files.pythonhosted.org/chess-1.11.2.tar.gz", hashes = {{ sha256 = "{SHA}" }} }}\n'
+             '\n[[packages]]\nname = "local"\nversion = "1.0"\n'
+             f'wheels = [{{ path = "dist/local-1.0-py3-none-any.whl", hashes = {{ sha256 = "{SHA}" }} }}]\n')
+    found = pylock.parse(PYLOCK.format(sha=SHA, extra=extra), file="/proj/pylock.toml", platform="linux-64", python="3.11")
+    assert [(u.name, u.where.line) for u in found.unusable] == [("chess", 20)]
+    assert "local" in {p.name for p in found.packages}
+    assert next(p for p in found.packages if p.name == "local").url == "file:///proj/dist/local-1.0-py3-none-any.whl"
+
+
+# -- uv.lock --------------------------------------------------------------------------------------
+UVLOCK = """\
+version = 1
+revision = 3
+requires-python = ">=3.10"
+
+[[package]]
+name = "app"
+version = "0.1.0"
+source = {{ editable = "." }}
+dependencies = [
+    {{ name = "nvidia-cuda-runtime-cu12", marker = "sys_platform == 'linux'" }},
+    {{ name = "pkg-from-git" }},
+]
+
+[package.dev-dependencies]
+dev = [{{ name = "colorama" }}]
+
+[[package]]
+name = "colorama"
+version = "0.4.6"
+source = {{ registry = "https://pypi.org/simple" }}
+wheels = [{{ url = "https://files.pythonhosted.org/packages/cc/colorama-0.4.6-py2.py3-none-any.whl", hash = "sha256:{sha}" }}]
+
+[[package]]
+name = "nvidia-cuda-runtime-cu12"
+version = "12.1.105"
+source = {{ registry = "https://pypi.org/simple" }}
+wheels = [{{ url = "https://files.pythonhosted.org/packages/bb/nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl", hash = "sha256:{sha}" }}]
+
+[[package]]
+name = "pkg-from-git"
+version = "1.0"
+source = {{ git = "https://github.com/x/y?rev=abc#abc" }}
+"""
+
+
+def test_uv_lock_graph() -> None:
+    found = uvlock.parse(UVLOCK.format(sha=SHA), file="uv.lock", platform="linux-64", python="3.11")
+    assert [p.name for p in found.packages] == ["colorama", "nvidia-cuda-runtime-cu12"]
+    assert [(u.name, u.where.line) for u in found.unusable] == [("pkg-from-git", 29)]
+    mac = uvlock.parse(UVLOCK.format(sha=SHA), file="uv.lock", platform="osx-arm64", python="3.11")
+    assert [p.name for p in mac.packages] == ["colorama"]
+    error = refusal(uvlock.parse, UVLOCK.format(sha=SHA).replace('{ editable = "." }', '{ registry = "x" }'),
+                    file="uv.lock", platform="linux-64", python="3.11")
+    assert "no workspace package" in error.message
+
+
+# -- properties -----------------------------------------------------------------------------------
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**15), st.text(max_size=20),
+                     st.sampled_from(["..", "ftp://a/b", "https://x.org/a/../b", SHA, MD5, "linux-64", "${X}"]))
+_JUNK = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+                     max_leaves=8)
+
+
+def _paths(data: Any, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix]
+    if isinstance(data, dict):
+        for k, v in data.items():
+            found += _paths(v, prefix + (k,))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found += _paths(v, prefix + (i,))
+    return found
+
+
+def _mutated(doc: dict, data: st.DataObject) -> dict:
+    doc = copy.deepcopy(doc)
+    path = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(_JUNK)
+    return doc
+
+
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+READERS = {
+    "conda-lock": lambda doc: read_conda_lock(doc),
+    "pixi-6": lambda doc: read_pixi(doc),
+    "pixi-7": lambda doc: read_pixi(doc, platform="cuda"),
+    "pylock": lambda doc: pylock.parse("", file="pylock.toml", platform="linux-64", python="3.11", data=doc),
+    "uv-lock": lambda doc: uvlock.parse("", file="uv.lock", platform="linux-64", python="3.11", data=doc),
+}
+DOCS = {
+    "conda-lock": conda_lock_doc(), "pixi-6": pixi_doc(6), "pixi-7": pixi_doc(7),
+    "pylock": load_toml(PYLOCK.format(sha=SHA, extra=""), "pylock.toml", hint=""),
+    "uv-lock": load_toml(UVLOCK.format(sha=SHA), "uv.lock", hint=""),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@PROPERTY
+@given(data=st.data())
+def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject) -> None:
+    doc = _mutated(DOCS[reader], data)
+    try:
+        found = READERS[reader](doc)
+    except ForeignLockError as exc:
+        assert exc.message and exc.hint and "\n" not in exc.message
+        return
+    for pkg in found.packages:  # what was accepted is safe to download
+        assert pkg.url.split(":", 1)[0] in ("http", "https", "file") and ".." not in pkg.url.split("/")
+        assert pkg.sha256 or pkg.md5
+    foreign.describe(found)
+
+
+@PROPERTY
+@given(source=st.text(max_size=300))
+def test_any_text_is_read_or_refused(source: str) -> None:
+    detected = foreign.detect("lockfile", source) or "pixi-lock"
+    for kind in {detected, "conda-lock", "pylock", "uv-lock"}:
+        try:
+            foreign.parse(source, kind=kind, file="f", platform="linux-64", python="3.11")
+        except ForeignLockError:
+            pass
+
+
+_NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+_VERSIONS = st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,3}", fullmatch=True)
+_BUILDS = st.from_regex(r"[a-z0-9]{1,8}_[0-9]{1,3}", fullmatch=True)
+
+
+@PROPERTY
+@given(st.dictionaries(_NAMES, st.tuples(_VERSIONS, _BUILDS, st.binary(min_size=1, max_size=8)), min_size=1, max_size=6))
+def test_conda_lock_round_trip(records: dict[str, tuple[str, str, bytes]]) -> None:
+    packages = [{"name": n, "version": v, "manager": "conda", "platform": "linux-64", "dependencies": {},
+                 "url": f"{CH}/linux-64/{n}-{v}-{b}.tar.bz2", "category": "main", "optional": False,
+                 "hash": {"md5": hashlib.md5(salt).hexdigest(), "sha256": hashlib.sha256(salt).hexdigest()}}
+                for n, (v, b, salt) in records.items()]
+    found = read_conda_lock(conda_lock_doc(packages))
+    assert {(p.name, p.version, p.build, p.url, p.md5, p.sha256) for p in found.packages} == {
+        (e["name"], e["version"], e["url"].rsplit("-", 1)[1].removesuffix(".tar.bz2"), e["url"], e["hash"]["md5"],
+         e["hash"]["sha256"]) for e in packages}
+
+
+_STACK_NAMES = st.sampled_from(["pytorch", "libtorch", "cuda-cudart", "cudatoolkit", "cuda-version", "pytorch-cuda",
+                                "cudnn", "cuda-nvcc", "python", "numpy"])
+_WHEEL_NAMES = st.sampled_from(["torch", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime", "nvidia-cudnn-cu12",
+                                "jax-cuda12-plugin", "paddlepaddle-gpu", "numpy"])
+_ANY_VERSION = st.one_of(_VERSIONS, st.from_regex(r"[0-9]{1,2}\.[0-9]{1,2}\.[0-9]\+(cu[0-9]{3}|cpu|rocm6\.1)", fullmatch=True),
+                         st.from_regex(r"[a-z0-9.]{1,8}", fullmatch=True))
+_ANY_BUILD = st.one_of(_BUILDS, st.from_regex(r"(py3\.[0-9]{1,2}_cuda[0-9]{1,2}\.[0-9](_cudnn[0-9](\.[0-9])?)?|cuda[0-9]{2,3}|cpu)_[a-z0-9_]{0,10}",
+                                              fullmatch=True))
+
+
+@PROPERTY
+@given(conda=st.lists(st.tuples(_STACK_NAMES, _ANY_VERSION, _ANY_BUILD), max_size=6),
+       wheels=st.lists(st.tuples(_WHEEL_NAMES, _ANY_VERSION), max_size=5),
+       depends=st.lists(st.from_regex(r"__cuda( ?(>=|==|=|>)? ?[0-9]{1,2}(\.[0-9])?)?", fullmatch=True), max_size=3),
+       platform=st.sampled_from(["linux-64", "win-64", "osx-arm64", "linux-aarch64"]))
+def test_any_package_set_gives_a_stack(conda, wheels, depends, platform) -> None:
+    from cuenv.engines import Package
+    from cuenv.lock.foreign.stack import derive
+
+    pkgs = [Package(name=n, version=v, kind="conda", url=f"{CH}/x/{n}-{v}-{b}.conda", sha256=SHA, build=b)
+            for n, v, b in conda]
+    pkgs += [Package(name=n, version=v, kind="pypi", url=f"https://x.org/{n}.whl", sha256=SHA) for n, v in wheels]
+    derived = derive(pkgs, platform=platform, label="x", depends={"pkg": tuple(depends)})
+    stack = derived.stack
+    assert stack.cuda is None or all(part.isdigit() for part in stack.cuda.split("."))
+    assert derived.evidence and (stack.cuda is None) == derived.evidence[0].startswith("no CUDA")
