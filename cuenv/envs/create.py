@@ -12,6 +12,7 @@ clean up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -133,6 +134,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
     stack = recipe.stack(version, engine=kind)
+    request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -141,8 +143,80 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
                       stack=stack, findings=findings)
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
                  "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
-                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
+                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
+                 "route": route}
     return plan
+
+
+@dataclass(frozen=True)
+class RouteInfo:
+    """The index route of a framework recipe, and what a refusal must say (issue 19 §2)."""
+
+    route: Any  # cuenv.engines.pypiroute.Route
+    recipe: str
+    versions: tuple[str, ...]
+
+
+def routed(settings, recipe, kind: str, request, cuda: str | None):
+    """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
+    route = framework_route(settings, recipe, request, cuda) if kind == "venv" else None
+    if route is None:
+        return request, None
+    versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
+    request = replace(request, index_urls=route.first.index_urls, requirements=route.first.requirements)
+    return request, RouteInfo(route, recipe.name, tuple(versions))
+
+
+def framework_route(settings, recipe, request, cuda: str | None):
+    """Where a framework recipe's wheels come from: PyPI where PyPI's build of that version is the
+    recipe's CUDA build (read from the wheel's metadata), else the vendor index (``framework_index``).
+    None for anything that is not one exact framework pin on a vendor index."""
+    from cuenv.engines import pypiroute
+    from cuenv.engines.mirrors import PYPI_SIMPLE
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+
+    vendor = tuple(u.rstrip("/") for u in request.index_urls)
+    if not cuda or not vendor or PYPI_SIMPLE in vendor:
+        return None
+    pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
+    if pinned is None:
+        return None
+    project, version = pinned
+    build = None
+    if settings.framework_index != "vendor":
+        build = pypiroute.pypi_build(project, version, mirrors=settings.mirrors, cache_dir=settings.cache_dir)
+    return pypiroute.plan(cuda=cuda, project=project, version=version, vendor_indexes=request.index_urls,
+                          requirements=request.requirements, setting=settings.framework_index, build=build)
+
+
+def solve_routed(engine, request, info: RouteInfo | None, *, target, cache_dir: Path, progress=None):
+    """``engine.solve``; where the route's first index cannot be reached, its second, or a refusal
+    that names the versions PyPI serves for the recipe's CUDA."""
+    from dataclasses import replace as _replace
+
+    from cuenv.engines import DownloadFailed
+
+    try:
+        return engine.solve(request, target=target, cache_dir=cache_dir)
+    except DownloadFailed as exc:
+        if info is None:
+            raise
+        route = info.route
+        if route.then is not None:
+            if progress:
+                progress("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}")
+            other = _replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
+            return engine.solve(other, target=target, cache_dir=cache_dir)
+        if route.first.name != "vendor" or route.build is None:
+            raise
+        from cuenv.engines import pypiroute
+
+        builds = [pypiroute.pypi_build(route.build.project, v.split("+")[0], mirrors=engine.mirrors, cache_dir=cache_dir)
+                  for v in info.versions]
+        raise pypiroute.refusal(project=route.build.project, version=route.build.version, cuda=route.cuda,
+                                vendor_indexes=route.first.index_urls, reason=exc.message.rstrip("."),
+                                builds=builds, recipe=info.recipe) from None
+
 
 
 def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
@@ -178,7 +252,14 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
         return plan.locked
     if progress:
         progress("solve", f"{plan.stack.label} with {plan.engine}")
-    return engine.solve(plan.meta["request"], target=Target.from_machine(machine), cache_dir=cache)
+    info = plan.meta.get("route")
+    if progress:
+        for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
+            progress("mirror", line)
+        if info is not None:
+            progress("route", info.route.reason)
+    return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
+                        progress=progress)
 
 
 def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None,
@@ -189,7 +270,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     from cuenv.machine.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
-    engine = get_engine(plan.engine, environ)
+    engine = get_engine(plan.engine, environ, mirrors=settings.mirrors)
     cache = settings.cache_dir
     store.envs_dir.mkdir(parents=True, exist_ok=True)
     with store.locked(plan.name):
