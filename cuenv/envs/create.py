@@ -246,16 +246,16 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
+    if progress:
+        for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
+            progress("mirror", line)
     if plan.locked is not None:
         if progress:
             progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
         return plan.locked
-    if progress:
-        progress("solve", f"{plan.stack.label} with {plan.engine}")
     info = plan.meta.get("route")
     if progress:
-        for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
-            progress("mirror", line)
+        progress("solve", f"{plan.stack.label} with {plan.engine}")
         if info is not None:
             progress("route", info.route.reason)
     return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
