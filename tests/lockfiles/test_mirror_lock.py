@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import RECIPE
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
 import channel  # noqa: E402
 import pypimirror  # noqa: E402
@@ -51,11 +49,10 @@ def test_venv_lock_behind_one_mirror_installs_behind_another(cli, work, envs, tm
     assert code == 0, out + err
 
 
-def test_conda_lock_behind_a_channel_mirror(cli, work, envs, tmp_path, lock_channel, monkeypatch) -> None:
-    folder = tmp_path / "recipes"
-    folder.mkdir()
-    (folder / "mirrored-cu121.yaml").write_text(RECIPE.format(name="mirrored-cu121", channel="cuenv-lock-test", extra=""))
-    monkeypatch.setenv("CUENV_RECIPES", str(folder))
+def test_conda_lock_behind_a_channel_mirror(cli, work, envs, tmp_path, lock_channel, recipes) -> None:
+    # the fixture's recipe, with its channel named as on anaconda.org instead of by folder
+    text = (recipes / "local-cu121.yaml").read_text().replace(str(lock_channel), "cuenv-lock-test")
+    (recipes / "mirrored-cu121.yaml").write_text(text.replace("name: local-cu121", "name: mirrored-cu121"))
     served = tmp_path / "srv"
     shutil.copytree(lock_channel, served / "cuenv-lock-test", symlinks=True)
     log = tmp_path / "channel.log"
