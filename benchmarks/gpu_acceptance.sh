@@ -15,6 +15,8 @@
 #      cuDNN version, torch.cuda.is_available() and a kernel run; then `cuenv deactivate` restores
 #      PATH and LD_LIBRARY_PATH exactly;
 #   4. `cuenv doctor NAME` has no failed check.
+# Where nvcc is on PATH, a small CUDA program also runs a kernel with no framework at all (useful on a
+# machine that cannot download one).
 #
 # Settings (environment variables):
 #   CUENV            how to run cuenv (default: cuenv on PATH, else python3 -m cuenv)
@@ -152,6 +154,40 @@ else
     step agreement SKIP "a detection source failed (above)"
 fi
 
+# A kernel without any framework, where a toolkit is on PATH: proof of a GPU run even on a machine
+# that cannot download a framework.
+if command -v nvcc >/dev/null 2>&1; then
+    cat >"$WORK/kernel.cu" <<'EOF'
+#include <cstdio>
+__global__ void fill(int *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 2 * i; }
+static int host[1 << 20];
+int main() {
+    const int n = 1 << 20;
+    int *dev = 0;
+    cudaError_t e = cudaMalloc(&dev, n * sizeof(int));
+    if (e != cudaSuccess) { printf("cudaMalloc: %s\n", cudaGetErrorString(e)); return 1; }
+    fill<<<(n + 255) / 256, 256>>>(dev, n);
+    e = cudaMemcpy(host, dev, n * sizeof(int), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) { printf("kernel: %s\n", cudaGetErrorString(e)); return 1; }
+    for (int i = 0; i < n; i++) if (host[i] != 2 * i) { printf("wrong value at %d\n", i); return 1; }
+    cudaDeviceProp p; int d = 0; cudaGetDevice(&d); cudaGetDeviceProperties(&p, d);
+    printf("%d values right on %s (sm_%d%d)\n", n, p.name, p.major, p.minor);
+    return 0;
+}
+EOF
+    if nvcc -o "$WORK/kernel" "$WORK/kernel.cu" >"$WORK/nvcc.out" 2>&1; then
+        if out=$("$WORK/kernel" 2>&1); then step "system kernel" PASS "$(command -v nvcc): $out"
+        elif printf '%s' "$out" | grep -q 'insufficient'; then
+            # the PATH's toolkit is newer than this driver: a fact about that toolkit, not about cuenv
+            step "system kernel" SKIP "$(nvcc --version | grep -m1 -o 'release [0-9.]*') needs a newer driver: $out"
+        else step "system kernel" FAIL "$(printf '%s' "$out" | tail -n 1)"; fi
+    else
+        step "system kernel" FAIL "nvcc: $(tail -n 1 "$WORK/nvcc.out")"
+    fi
+else
+    step "system kernel" SKIP "no nvcc on PATH"
+fi
+
 # ------------------------------------------------------------------ 2. a framework env from PyPI
 if [ -z "${ACCEPT_RECIPE:-}" ]; then
     case "$(get nvml cuda)" in
@@ -256,7 +292,7 @@ EOF
         step doctor FAIL "$(tail -n 1 "$WORK/doctor.err")"
     fi
     if [ "${ACCEPT_KEEP:-0}" != 1 ]; then
-        $CUENV remove "$ENV_NAME" --yes >/dev/null 2>&1 || $CUENV remove "$ENV_NAME" >/dev/null 2>&1 || true
+        $CUENV remove "$ENV_NAME" --yes >/dev/null 2>&1 || true
     fi
 fi
 

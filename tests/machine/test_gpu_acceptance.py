@@ -70,7 +70,7 @@ def test_detection_sources_agree_on_the_fake_driver(tmp_path: Path, fake_libs: P
                            extra={"ACCEPT_SKIP_CREATE": "1"})
     assert code == 0, out
     assert lines(out) == {"nvml": "PASS", "libcuda": "PASS", "nvidia-smi": "PASS", "cuenv info": "PASS",
-                          "agreement": "PASS", "create": "SKIP"}
+                          "agreement": "PASS", "system kernel": "SKIP", "create": "SKIP"}
     assert "driver 550.54.15, CUDA 12.4, 1 GPU(s): NVIDIA H100 80GB HBM3" in out
 
 
@@ -108,3 +108,21 @@ def test_full_run_creates_uses_checks_and_records(tmp_path: Path, fake_libs: Pat
     assert text.startswith("## 20") and "NVIDIA H100 80GB HBM3 (driver 550.54.15)" in text
     assert "| PASS | create |" in text
     assert not (tmp_path / "home" / "envs" / "gpu-accept").exists()  # removed afterwards
+
+
+def test_a_toolkit_newer_than_the_driver_skips_the_system_kernel(tmp_path: Path, fake_libs: Path) -> None:
+    import shutil
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("no nvcc on this machine")
+    code, out = run_script(tmp_path, fake_libs, smi_csv="550.54.15, NVIDIA H100 80GB HBM3\n",
+                           extra={"ACCEPT_SKIP_CREATE": "1",
+                                  "PATH": os.pathsep.join([str(tmp_path / "bin"), str(Path(nvcc).parent),
+                                                           str(Path(sys.executable).parent), "/usr/bin", "/bin"])})
+    # The fake driver says CUDA 12.4; a CUDA 13 toolkit's kernel cannot run on it, and that is no failure of cuenv.
+    release = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
+    if "release 12." in release:
+        pytest.skip("this nvcc is not newer than the fake driver")
+    assert lines(out)["system kernel"] == "SKIP" and "needs a newer driver" in out, out
+    assert code == 0
