@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -162,12 +163,12 @@ def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
             parts = value
         else:
             raise ValueError(f"{value!r} is not a mapping of upstream: mirror")  # noqa: TRY004 - one error type for every bad value
-        raw = []
+        raw = []  # (upstream, mirror) as written
         for part in parts:
             if not isinstance(part, str) or "=" not in part:
                 raise ValueError(f"{part!r} is not UPSTREAM=MIRROR")
             key, _, mirror = part.partition("=")
-            raw.append((key, mirror))  # type: ignore[attr-defined]
+            raw.append((key, mirror))
     for key, mirror in raw:
         if not isinstance(key, str) or not isinstance(mirror, str):
             raise ValueError(f"{key!r}: {mirror!r} is not an upstream and a mirror URL")  # noqa: TRY004 - as above
@@ -238,10 +239,10 @@ def _pip_index(path: Path) -> str | None:
 
 
 def _uv_index(path: Path) -> str | None:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
+    else:  # the same API on Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
