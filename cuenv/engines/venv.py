@@ -192,7 +192,7 @@ def requirements_lines(packages: Iterable[Package], *, mirrors: Mirrors | None =
         if not pkg.sha256:
             raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 in the lock", actual="none")
         url = mirrors.to_mirror(pkg.url)
-        if url == pkg.url and (pkg.url.endswith("/") or mirrors.rule_for(pkg.index_url or "") is not None):
+        if url == pkg.url and (pkg.url.endswith("/") or mirrors.rule_for(pkg.index_url or PYPI_SIMPLE) is not None):
             indexes.append(mirrors.to_mirror(pkg.index_url or PYPI_SIMPLE))
             lines.append(f"{pkg.name}=={pkg.version} --hash=sha256:{pkg.sha256}")
         else:
@@ -298,17 +298,21 @@ class VenvEngine(Engine):
                 # the result is the one the index would give; anything else asks the index.
                 done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
                 if done.returncode == 0:
-                    found = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from))
+                    found = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
+                                            named=bool(request.index_urls))
                     if {canonical(p.name): p.version for p in found} == pins:
                         packages = found
             if packages is None:
                 self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
-                packages = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from))
+                packages = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
+                                           named=bool(request.index_urls))
         check_one_cuda_major(packages)
         return Solution(engine=self.name, platform=platform, python=python, packages=packages)
 
-    def _canonical(self, packages: tuple[Package, ...]) -> tuple[Package, ...]:
-        """What uv reported through mirrors -> the canonical index and file URLs a lock keeps."""
+    def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
+        """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
+        Where the request named no index (uv's default, PyPI), packages name none either, as before
+        mirrors existed: the lock fills in PyPI."""
         from dataclasses import replace
 
         out = []
@@ -317,7 +321,8 @@ class VenvEngine(Engine):
                 out.append(pkg)
                 continue
             url = self.mirrors.pypi_file(pkg.url, index=pkg.index_url, project=pkg.name)
-            out.append(replace(pkg, url=url, index_url=self.mirrors.to_upstream(pkg.index_url).rstrip("/")))
+            index = self.mirrors.to_upstream(pkg.index_url).rstrip("/")
+            out.append(replace(pkg, url=url, index_url=index if named or index != PYPI_SIMPLE else None))
         return tuple(out)
 
     # install ----------------------------------------------------------------------------------

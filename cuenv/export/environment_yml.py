@@ -7,8 +7,7 @@ not hash-checked: for hashes use --format explicit (conda) or --format requireme
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Mapping
 
 from cuenv.engines.mirrors import PYPI_SIMPLE
 from cuenv.export import Output

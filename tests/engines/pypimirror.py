@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import html
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -87,9 +86,10 @@ def serve(folder: Path, *, log: Path | None = None) -> Iterator[str]:
     """``python -m http.server`` for ``folder`` on 127.0.0.1; yields ``http://127.0.0.1:PORT``.
     ``log`` receives the server's request log ("GET /path HTTP/1.1" 200 ...), to prove what was fetched."""
     port = _free_port()
-    sink = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below, after the server
+    sink = open(log, "wb") if log else None  # noqa: SIM115 - closed below, after the server
     proc = subprocess.Popen([sys.executable, "-u", "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                             "--directory", str(folder)], stdout=sink, stderr=sink)
+                             "--directory", str(folder)], stdout=sink or subprocess.DEVNULL,
+                            stderr=sink or subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -111,10 +111,6 @@ def serve(folder: Path, *, log: Path | None = None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if log:
-            sink.close()  # type: ignore[union-attr]
+        if sink is not None:
+            sink.close()
 
-
-def copy_tree(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest, dirs_exist_ok=True)
-    return dest

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-import channel  # noqa: E402
-import pypimirror  # noqa: E402
+import channel  # noqa: E402 - after sys.path is set above
+import pypimirror  # noqa: E402 - after sys.path is set above
 
 WHEELS = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
 
@@ -49,7 +49,10 @@ def test_venv_lock_behind_one_mirror_installs_behind_another(cli, work, envs, tm
     assert code == 0, out + err
 
 
-def test_conda_lock_behind_a_channel_mirror(cli, work, envs, tmp_path, lock_channel, recipes) -> None:
+def test_conda_lock_behind_a_channel_mirror(cli, work, envs, tmp_path, lock_channel, recipes, monkeypatch) -> None:
+    # A private cache: archives downloaded over http must not sit in the suite's shared cache, where
+    # other tests expect a download to happen.
+    monkeypatch.setenv("CUENV_CACHE_DIR", str(tmp_path / "cache"))
     # the fixture's recipe, with its channel named as on anaconda.org instead of by folder
     text = (recipes / "local-cu121.yaml").read_text().replace(str(lock_channel), "cuenv-lock-test")
     (recipes / "mirrored-cu121.yaml").write_text(text.replace("name: local-cu121", "name: mirrored-cu121"))
