@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.meta import build_meta
@@ -22,6 +22,12 @@ from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.engines import Engine, Request, Solution, Target
+    from cuenv.engines.pypiroute import Route
+    from cuenv.recipes.catalogue import Recipe
 
 
 class CheckFailed(CuenvError):
@@ -152,14 +158,15 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
 class RouteInfo:
     """The index route of a framework recipe, and what a refusal must say (issue 19 §2)."""
 
-    route: Any  # cuenv.engines.pypiroute.Route
+    route: Route
     recipe: str
     versions: tuple[str, ...]
 
 
-def routed(settings, recipe, kind: str, request, cuda: str | None):
+def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
+           cuda: str | None) -> tuple[Request, RouteInfo | None]:
     """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
-    route = framework_route(settings, recipe, request, cuda) if kind == "venv" else None
+    route = framework_route(settings, request, cuda) if kind == "venv" else None
     if route is None:
         return request, None
     versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
@@ -167,7 +174,7 @@ def routed(settings, recipe, kind: str, request, cuda: str | None):
     return request, RouteInfo(route, recipe.name, tuple(versions))
 
 
-def framework_route(settings, recipe, request, cuda: str | None):
+def framework_route(settings: Settings, request: Request, cuda: str | None) -> Route | None:
     """Where a framework recipe's wheels come from: PyPI where PyPI's build of that version is the
     recipe's CUDA build (read from the wheel's metadata), else the vendor index (``framework_index``).
     None for anything that is not one exact framework pin on a vendor index."""
@@ -189,11 +196,10 @@ def framework_route(settings, recipe, request, cuda: str | None):
                           requirements=request.requirements, setting=settings.framework_index, build=build)
 
 
-def solve_routed(engine, request, info: RouteInfo | None, *, target, cache_dir: Path, progress=None):
+def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, target: Target, cache_dir: Path,
+                 progress: Reporter | None = None) -> Solution:
     """``engine.solve``; where the route's first index cannot be reached, its second, or a refusal
     that names the versions PyPI serves for the recipe's CUDA."""
-    from dataclasses import replace as _replace
-
     from cuenv.engines import DownloadFailed
 
     try:
@@ -205,7 +211,7 @@ def solve_routed(engine, request, info: RouteInfo | None, *, target, cache_dir: 
         if route.then is not None:
             if progress:
                 progress("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}")
-            other = _replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
+            other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
             return engine.solve(other, target=target, cache_dir=cache_dir)
         if route.first.name != "vendor" or route.build is None:
             raise
@@ -216,7 +222,6 @@ def solve_routed(engine, request, info: RouteInfo | None, *, target, cache_dir: 
         raise pypiroute.refusal(project=route.build.project, version=route.build.version, cuda=route.cuda,
                                 vendor_indexes=route.first.index_urls, reason=exc.message.rstrip("."),
                                 builds=builds, recipe=info.recipe) from None
-
 
 
 def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
