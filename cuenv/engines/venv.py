@@ -192,7 +192,8 @@ def requirements_lines(packages: Iterable[Package], *, mirrors: Mirrors | None =
         if not pkg.sha256:
             raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 in the lock", actual="none")
         url = mirrors.to_mirror(pkg.url)
-        if url == pkg.url and (pkg.url.endswith("/") or mirrors.rule_for(pkg.index_url or PYPI_SIMPLE) is not None):
+        page = pkg.url.endswith("/")  # the lock names the project's page, not a file
+        if page or (url == pkg.url and mirrors.rule_for(pkg.index_url or PYPI_SIMPLE) is not None):
             indexes.append(mirrors.to_mirror(pkg.index_url or PYPI_SIMPLE))
             lines.append(f"{pkg.name}=={pkg.version} --hash=sha256:{pkg.sha256}")
         else:

@@ -121,3 +121,27 @@ def test_conda_tools_get_mirrored_channels_and_urls(tmp_path: Path) -> None:
                   sha256="0" * 64, build="0", channel="https://conda.anaconda.org/conda-forge", subdir="noarch")
     text = explicit_file(Solution(engine="conda", platform="linux-64", python=None, packages=(pkg,)), mirrors=mirrors)
     assert "https://mirror.example/anaconda/cloud/conda-forge/noarch/x-1-0.conda#" + "0" * 64 in text
+
+
+def test_install_lists_fetch_through_the_mirrors() -> None:
+    """The list uv installs from, and the one an image build or `cuenv export --format requirements` writes."""
+    from cuenv.engines.venv import requirements_lines
+
+    torch = Package(name="torch", version="2.4.1+cu121", kind="pypi", sha256="1" * 64,
+                    url="https://download.pytorch.org/whl/cu121/torch-2.4.1%2Bcu121-cp311-cp311-linux_x86_64.whl",
+                    index_url="https://download.pytorch.org/whl/cu121")
+    page = Package(name="x", version="1", kind="pypi", sha256="2" * 64, url="https://pypi.org/simple/x/",
+                   index_url=m.PYPI_SIMPLE)
+    assert requirements_lines([LOCKED_RUNTIME, torch]) == (
+        f"nvidia-cuda-runtime-cu12 @ {RUNTIME_URL} --hash=sha256:{RUNTIME_SHA}\n"
+        f"torch @ {torch.url} --hash=sha256:{'1' * 64}\n")
+    mirrors = m.merge([("test", [(m.PYPI_SIMPLE, "http://mirror.example/simple"),
+                                 ("https://download.pytorch.org/whl", "http://mirror.example/pytorch-wheels")])])
+    assert requirements_lines([LOCKED_RUNTIME, torch, page], mirrors=mirrors) == (
+        "--index-url http://mirror.example/simple\n"
+        f"nvidia-cuda-runtime-cu12==12.1.105 --hash=sha256:{RUNTIME_SHA}\n"
+        "torch @ http://mirror.example/pytorch-wheels/cu121/torch-2.4.1%2Bcu121-cp311-cp311-linux_x86_64.whl "
+        f"--hash=sha256:{'1' * 64}\n"
+        f"x==1 --hash=sha256:{'2' * 64}\n")
+    # a lock naming only a project page installs by name from that index even without a mirror
+    assert requirements_lines([page]) == f"--index-url https://pypi.org/simple\nx==1 --hash=sha256:{'2' * 64}\n"
