@@ -41,6 +41,8 @@ UPSTREAMS: Final = {
 # PyPI's file layout: packages/<2 hex>/<2 hex>/<60 hex>/<file> (the file's blake2b-256, warehouse).
 _PYPI_FILE_TAIL: Final = re.compile(r"/packages/([0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{60}/[^/?#]+)(?:[?#].*)?$")
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# A channel by name, with an optional label path: conda-forge, nvidia/label/cuda-11.8.0.
+_CHANNEL: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ def upstream_url(key: str) -> str:
         return UPSTREAMS[key]
     if "://" in key:
         return _url(key, what="upstream")
-    if _NAME.match(key):
+    if _CHANNEL.match(key):
         return f"{CHANNEL_ALIAS}/{key}"
     raise ValueError(f"{key!r} is not an upstream (write pypi, pytorch, paddle, conda, a conda channel name or a URL)")
 
@@ -331,7 +333,7 @@ def channel_url(channel: str) -> str:
     """A recipe's channel (a name or a URL) -> its canonical URL; folders stay as they are."""
     if "://" in channel:
         return _strip(channel)
-    if _NAME.match(channel) and not Path(channel).expanduser().is_dir():
+    if _CHANNEL.match(channel) and not Path(channel).expanduser().is_dir():
         return f"{CHANNEL_ALIAS}/{channel}"
     return channel
 

@@ -145,6 +145,8 @@ def test_broken_tool_files_are_ignored(tmp_path: Path) -> None:
 
 def test_channel_urls() -> None:
     assert m.channel_url("conda-forge") == "https://conda.anaconda.org/conda-forge"
+    assert m.channel_url("nvidia/label/cuda-11.8.0") == "https://conda.anaconda.org/nvidia/label/cuda-11.8.0"
+    assert m.upstream_url("nvidia/label/cuda-11.8.0") == "https://conda.anaconda.org/nvidia/label/cuda-11.8.0"
     assert m.channel_url("https://repo.example/ch/") == "https://repo.example/ch"
 
 
