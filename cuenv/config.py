@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Final, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from cuenv.engines.names import CHOICES as ENGINES
+from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import UsageError
 
+if TYPE_CHECKING:
+    from cuenv.engines.mirrors import Mirrors
 
 def _bool(text: Any) -> bool:
     if isinstance(text, bool):
@@ -30,6 +33,18 @@ def _engine(text: Any) -> str:
     if text not in ENGINES:
         raise ValueError(f"unknown engine {text!r} (choose one of: {', '.join(ENGINES)})")
     return str(text)
+
+
+def _framework_index(text: Any) -> str:
+    if text not in FRAMEWORK_INDEXES:
+        raise ValueError(f"unknown framework index {text!r} (choose one of: {', '.join(FRAMEWORK_INDEXES)})")
+    return str(text)
+
+
+def _mirror_pairs(value: Any) -> Any:
+    from cuenv.engines.mirrors import parse_pairs
+
+    return parse_pairs(value)  # checked here; the per-upstream merge happens in resolve()
 
 
 def _path(text: Any) -> Path:
@@ -64,6 +79,12 @@ OPTIONS: Final = (
     Option("recipe_dirs", "CUENV_RECIPES", "--recipes", _paths, "extra recipe folders (user recipes win)"),
     Option("prompt", "CUENV_PROMPT", None, _bool, "show (NAME) in the prompt of an activated shell"),
     Option("auto_activate", "CUENV_AUTO_ACTIVATE", None, _bool, "activate on cd into a folder with a .cuenv file"),
+    Option("mirrors", "CUENV_MIRRORS", "--mirror", _mirror_pairs,
+           "UPSTREAM=MIRROR pairs: where PyPI, a vendor index or a conda channel is fetched from"),
+    Option("mirrors_from_tools", "CUENV_MIRRORS_FROM_TOOLS", None, _bool,
+           "also use the index and channel mirrors uv, pip and conda are configured with"),
+    Option("framework_index", "CUENV_FRAMEWORK_INDEX", "--framework-index", _framework_index,
+           "where framework wheels come from: pypi-first, vendor-first, pypi or vendor"),
 )
 
 
@@ -78,6 +99,9 @@ def _defaults() -> dict[str, Any]:
         "recipe_dirs": (config_dir / "recipes",),
         "prompt": True,
         "auto_activate": False,
+        "mirrors": None,  # resolve() always computes it
+        "mirrors_from_tools": True,
+        "framework_index": FRAMEWORK_INDEXES[0],
     }
 
 
@@ -97,6 +121,9 @@ class Settings:
     recipe_dirs: tuple[Path, ...]
     prompt: bool
     auto_activate: bool
+    mirrors: Mirrors
+    mirrors_from_tools: bool
+    framework_index: str
     config_file: Path
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -150,6 +177,8 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: P
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for opt in OPTIONS:
+        if opt.name == "mirrors":
+            continue  # merged per upstream below, from every layer at once
         candidates = (
             (flags.get(opt.name), f"flag {opt.flag}"),
             (environ.get(opt.env) or None, f"environment {opt.env}"),
@@ -167,5 +196,17 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: P
         else:
             values[opt.name] = defaults[opt.name]
             sources[opt.name] = "default"
+    values["mirrors"] = _resolve_mirrors(flags.get("mirrors"), environ, from_file.get("mirrors"), path,
+                                         from_tools=values["mirrors_from_tools"])
+    sources["mirrors"] = "; ".join(dict.fromkeys(r.source for r in values["mirrors"].rules)) or "default"
     sources["config_file"] = "environment CUENV_CONFIG" if environ.get("CUENV_CONFIG") else "default"
     return Settings(config_file=path, sources=sources, **values)
+
+
+def _resolve_mirrors(flag: Any, environ: Mapping[str, str], file_value: Any, path: Path, *, from_tools: bool) -> Mirrors:
+    """Mirrors from --mirror, CUENV_MIRRORS, the file's ``mirrors:`` and (unless turned off) the
+    settings of uv, pip and conda: per upstream, the first of those that names it wins."""
+    from cuenv.engines import mirrors
+
+    return mirrors.resolve(flag=flag or None, env_value=environ.get("CUENV_MIRRORS") or None, file_value=file_value,
+                           config_file=path, environ=environ, from_tools=from_tools)

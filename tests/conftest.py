@@ -32,8 +32,11 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("CUENV_CONFIG", str(root / "config.yaml"))
     # One shared cache for the whole run keeps real downloads (uv, rattler) warm across tests.
     monkeypatch.setenv("CUENV_CACHE_DIR", os.environ.get("CUENV_TEST_CACHE", str(REPO / ".test-cache")))
-    for name in ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_ACTIVE", "CUENV_ENGINE", "CUENV_RECIPES"):
+    for name in ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_ACTIVE", "CUENV_ENGINE", "CUENV_RECIPES",
+                 "CUENV_MIRRORS", "CUENV_FRAMEWORK_INDEX"):
         monkeypatch.delenv(name, raising=False)
+    # The machine's own uv/pip/conda mirrors stay out of tests (tests that want them pass them in).
+    monkeypatch.setenv("CUENV_MIRRORS_FROM_TOOLS", "0")
     return root
 
 

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lock": ("lock", "write a lockfile for an environment or a recipe"),
     "sync": ("lock", "make an environment match a lockfile"),
     "export": ("export", "export an environment (dockerfile, apptainer, lmod, tcl, explicit, ...)"),
-    "image": ("image", "build a container image of an environment"),
+    "image": ("image", "build a container image of an environment, or push one to a registry"),
     "pack": ("pack", "pack an environment into a relocatable archive"),
     "unpack": ("pack", "unpack an archive made by `cuenv pack`"),
     "doctor": ("doctor", "run the acceptance checks and explain each failure"),
@@ -63,6 +63,8 @@ class Context:
                 "cache_dir": getattr(self.args, "cache_dir", None),
                 "engine": getattr(self.args, "default_engine", None),
                 "recipe_dirs": tuple(getattr(self.args, "recipes", None) or ()),
+                "mirrors": tuple(getattr(self.args, "mirror", None) or ()),
+                "framework_index": getattr(self.args, "framework_index", None),
             }
             path = getattr(self.args, "config", None)
             self._settings = config.resolve(flags, self.environ, config._path(path) if path else None)
@@ -88,6 +90,11 @@ def common_options() -> _Parser:
     g.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file (env CUENV_CONFIG)")
     g.add_argument("--recipes", action="append", default=argparse.SUPPRESS, metavar="DIR",
                    help="extra recipe folder, may repeat (env CUENV_RECIPES)")
+    g.add_argument("--mirror", action="append", default=argparse.SUPPRESS, metavar="UPSTREAM=MIRROR",
+                   help="fetch UPSTREAM (pypi, pytorch, conda, a channel or a URL) from MIRROR, may repeat (env CUENV_MIRRORS)")
+    # Checked by cuenv.config (its one list of values), so the parser needs no import for it.
+    g.add_argument("--framework-index", default=argparse.SUPPRESS, metavar="ROUTE",
+                   help="where framework wheels come from: pypi-first (default), vendor-first, pypi, vendor (env CUENV_FRAMEWORK_INDEX)")
     g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print less")
     g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="print more (repeatable)")
     return common

@@ -22,6 +22,10 @@ def run(ctx: Context) -> Result:
     rows = []
     for opt in OPTIONS:
         value = getattr(s, opt.name)
+        if opt.name == "mirrors":  # one rule per upstream, each with where it came from
+            rows.append({"name": opt.name, "value": [f"{r.upstream} -> {r.mirror}" for r in value.rules],
+                         "source": s.sources[opt.name], "env": opt.env, "rules": value.to_json()})
+            continue
         shown = [str(v) for v in value] if isinstance(value, tuple) else (str(value) if not isinstance(value, bool) else value)
         rows.append({"name": opt.name, "value": shown, "source": s.sources[opt.name], "env": opt.env})
     rows.append({"name": "config_file", "value": str(s.config_file), "source": s.sources["config_file"], "env": "CUENV_CONFIG"})
@@ -29,6 +33,10 @@ def run(ctx: Context) -> Result:
     lines = []
     for r in rows:
         v = r["value"]
+        if "rules" in r:
+            found = [f"{rule['upstream']} -> {rule['mirror']}  ({rule['source']})" for rule in r["rules"]] or ["none  (default)"]
+            lines += [f"{r['name'] if i == 0 else '':<{width}}  {text}" for i, text in enumerate(found)]
+            continue
         text = ", ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v
         lines.append(f"{r['name']:<{width}}  {text}  ({r['source']})")
     return Result(data={"settings": rows}, text="\n".join(lines))

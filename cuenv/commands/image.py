@@ -1,7 +1,8 @@
-"""`cuenv image build NAME [-t TAG] [--output oci-archive:FILE|docker-archive:FILE]`.
+"""`cuenv image build NAME [-t TAG] [--output KIND:FILE] [--push DEST]` and `cuenv image push SOURCE DEST`.
 
-Exports the environment's Dockerfile context to a temporary folder and builds it with docker,
-podman or buildah (cuenv.export.image), then optionally writes the image to an archive.
+build exports the environment's Dockerfile context to a temporary folder and builds it with docker,
+podman or buildah (cuenv.export.image), then optionally writes the image to an archive and pushes it.
+push puts an archive, an OCI layout or a builder's image into a registry (cuenv.export.push).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     from cuenv.cli.main import common_options
     from cuenv.export.image import BUILDERS
+    from cuenv.export.push import PUSHERS
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("build", parents=[common_options()], help="build a container image of an environment",
@@ -28,9 +30,52 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     p.add_argument("--output", metavar="KIND:FILE", help="also write the image to oci-archive:FILE or docker-archive:FILE")
     p.add_argument("--base", metavar="IMAGE", help="base image (default: python:X.Y-slim-bookworm for a venv, debian:bookworm-slim for conda)")
     p.add_argument("--builder", choices=BUILDERS, help="use this builder (default: the first that works of " + ", ".join(BUILDERS) + ")")
+    p.add_argument("--push", metavar="DEST", help="then push the image to registry DEST (registry.example.com/team/env:1.0)")
+    _registry_options(p)
+    q = sub.add_parser("push", parents=[common_options()], help="push an image to an OCI registry",
+                       description="Push an image archive, an OCI layout or a builder's image to a registry; credentials "
+                       "come from the tool's own login (skopeo/podman/buildah/docker login), never from cuenv.")
+    q.add_argument("source", metavar="SOURCE", help="oci-archive:FILE, docker-archive:FILE, oci:DIR[:TAG], or a local image tag")
+    q.add_argument("dest", metavar="DEST", help="registry destination, e.g. registry.example.com/team/env:1.0")
+    q.add_argument("--tool", choices=PUSHERS, help="push with this tool (default: skopeo for an archive, else the first "
+                   "of buildah, podman, docker)")
+    _registry_options(q)
+
+
+def _registry_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--authfile", metavar="FILE", help="registry credentials file (default: the tool's own, e.g. "
+                   "${XDG_RUNTIME_DIR}/containers/auth.json or REGISTRY_AUTH_FILE)")
+    p.add_argument("--insecure", action="store_true", help="allow plain http or an unverified certificate "
+                   "(automatic for 127.0.0.1 and localhost)")
 
 
 def run(ctx: Context) -> Result:
+    if ctx.args.action == "push":
+        return _push(ctx)
+    return _build(ctx)
+
+
+def _push(ctx: Context) -> Result:
+    from pathlib import Path
+
+    from cuenv.export import push
+
+    a = ctx.args
+    source, dest = push.parse_source(a.source), push.parse_destination(a.dest)
+    if not ctx.json:
+        sys.stderr.write(f"Pushing {source.transport} to {dest.ref} ...\n")
+    done = push.push(source, dest, ctx.environ, tool=a.tool, insecure=a.insecure,
+                     authfile=Path(a.authfile).expanduser() if a.authfile else None)
+    return Result(data=done.to_json(), text=_pushed_text(done))
+
+
+def _pushed_text(done) -> str:
+    pinned = f"{done.destination.rsplit(':', 1)[0]}@{done.digest}" if done.digest else done.destination
+    return f"Pushed {done.destination} with {done.tool}" + (f" ({done.digest})" if done.digest else "") + \
+        f".\nPull it: skopeo copy docker://{pinned} oci:DIR  (or docker pull {pinned})"
+
+
+def _build(ctx: Context) -> Result:
     import tempfile
     from pathlib import Path
 
@@ -49,6 +94,11 @@ def run(ctx: Context) -> Result:
     a = ctx.args
     tag = validate_tag(a.tag or f"cuenv-{a.name.lower()}")
     output = parse_output(a.output) if a.output else None
+    dest = None
+    if a.push:
+        from cuenv.export import push
+
+        dest = push.parse_destination(a.push)  # a bad destination stops before the long build
     source = load_source(ctx.settings, a.name)
     outputs = format_module("dockerfile").export(source, {"base": a.base})
     builder = find_builder(ctx.environ, wanted=a.builder)
@@ -69,6 +119,11 @@ def run(ctx: Context) -> Result:
     data = {"name": a.name, "tag": tag, "builder": builder.name, "output": f"{output.kind}:{output.path}" if output else None}
     text = f"Built {tag} with {builder.name}" + (f"; wrote {output.kind}:{output.path}" if output else "") + "."
     run_hint = f"Run it: docker run --rm --gpus all {tag} cuenv-smoke-test"
+    if dest is not None:
+        done = push.push(push.Source("local", tag), dest, ctx.environ, tool=builder.name, insecure=a.insecure,
+                         authfile=Path(a.authfile).expanduser() if a.authfile else None, global_args=builder.global_args)
+        data["pushed"] = done.to_json()
+        return Result(data=data, text=text + "\n" + _pushed_text(done))
     return Result(data=data, text=text + "\n" + run_hint)
 
 

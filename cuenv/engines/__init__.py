@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.engines.base import (
     DownloadFailed,
@@ -30,6 +30,9 @@ from cuenv.engines.base import (
 )
 from cuenv.engines.names import CHOICES, CONDA_FAMILY, ENGINE_NAMES
 from cuenv.errors import UsageError
+
+if TYPE_CHECKING:
+    from cuenv.engines.mirrors import Mirrors
 
 __all__ = [
     "CHOICES", "CONDA_FAMILY", "ENGINE_NAMES", "DownloadFailed", "Engine", "EngineUnavailable", "HashMismatch", "MixedCudaMajors",
@@ -54,20 +57,20 @@ def find_conda_executable(name: str, environ: Mapping[str, str]) -> Path | None:
     return None
 
 
-def get_engine(name: str, environ: Mapping[str, str]) -> Engine:
-    """The engine called ``name`` (not ``auto``: resolve that first)."""
+def get_engine(name: str, environ: Mapping[str, str], *, mirrors: Mirrors | None = None) -> Engine:
+    """The engine called ``name`` (not ``auto``: resolve that first), fetching through ``mirrors``."""
     if name == "venv":
         from cuenv.engines.venv import VenvEngine
 
-        return VenvEngine(environ)
+        return VenvEngine(environ, mirrors=mirrors)
     if name == "rattler":
         from cuenv.engines.rattler import RattlerEngine
 
-        return RattlerEngine(environ)
+        return RattlerEngine(environ, mirrors=mirrors)
     if name in CONDA_FAMILY:
         from cuenv.engines.conda import CondaEngine
 
-        return CondaEngine(environ, tool=name)
+        return CondaEngine(environ, tool=name, mirrors=mirrors)
     raise UsageError(
         f"Unknown engine {name!r}.", hint=f"Valid engines: auto, {', '.join(ENGINE_NAMES)}."
     )

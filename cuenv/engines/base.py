@@ -11,11 +11,14 @@ from __future__ import annotations
 import abc
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Final, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final, Mapping
 
 from cuenv.engines.names import CONDA_FAMILY
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.engines.mirrors import Mirrors
 
 KINDS: Final = ("conda", "pypi")
 SOLUTION_VERSION: Final = 1
@@ -219,8 +222,15 @@ class Engine(abc.ABC):
     name: ClassVar[str]
     family: ClassVar[str]  # conda | venv: which Request fields it reads, and its layout kind
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    def __init__(self, environ: Mapping[str, str], *, mirrors: Mirrors | None = None) -> None:
         self.environ = dict(environ)
+        # Where each upstream is fetched from (issue 19): engines download through it and report
+        # canonical URLs, so a Solution never names a mirror.
+        if mirrors is None:  # imported here: `cuenv --help` needs none of it
+            from cuenv.engines.mirrors import Mirrors as _Mirrors
+
+            mirrors = _Mirrors()
+        self.mirrors = mirrors
 
     @abc.abstractmethod
     def available(self) -> bool:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from cuenv.engines.base import Package, Request
+from cuenv.engines.mirrors import Mirrors, channel_url
 from cuenv.envs.cudalayout import CudaLayout
 
 _SPEC_NAME = re.compile(r"^\s*([A-Za-z0-9_.\-]+(?:::[A-Za-z0-9_.\-]+)?)")
@@ -50,6 +52,37 @@ def package_from_record(data: Mapping[str, Any]) -> Package:
         subdir=subdir,
         filename=filename,
     )
+
+
+def channel_sources(channels: tuple[str, ...], mirrors: Mirrors) -> tuple[str, ...]:
+    """A recipe's channels as the solver should fetch them: a mirrored channel by its mirror's URL,
+    any other as written (a name, a URL or a folder)."""
+    out = []
+    for channel in channels:
+        url = channel_url(channel)
+        out.append(mirrors.to_mirror(url) if mirrors.rule_for(url) else channel)
+    return tuple(out)
+
+
+def canonical(pkg: Package, mirrors: Mirrors) -> Package:
+    """A package a solver reported through a channel mirror -> its canonical URL and channel."""
+    url, channel = mirrors.to_upstream(pkg.url), mirrors.to_upstream(pkg.channel) if pkg.channel else None
+    return pkg if (url, channel) == (pkg.url, pkg.channel) else replace(pkg, url=url, channel=channel)
+
+
+def restore_urls(prefix: Path, packages: Iterable[Package]) -> None:
+    """conda-meta must name where a package came from (its canonical URL), not the cache copy or the
+    mirror it was linked from: drift checks compare it with the lock."""
+    for pkg in packages:
+        meta = prefix / "conda-meta" / f"{pkg.name}-{pkg.version}-{pkg.build}.json"
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        data["url"] = pkg.url
+        if pkg.channel:
+            data["channel"] = pkg.channel
+        meta.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def read_conda_meta(prefix: Path) -> tuple[Package, ...]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from cuenv.engines.base import DownloadFailed, HashMismatch, Package, Progress, emit
+from cuenv.engines.mirrors import Mirrors
 
 TIMEOUT: Final = 60.0
 _CHUNK: Final = 1 << 20
@@ -45,13 +46,15 @@ def local_path(url: str) -> Path | None:
     return None
 
 
-def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None = None) -> Path:
+def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None = None,
+                     mirrors: Mirrors | None = None) -> Path:
     """A local, hash-checked copy of ``pkg``: the file itself for file:// URLs, else a download
-    kept in ``archives`` (reused while its hash still matches)."""
-    path = local_path(pkg.url)
+    (from the URL's mirror, if it has one) kept in ``archives`` (reused while its hash still matches)."""
+    url = (mirrors or Mirrors()).to_mirror(pkg.url)
+    path = local_path(url)
     if path is not None:
         if not path.is_file():
-            raise DownloadFailed(pkg.url, "no such file")
+            raise DownloadFailed(url, "no such file")
         check(pkg, path)
         return path
     name = pkg.filename or pkg.url.rsplit("/", 1)[-1]
@@ -64,14 +67,14 @@ def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None 
             dest.unlink()  # a stale or damaged cache entry: fetch it again
     archives.mkdir(parents=True, exist_ok=True)
     part = archives / f".{name}.part{os.getpid()}"
-    emit(progress, "download", pkg.url)
+    emit(progress, "download", url)
     try:
-        with urllib.request.urlopen(pkg.url, timeout=TIMEOUT) as resp, open(part, "wb") as out:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, open(part, "wb") as out:
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 out.write(chunk)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         part.unlink(missing_ok=True)
-        raise DownloadFailed(pkg.url, str(getattr(exc, "reason", exc))) from None
+        raise DownloadFailed(url, str(getattr(exc, "reason", exc))) from None
     try:
         check(pkg, part)
     except HashMismatch:

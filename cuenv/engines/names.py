@@ -9,3 +9,6 @@ from typing import Final
 CONDA_FAMILY: Final = ("micromamba", "mamba", "conda")
 ENGINE_NAMES: Final = ("conda", "mamba", "micromamba", "rattler", "venv")
 CHOICES: Final = ("auto", *ENGINE_NAMES)  # what --engine and the config's `engine` accept
+# Where a framework recipe's wheels come from (cuenv.engines.pypiroute explains each); the first is
+# the default. What --framework-index, CUENV_FRAMEWORK_INDEX and the config's `framework_index` accept.
+FRAMEWORK_INDEXES: Final = ("pypi-first", "vendor-first", "pypi", "vendor")

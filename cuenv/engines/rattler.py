@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import platform as _platform
 import re
 from pathlib import Path
@@ -35,9 +34,12 @@ from cuenv.engines.base import (
     emit,
 )
 from cuenv.engines.condaprefix import (
+    canonical,
+    channel_sources,
     conda_layout,
     package_from_record,
     read_conda_meta,
+    restore_urls,
     specs_with_python,
 )
 from cuenv.envs.cudalayout import CudaLayout
@@ -143,7 +145,7 @@ class RattlerEngine(Engine):
         ]
         gateway = rattler.Gateway(cache_dir=cache_dir / "rattler" / "repodata")
         subdirs: list[Any] = [request.platform, "noarch"]  # names; rattler's stubs spell them as a Literal
-        sources = [channel_source(c) for c in request.conda_channels]
+        sources = [channel_source(c) for c in channel_sources(request.conda_channels, self.mirrors)]
         try:
             records = _run(
                 rattler.solve(
@@ -158,7 +160,7 @@ class RattlerEngine(Engine):
         except Exception as exc:  # network and channel errors: rattler raises one class per cause
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DownloadFailed(", ".join(sources), first) from None
-        packages = tuple(_package(r) for r in records)
+        packages = tuple(canonical(_package(r), self.mirrors) for r in records)
         python = next((".".join(p.version.split(".")[:2]) for p in packages if p.name == "python"), request.python)
         return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
 
@@ -172,7 +174,7 @@ class RattlerEngine(Engine):
         local: list[tuple[Package, Path]] = []
         for pkg in solution.packages:  # every hash first: nothing is linked unless all match
             emit(progress, "verify", pkg.filename or pkg.url)
-            local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress)))
+            local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress, mirrors=self.mirrors)))
         records = []
         for pkg, path in local:
             record = _run(rattler.RepoDataRecord.from_package_archive(path))
@@ -188,7 +190,7 @@ class RattlerEngine(Engine):
         emit(progress, "link", f"{len(records)} packages into {prefix}")
         prefix.mkdir(parents=True, exist_ok=True)
         _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
-        _restore_urls(prefix, [(pkg, path) for pkg, path in local if path.as_uri() != pkg.url])
+        restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
         emit(progress, "done", str(prefix))
 
     def layout(self, prefix: Path) -> CudaLayout:
@@ -212,15 +214,3 @@ def _package(record: Any) -> Package:
             "fn": record.file_name,
         }
     )
-
-
-def _restore_urls(prefix: Path, moved: list[tuple[Package, Path]]) -> None:
-    """conda-meta must name where a package came from, not the cache copy it was linked from."""
-    for pkg, _path in moved:
-        meta = prefix / "conda-meta" / f"{pkg.name}-{pkg.version}-{pkg.build}.json"
-        try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        data["url"] = pkg.url
-        meta.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

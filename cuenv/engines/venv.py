@@ -36,6 +36,7 @@ from cuenv.engines.base import (
     emit,
 )
 from cuenv.engines.cudahome import build_cuda_home
+from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
@@ -177,14 +178,29 @@ def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
     return pins or None
 
 
-def requirements_lines(packages: Iterable[Package]) -> str:
-    """The exact artifacts as pip requirements: ``name @ URL --hash=sha256:...`` (hashes required)."""
-    lines = []
+def requirements_lines(packages: Iterable[Package], *, mirrors: Mirrors | None = None) -> str:
+    """The exact artifacts as pip requirements, hashes required (pip and uv read the same file).
+
+    ``name @ URL --hash=sha256:...`` where the URL itself can be fetched (rewritten to its mirror);
+    ``name==version --hash=sha256:...`` from the (mirrored) index where the lock's index has a
+    mirror that does not keep its file paths (PyPI's files live on another host), or where the lock
+    names only the project's page. The index lines come first. The hash pins the very file either way.
+    """
+    mirrors = mirrors or Mirrors()
+    lines, indexes = [], []
     for pkg in packages:
         if not pkg.sha256:
             raise HashMismatch(f"{pkg.name} {pkg.version}", expected="a sha256 in the lock", actual="none")
-        lines.append(f"{pkg.name} @ {pkg.url} --hash=sha256:{pkg.sha256}")
-    return "".join(line + "\n" for line in lines)
+        url = mirrors.to_mirror(pkg.url)
+        page = pkg.url.endswith("/")  # the lock names the project's page, not a file
+        if page or (url == pkg.url and mirrors.rule_for(pkg.index_url or PYPI_SIMPLE) is not None):
+            indexes.append(mirrors.to_mirror(pkg.index_url or PYPI_SIMPLE))
+            lines.append(f"{pkg.name}=={pkg.version} --hash=sha256:{pkg.sha256}")
+        else:
+            lines.append(f"{pkg.name} @ {url} --hash=sha256:{pkg.sha256}")
+    found = list(dict.fromkeys(indexes))
+    head = [f"--index-url {u}" for u in found[:1]] + [f"--extra-index-url {u}" for u in found[1:]]
+    return "".join(line + "\n" for line in head + lines)
 
 
 def explain_uv_failure(stderr: str, *, where: str) -> Exception:
@@ -240,7 +256,9 @@ class VenvEngine(Engine):
             raise ToolError("The uv package has no uv binary.", hint="pip install --force-reinstall uv") from None
 
     def _env(self, cache_dir: Path) -> dict[str, str]:
-        env = {k: v for k, v in self.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}
+        # The indexes come from the request and cuenv's mirrors alone (a user's UV_DEFAULT_INDEX is
+        # one of those mirrors, shown by `cuenv config show`), never from uv's own variables too.
+        env = {k: v for k, v in uv_index_env(self.environ).items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}
         env.update(
             UV_CACHE_DIR=str(cache_dir / "uv"),
             UV_PYTHON_DOWNLOADS="never",  # a venv uses a Python that is already here
@@ -260,9 +278,10 @@ class VenvEngine(Engine):
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
         python = request.python or f"{sys.version_info.major}.{sys.version_info.minor}"
         platform = request.platform
-        where = "the package index" + ("es " if len(request.index_urls) > 1 else " ") + (
-            ", ".join(request.index_urls) or "(uv's default, PyPI)"
-        )
+        indexes = request.index_urls or (PYPI_SIMPLE,)
+        fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
+        where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
+            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
         if not request.requirements:
             return Solution(engine=self.name, platform=platform, python=python, packages=())
         pins = exact_pins(request.requirements)
@@ -272,7 +291,7 @@ class VenvEngine(Engine):
             out = Path(tmp) / "pylock.toml"
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
                     "--python-version", python, "--python-platform", uv_python_platform(platform, target.glibc),
-                    "--only-binary", ":all:", *index_args(request.index_urls)]
+                    "--only-binary", ":all:", *index_args(fetch_from)]
             packages = None
             if pins:
                 # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
@@ -280,14 +299,32 @@ class VenvEngine(Engine):
                 # the result is the one the index would give; anything else asks the index.
                 done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
                 if done.returncode == 0:
-                    found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
+                    found = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
+                                            named=bool(request.index_urls))
                     if {canonical(p.name): p.version for p in found} == pins:
                         packages = found
             if packages is None:
                 self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
-                packages = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
+                packages = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
+                                           named=bool(request.index_urls))
         check_one_cuda_major(packages)
         return Solution(engine=self.name, platform=platform, python=python, packages=packages)
+
+    def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
+        """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
+        Where the request named no index (uv's default, PyPI), packages name none either, as before
+        mirrors existed: the lock fills in PyPI."""
+        from dataclasses import replace
+
+        out = []
+        for pkg in packages:
+            if pkg.index_url is None:
+                out.append(pkg)
+                continue
+            url = self.mirrors.pypi_file(pkg.url, index=pkg.index_url, project=pkg.name)
+            index = self.mirrors.to_upstream(pkg.index_url).rstrip("/")
+            out.append(replace(pkg, url=url, index_url=index if named or index != PYPI_SIMPLE else None))
+        return tuple(out)
 
     # install ----------------------------------------------------------------------------------
     def find_python(self, version: str | None, *, cache_dir: Path) -> str:
@@ -314,7 +351,7 @@ class VenvEngine(Engine):
     def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
         check_solution_engine(self, solution)
         check_one_cuda_major(solution.packages)
-        reqs_text = requirements_lines(solution.packages)  # refuses a package without a hash, before any work
+        reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
         self._uv_run(
@@ -327,7 +364,7 @@ class VenvEngine(Engine):
             reqs.write_text(reqs_text, encoding="utf-8")
             self._uv_run(
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
-                 "--allow-empty-requirements", "--link-mode", "hardlink"],
+                 "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs",
             )
         site = site_packages(prefix)
@@ -355,9 +392,13 @@ class VenvEngine(Engine):
         if site is None:
             return ()
         verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
+        by_name = {(p.name, p.version, ""): p for p in _recorded_packages(prefix)}
         found = (p for p in map(_dist_info_package, site.glob("*.dist-info")) if p)
-        # A package that is still the verified artifact keeps the hash install checked.
-        return tuple(sorted((verified.get((p.name, p.version, p.url), p) for p in found), key=lambda p: p.key))
+        # A package that is still the verified artifact keeps the hash install checked. One installed
+        # by name and hash from an index (through a mirror) has no direct_url.json: its recorded
+        # entry is the artifact uv verified.
+        return tuple(sorted((verified.get((p.name, p.version, p.url)) or by_name.get((p.name, p.version, p.url), p)
+                             for p in found), key=lambda p: p.key))
 
 
 def _recorded_packages(prefix: Path) -> tuple[Package, ...]:

@@ -12,8 +12,9 @@ clean up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.meta import build_meta
@@ -21,6 +22,12 @@ from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.engines import Engine, Request, Solution, Target
+    from cuenv.engines.pypiroute import Route
+    from cuenv.recipes.catalogue import Recipe
 
 
 class CheckFailed(CuenvError):
@@ -133,6 +140,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
     stack = recipe.stack(version, engine=kind)
+    request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -141,8 +149,79 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
                       stack=stack, findings=findings)
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
                  "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
-                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
+                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
+                 "route": route}
     return plan
+
+
+@dataclass(frozen=True)
+class RouteInfo:
+    """The index route of a framework recipe, and what a refusal must say (issue 19 §2)."""
+
+    route: Route
+    recipe: str
+    versions: tuple[str, ...]
+
+
+def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
+           cuda: str | None) -> tuple[Request, RouteInfo | None]:
+    """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
+    route = framework_route(settings, request, cuda) if kind == "venv" else None
+    if route is None:
+        return request, None
+    versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
+    request = replace(request, index_urls=route.first.index_urls, requirements=route.first.requirements)
+    return request, RouteInfo(route, recipe.name, tuple(versions))
+
+
+def framework_route(settings: Settings, request: Request, cuda: str | None) -> Route | None:
+    """Where a framework recipe's wheels come from: PyPI where PyPI's build of that version is the
+    recipe's CUDA build (read from the wheel's metadata), else the vendor index (``framework_index``).
+    None for anything that is not one exact framework pin on a vendor index."""
+    from cuenv.engines import pypiroute
+    from cuenv.engines.mirrors import PYPI_SIMPLE
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+
+    vendor = tuple(u.rstrip("/") for u in request.index_urls)
+    if not cuda or not vendor or PYPI_SIMPLE in vendor:
+        return None
+    pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
+    if pinned is None:
+        return None
+    project, version = pinned
+    build = None
+    if settings.framework_index != "vendor":
+        build = pypiroute.pypi_build(project, version, mirrors=settings.mirrors, cache_dir=settings.cache_dir)
+    return pypiroute.plan(cuda=cuda, project=project, version=version, vendor_indexes=request.index_urls,
+                          requirements=request.requirements, setting=settings.framework_index, build=build)
+
+
+def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, target: Target, cache_dir: Path,
+                 progress: Reporter | None = None) -> Solution:
+    """``engine.solve``; where the route's first index cannot be reached, its second, or a refusal
+    that names the versions PyPI serves for the recipe's CUDA."""
+    from cuenv.engines import DownloadFailed
+
+    try:
+        return engine.solve(request, target=target, cache_dir=cache_dir)
+    except DownloadFailed as exc:
+        if info is None:
+            raise
+        route = info.route
+        if route.then is not None:
+            if progress:
+                progress("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}")
+            other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
+            return engine.solve(other, target=target, cache_dir=cache_dir)
+        if route.first.name != "vendor" or route.build is None:
+            raise
+        from cuenv.engines import pypiroute
+
+        builds = [pypiroute.pypi_build(route.build.project, v.split("+")[0], mirrors=engine.mirrors, cache_dir=cache_dir)
+                  for v in info.versions]
+        raise pypiroute.refusal(project=route.build.project, version=route.build.version, cuda=route.cuda,
+                                vendor_indexes=route.first.index_urls, reason=exc.message.rstrip("."),
+                                builds=builds, recipe=info.recipe) from None
 
 
 def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
@@ -172,13 +251,20 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
+    if progress:
+        for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
+            progress("mirror", line)
     if plan.locked is not None:
         if progress:
             progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
         return plan.locked
+    info = plan.meta.get("route")
     if progress:
         progress("solve", f"{plan.stack.label} with {plan.engine}")
-    return engine.solve(plan.meta["request"], target=Target.from_machine(machine), cache_dir=cache)
+        if info is not None:
+            progress("route", info.route.reason)
+    return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
+                        progress=progress)
 
 
 def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None,
@@ -189,7 +275,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     from cuenv.machine.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
-    engine = get_engine(plan.engine, environ)
+    engine = get_engine(plan.engine, environ, mirrors=settings.mirrors)
     cache = settings.cache_dir
     store.envs_dir.mkdir(parents=True, exist_ok=True)
     with store.locked(plan.name):

@@ -97,7 +97,8 @@ _CUDA_PACKAGES = {
     "cudnn": ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"),
     "nvcc": ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc", "cuda-nvcc"),
 }
-_FRAMEWORKS = ("torch", "pytorch", "paddlepaddle-gpu", "paddlepaddle", "tensorflow", "jax", "jaxlib")
+FRAMEWORK_PACKAGES: Final = (  # PyPI and conda names of frameworks, as solutions list them
+    "torch", "pytorch", "paddlepaddle-gpu", "paddlepaddle", "tensorflow", "jax", "jaxlib")
 
 
 def resolved_versions(packages: Sequence[Any]) -> dict[str, str]:
@@ -109,7 +110,7 @@ def resolved_versions(packages: Sequence[Any]) -> dict[str, str]:
             if n in by_name:
                 out[key] = by_name[n]
                 break
-    for n in _FRAMEWORKS:
+    for n in FRAMEWORK_PACKAGES:
         if n in by_name:
             out["framework"] = f"{n} {by_name[n]}"
             break

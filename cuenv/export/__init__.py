@@ -33,6 +33,7 @@ class ExportSource:
     record: Any  # cuenv.envs.store.EnvRecord
     solution: Any  # cuenv.engines.Solution
     home: Any  # CUENV_HOME (Path), for activation paths
+    mirrors: Any = None  # cuenv.engines.mirrors.Mirrors: install lists fetch through them (issue 19)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from cuenv.engines.mirrors import PYPI_SIMPLE
 from cuenv.export import Output
 from cuenv.export._common import channels_of
 
@@ -25,6 +26,8 @@ def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
     channels = channels_of(conda)
     if pypi:
         indexes = list(dict.fromkeys(p.index_url for p in pypi if p.index_url))
+        if indexes == [PYPI_SIMPLE]:
+            indexes = []  # pip's default
         pins = [f"--index-url {indexes[0]}"] if len(indexes) == 1 else []
         pins += [f"--extra-index-url {i}" for i in indexes[1:]] if len(indexes) > 1 else []
         deps = deps or [f"python={solution.python}", "pip"]

@@ -18,5 +18,5 @@ def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
     from cuenv.engines.conda import explicit_file
 
     packages_of(source, "conda", "explicit", "For a venv environment use --format requirements.")
-    return [Output(path="explicit.txt", content=explicit_file(source.solution),
+    return [Output(path="explicit.txt", content=explicit_file(source.solution, mirrors=source.mirrors),
                    note="Install with: conda create -n NAME --file explicit.txt")]

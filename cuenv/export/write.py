@@ -25,7 +25,7 @@ def load_source(settings: Settings, name: str) -> ExportSource:
     except (OSError, ValueError) as exc:
         raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
-    return ExportSource(record=record, solution=solution, home=settings.home)
+    return ExportSource(record=record, solution=solution, home=settings.home, mirrors=settings.mirrors)
 
 
 def write_outputs(outputs: Sequence[Output], out_dir: Path, *, force: bool) -> list[str]:

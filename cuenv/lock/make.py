@@ -59,7 +59,7 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
 
 def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapping[str, Any], own: Solution,
                       platforms: Sequence[str]) -> list[Solution]:
-    from cuenv.envs.create import request_for
+    from cuenv.envs.create import request_for, routed
     from cuenv.recipes.catalogue import load_catalogue
 
     recipe = load_catalogue(settings).find(meta["recipe"]["name"])
@@ -68,19 +68,24 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapp
                          "platforms cannot be solved to match it.",
                          hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe --platform ...`.")
     version = meta["recipe"].get("version")
-    _, request = request_for(recipe, version, meta["engine"], own.python)
+    kind, request = request_for(recipe, version, meta["engine"], own.python)
+    # the same index route the environment was created by
+    request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta["engine"],
-                           request=request, machine=None, platforms=platforms)
+                           request=request, machine=None, platforms=platforms, route=info)
 
 
 def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: Any, version: str | None,
-                    engine_name: str, request: Any, machine: Machine | None, platforms: Sequence[str]) -> list[Solution]:
-    """One solution per platform; each must be one the recipe declares."""
+                    engine_name: str, request: Any, machine: Machine | None, platforms: Sequence[str],
+                    route: Any = None) -> list[Solution]:
+    """One solution per platform; each must be one the recipe declares. ``route``
+    (cuenv.envs.create.RouteInfo) is the framework's index route, with its fallback (issue 19)."""
     from cuenv.engines import Target, get_engine
+    from cuenv.envs.create import solve_routed
     from cuenv.lock.model import os_of
 
     declared = recipe.platforms_for(version)
-    engine = get_engine(engine_name, environ)
+    engine = get_engine(engine_name, environ, mirrors=settings.mirrors)
     base = Target.from_machine(machine) if machine is not None else Target(cuda=None, glibc=None)
     out = []
     for plat in platforms:
@@ -90,7 +95,8 @@ def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: A
         os_name = os_of(plat)
         target = dataclasses.replace(base, os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
                                      glibc=base.glibc if os_name == "linux" else None)
-        out.append(engine.solve(dataclasses.replace(request, platform=plat), target=target, cache_dir=settings.cache_dir))
+        out.append(solve_routed(engine, dataclasses.replace(request, platform=plat), route, target=target,
+                                cache_dir=settings.cache_dir))
     return out
 
 
@@ -106,7 +112,8 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
                        machine=machine, force=force)
     solutions = solve_platforms(settings, environ, recipe=plan.recipe, version=plan.version, engine_name=plan.engine,
                                 request=plan.meta["request"], machine=machine,
-                                platforms=list(dict.fromkeys(platforms)) or [host_platform()])
+                                platforms=list(dict.fromkeys(platforms)) or [host_platform()],
+                                route=plan.meta.get("route"))
     info = lockfile.made_on(here)
     if target is not None:
         info["solved_for"] = lockfile.made_on(target)
