@@ -1,0 +1,123 @@
+"""The vendor-fact refresher: its parsers (property tests), its comparison, and a live re-derivation.
+
+The network tests read PyPI: the JSON simple index, wheel METADATA and one header out of NVIDIA's
+nvcc/crt wheels (byte ranges, never whole wheels). One client serves the whole run, so every range
+is fetched once.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cuenv.knowledge import derive, refresh
+from cuenv.knowledge.pypi import Client
+
+# ---- parsers never raise and never guess --------------------------------------------------------
+
+
+@given(st.text())
+def test_host_limits_reads_any_text(text: str) -> None:
+    lim = derive.host_limits(text)
+    assert lim.gcc_max is None or lim.gcc_max >= 0
+
+
+@given(st.lists(st.text(max_size=80), max_size=8), st.sampled_from(["3.10", "3.12", "3.14"]))
+def test_needs_reads_any_requirement_lines(lines: list[str], python: str) -> None:
+    n = derive.needs(lines, python=python, extras=("and-cuda",))
+    assert n.cuda_major is None or n.cuda_major > 0
+
+
+@given(st.text(max_size=120))
+def test_wheel_name_is_none_or_complete(name: str) -> None:
+    w = derive.wheel_name(name)
+    assert w is None or (w.version and w.pythons and w.platforms)
+
+
+@given(st.lists(st.from_regex(r"[0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?(rc1|\.post1|\.dev2)?", fullmatch=True), max_size=12))
+def test_newest_per_minor_keeps_one_final_release_per_minor(versions: list[str]) -> None:
+    per = derive.newest_per_minor(versions)
+    finals = derive.final_versions(versions)
+    assert set(per.values()) <= set(finals)
+    for mm, newest in per.items():
+        assert derive.minor(newest) == mm
+        assert all(derive.minor(v) != mm or derive.Version(v) <= derive.Version(newest) for v in finals)
+
+
+def test_requires_dist_lines_as_torch_and_tensorflow_write_them() -> None:
+    # Lines as they appear in torch 2.15.0's and tensorflow 2.21.0's METADATA.
+    torch = derive.needs([
+        'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2; platform_system == "Linux"',
+        'nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux"',
+        'nvidia-nccl-cu13==2.30.7; platform_system == "Linux"',
+        'optree>=0.13.0; extra == "optree"',
+    ])
+    assert (torch.toolkit, torch.cuda, torch.cudnn and torch.cudnn.exact, torch.nccl and torch.nccl.exact) == (
+        "13.2.2", "13.2", "9.26.0.51", "2.30.7")
+    tf = derive.needs(['nvidia-cuda-runtime-cu12<13.0,>=12.5.82; extra == "and-cuda"',
+                       'nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"'], extras=("and-cuda",))
+    assert (tf.cuda, tf.cudnn and tf.cudnn.lowest, tf.cuda_major) == ("12.5", "9.3.0.75", 12)
+    assert derive.needs(['nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"']).cudnn is None  # no extra asked
+
+
+def test_toolkit_pins_read_the_wildcard_pins_of_cuda_toolkit() -> None:
+    pins = derive.toolkit_pins([
+        "nvidia-cuda-runtime==13.0.96.*; (sys_platform == 'linux' or sys_platform == 'win32') and extra == 'cudart'",
+        "nvidia-cuda-nvcc==13.0.88.*; (sys_platform == 'linux' or sys_platform == 'win32') and extra == 'nvcc'",
+    ])
+    assert pins == {"cudart": "13.0.96", "nvcc": "13.0.88"}
+
+
+# ---- comparison ---------------------------------------------------------------------------------
+
+
+def test_diff_names_each_changed_field_and_row() -> None:
+    old = {"torch": [{"torch": "2.14.1", "cudnn": "==9.24.0.43", "source": "a"}], "releases": {"torch": {"2.14": "2.14.1"}}}
+    new = {"torch": [{"torch": "2.14.1", "cudnn": "==9.24.1.1", "source": "b"}, {"torch": "2.15.0", "source": "c"}],
+           "releases": {"torch": {"2.14": "2.14.1", "2.15": "2.15.0"}}}
+    assert refresh.diff(old, new) == [
+        "releases torch 2.15: absent -> 2.15.0",
+        "torch 2.14.1: cudnn '==9.24.0.43' -> '==9.24.1.1'",
+        "torch 2.15.0: new row",
+    ]
+    assert refresh.diff(new, new) == []
+
+
+def test_recipe_check_flags_a_contradicted_pin_and_proposes_a_new_release() -> None:
+    facts = {
+        "releases": {"torch": {"2.14": "2.14.1", "2.15": "2.15.0"}},
+        "torch": [{"torch": "2.14.1", "cuda": "13.0", "cudnn": "==9.24.0.43", "source": "pypi:torch==2.14.1"},
+                  {"torch": "2.15.0", "cuda": "13.2", "cudnn": "==9.26.0.51", "source": "pypi:torch==2.15.0"}],
+        "tensorflow": [], "jax": [], "cuda_toolkit": [],
+    }
+    recipe = {"name": "torch-cu130", "cuda": "13.0", "cudnn": "9.20",
+              "framework": {"name": "torch", "version": "2.14.1", "versions": ["2.14.1"]}}
+    rep = refresh.check_recipes(facts, [recipe], exists=lambda p, v: True, variants=lambda f, v: None)
+    assert rep.problems == ["torch-cu130 2.14.1: cudnn 9.20 but the wheel asks for cuDNN ==9.24.0.43 (pypi:torch==2.14.1)"]
+    assert len(rep.proposals) == 1 and "2.15.0" in rep.proposals[0] and "unknown to cuda.yaml" in rep.proposals[0]
+    listed = refresh.check_recipes(facts, [recipe], exists=lambda p, v: True, variants=lambda f, v: ("cu130",))
+    assert listed.proposals == ["torch-cu130: torch 2.15.0 is out (newest pinned: 2.14.1)"]
+    gone = refresh.check_recipes(facts, [recipe], exists=lambda p, v: False, variants=lambda f, v: None)
+    assert gone.problems == ["torch-cu130: torch 2.14.1 is not a release on PyPI"]
+
+
+# ---- live: the data file and the recipes against PyPI ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> refresh.Outcome:
+    client = Client(cache_dir=tmp_path_factory.mktemp("pypi-responses"))  # this run's responses only
+    return refresh.run(client)
+
+
+@pytest.mark.network
+def test_vendor_facts_match_pypi(live: refresh.Outcome) -> None:
+    assert live.differences == [], "run `python -m cuenv.knowledge.refresh --write` and review the diff"
+
+
+@pytest.mark.network
+def test_recipe_pins_match_pypi_and_the_catalogue_is_current(live: refresh.Outcome) -> None:
+    assert live.recipes.problems == []
+    assert live.recipes.proposals == []
+    assert live.requests < 400  # metadata and byte ranges, not wheels
