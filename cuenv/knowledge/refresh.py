@@ -206,6 +206,9 @@ def _compare_pins(name: str, version: str, recipe: Mapping[str, Any], row: Mappi
     out = []
     if row.get("cuda") and _mm(str(recipe.get("cuda"))) != row["cuda"] and not str(row.get("cudart") or "").startswith(">="):
         out.append(f"{name} {version}: cuda {recipe.get('cuda')} but the wheel pins CUDA {row['cuda']} ({row['source']})")
+    python = str((recipe.get("python") or {}).get("default") or "")
+    if python and row.get("python") and python not in row["python"]:
+        out.append(f"{name} {version}: python {python} but the release has wheels for {', '.join(row['python'])} ({row['source']})")
     cudnn = derive.Pin(None, row["cudnn"]).lowest if row.get("cudnn") else None
     if cudnn and recipe.get("cudnn") and _mm(str(recipe["cudnn"])) != _mm(cudnn):
         out.append(f"{name} {version}: cudnn {recipe['cudnn']} but the wheel asks for cuDNN {row['cudnn']} ({row['source']})")

@@ -1,0 +1,70 @@
+"""cuda.yaml against vendor.yaml, row by row: where both state a fact, they agree.
+
+vendor.yaml is what `python -m cuenv.knowledge.refresh` derives from PyPI (tests/kb/test_refresh.py
+re-derives it); cuda.yaml holds the facts cuenv's checks read. No network here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cuenv.knowledge import derive, matrix, refresh
+
+VENDOR = refresh.load()
+
+
+def _rows(section: str, key: str) -> dict[str, dict]:
+    return {derive.minor(r[key]): r for r in VENDOR[section]}
+
+
+def test_every_vendor_row_names_its_wheel() -> None:
+    for section in refresh.KEYS:
+        for row in VENDOR[section]:
+            assert row["source"].startswith("pypi:") and ".whl" in row["source"], row
+
+
+@pytest.mark.parametrize("row", VENDOR["host_compilers"], ids=lambda r: r["cuda"])
+def test_host_compiler_row_matches_the_header(row: dict) -> None:
+    kb = next(r for r in matrix.kb()["host_compilers"] if r["cuda"] == row["cuda"])
+    assert (kb["gcc_max"], kb["clang_max"], kb.get("msvc")) == (row["gcc_max"], row["clang_max"], row["msvc"])
+    assert "VENDOR" in kb["sources"]
+    assert matrix.max_gcc(row["cuda"]) == row["gcc_max"]
+
+
+def test_host_compiler_rows_not_on_pypi_cite_another_source() -> None:
+    derived = {r["cuda"] for r in VENDOR["host_compilers"]}
+    for kb in matrix.kb()["host_compilers"]:
+        assert kb["cuda"] in derived or (kb["sources"] and "VENDOR" not in kb["sources"]), kb
+
+
+@pytest.mark.parametrize("release", matrix.torch_releases(), ids=str)
+def test_torch_pypi_default_matches_the_wheel(release: str) -> None:
+    row = _rows("torch", "torch").get(release)
+    if row is None:
+        pytest.skip(f"torch {release} has no CUDA wheel on PyPI before 1.13")
+    default = matrix.kb()["pytorch"]["releases"][matrix.torch_releases().index(release)]["pypi_default"]
+    assert default["cuda"] == row["cuda"]
+    assert default["cudnn"] == derive.Pin(None, row["cudnn"]).exact
+    if "cudart" in default:
+        assert f"=={default['cudart']}" == row["cudart"]
+    assert matrix.torch_pypi_default(release) == "cu" + row["cuda"].replace(".", "")
+
+
+def test_every_torch_release_on_pypi_is_known() -> None:
+    assert set(_rows("torch", "torch")) <= set(matrix.torch_releases())
+
+
+@pytest.mark.parametrize("row", VENDOR["tensorflow"], ids=lambda r: r["tensorflow"])
+def test_tensorflow_row_matches_and_cuda(row: dict) -> None:
+    build = matrix.tf_build(row["tensorflow"])
+    assert build is not None, f"tensorflow {row['tensorflow']} missing from cuda.yaml"
+    assert build.cuda == row["cuda"]
+    assert build.cudnn == derive.minor(derive.Pin(None, row["cudnn"]).lowest or "")
+
+
+@pytest.mark.parametrize("extra", matrix.jax_extras())
+def test_jax_plugin_minimum_cuda_matches_the_newest_plugin(extra: str) -> None:
+    rows = [r for r in VENDOR["jax"] if r["plugin"] == f"jax-{extra}-plugin"]
+    newest = max(rows, key=lambda r: derive.Version(r["version"]))
+    plugin = next(p for p in matrix.kb()["jax"]["plugins"] if p["extra"] == extra)
+    assert plugin["min_cuda"] == newest["cuda"]
