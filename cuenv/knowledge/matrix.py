@@ -381,7 +381,8 @@ def torch_build(version: str, variant: str | None = None) -> TorchBuild | None:
         return None
     cuda = variant_cuda(variant)
     is_default = variant == default
-    cudnn = row["pypi_default"].get("cudnn") if is_default else None
+    # the PyPI wheel's own pin for the default build, else what the release matrix lists for the variant
+    cudnn = (row["pypi_default"].get("cudnn") if is_default else None) or (row.get("cudnn") or {}).get(variant)
     arch = (row.get("arch") or {}).get(variant)
     sass, ptx = parse_arch_list(arch) if arch else ((), ())
     return TorchBuild(key, variant, cuda, cudnn, sass, ptx, row["status"], is_default)

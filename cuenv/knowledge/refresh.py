@@ -242,10 +242,8 @@ def _check_cuda_recipe(recipe: Mapping[str, Any], toolkit: Sequence[Mapping[str,
 
 def listed_variants(framework: str, version: str) -> tuple[str, ...] | None:
     """The builds cuda.yaml lists for a torch or paddle release (from the vendors' published tables)."""
-    try:
-        from cuenv.knowledge import matrix
-    except ImportError:  # before the package move
-        from cuenv import matrix  # type: ignore[no-redef]
+    from cuenv.knowledge import matrix
+
     if framework == "torch":
         return matrix.torch_variants(version) if matrix.torch_release(version) else None
     if framework == "paddle":

@@ -34,16 +34,25 @@ def nvcc_table() -> str:
 
 
 def torch_table() -> str:
-    rows = ["| torch | variant | SASS | PTX | PyPI default |", "|---|---|---|---|---|"]
+    rows = ["| torch | variant | SASS | PTX | cuDNN | PyPI default |", "|---|---|---|---|---|---|"]
     for rel in matrix.torch_releases():
         for variant in matrix.torch_variants(rel):
             b = matrix.torch_build(rel, variant)
             if b is not None and b.sass:
-                rows.append(f"| {rel} | {variant} | {' '.join(b.sass)} | {' '.join(b.ptx) or '–'} | {'yes' if b.pypi_default else ''} |")
+                rows.append(f"| {rel} | {variant} | {' '.join(b.sass)} | {' '.join(b.ptx) or '–'} | {b.cudnn or '–'} "
+                            f"| {'yes' if b.pypi_default else ''} |")
     return "\n".join(rows)
 
 
-TABLES = {"driver": driver_table, "nvcc": nvcc_table, "torch": torch_table}
+def hostcc_table() -> str:
+    rows = ["| CUDA | newest gcc | newest clang | MSVC (`_MSC_VER`) | source |", "|---|---|---|---|---|"]
+    for row in matrix.kb()["host_compilers"]:
+        source = "host_config.h in NVIDIA's wheel" if "VENDOR" in row["sources"] else "nixpkgs (release notes)"
+        rows.append(f"| {row['cuda']} | {row['gcc_max']} | {row['clang_max']} | {row.get('msvc', '–')} | {source} |")
+    return "\n".join(rows)
+
+
+TABLES = {"driver": driver_table, "nvcc": nvcc_table, "torch": torch_table, "hostcc": hostcc_table}
 
 
 def _render(text: str) -> str:
