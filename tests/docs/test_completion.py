@@ -76,7 +76,7 @@ def test_bash_registers_and_completes(world: dict) -> None:
         "create",
         "cuda-12.1 torch-dev",  # not half-built: no completion marker
         "my-stack",
-        "cuda-12.1 cuda-12.4 cuda-12.6-cudnn cuda-12.6 cuda-12.8",
+        "cuda-12.1 cuda-12.4 cuda-12.6-cudnn cuda-12.6 cuda-12.8 cuda-12.9",
         "show",
         "torch-cu121 torch-cu124 torch-cu126 torch-cu128",
         "mamba micromamba",
@@ -84,7 +84,8 @@ def test_bash_registers_and_completes(world: dict) -> None:
         "torch-dev",
         "zsh",
         "bash zsh fish",
-        "cuda-12.1 cuda-11.8 cuda-12.1 cuda-12.4 cuda-12.6-cudnn cuda-12.6 cuda-12.8 cuda-13.0",
+        "cuda-12.1 cuda-11.8 cuda-12.1 cuda-12.4 cuda-12.6-cudnn cuda-12.6 cuda-12.8 cuda-12.9 cuda-13.0 cuda-13.1 "
+        "cuda-13.2 cuda-13.3 cuda-13.4 cuda-13.5",
         "",  # a typed --home wins: no environments there
         "my-stack",  # --recipes adds a folder; the configured ones still count
     ]

@@ -78,7 +78,7 @@ def test_unknown_name_gives_closest_names(builtin):
     with pytest.raises(NotFound) as exc:
         builtin.get("torch-cu12")
     assert exc.value.message == "Unknown recipe 'torch-cu12'."
-    assert exc.value.hint.startswith("Closest: torch-cu12")  # torch-cu121 .. torch-cu128
+    assert exc.value.hint.startswith("Closest: torch-cu1") and "torch-cu12" in exc.value.hint  # torch-cu12x, cu132
     assert exc.value.exit_code == 2
     with pytest.raises(UsageError):
         split_ref("torch-cu121@")
