@@ -11,7 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.markers import (
+    InvalidMarker,
+    UndefinedComparison,
+    UndefinedEnvironmentName,
+)
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version

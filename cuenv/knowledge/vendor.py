@@ -57,8 +57,8 @@ def _pick(files: list[File], platform: str, python: str | None = None) -> File |
         if python and any(derive.python_key(t) == python for t in name.pythons):
             return f
     plain = [(n, f) for n, f in fitting if not any(t.endswith("t") for t in n.pythons)] or fitting
-    return sorted(plain, key=lambda nf: derive.sort_pythons(
-        k for t in nf[0].pythons if (k := derive.python_key(t))) or [""])[-1][1]
+    return max(plain, key=lambda nf: derive.sort_pythons(
+        k for t in nf[0].pythons if (k := derive.python_key(t))) or [""])[1]
 
 
 def _tags(files: list[File]) -> tuple[list[str], list[str]]:
