@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import versions
 from cuenv.machine.model import Driver, Gpu, Machine
+from cuenv.machine.overrides import gpu_from_text
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
@@ -24,7 +26,8 @@ def add_machine_flags(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS defaults: a parent parser and a subparser may both carry these flags (cuenv recipes [list]).
     g.add_argument("--driver", default=argparse.SUPPRESS, metavar="VERSION", help="NVIDIA driver version of the target machine, e.g. 535.104.05")
     g.add_argument("--gpu", action="append", default=argparse.SUPPRESS, metavar="NAME",
-                   help="a GPU of the target machine by name, e.g. 'RTX 4090' (repeat for several)")
+                   help="a GPU of the target machine by name, e.g. 'RTX 4090', or NAME=X.Y for one cuenv does not know"
+                        " (repeat for several)")
     g.add_argument("--cc", action="append", default=argparse.SUPPRESS, metavar="X.Y",
                    help="a GPU of the target machine by compute capability, e.g. 8.6 (repeat for several)")
     g.add_argument("--os", choices=("linux", "windows"), default=argparse.SUPPRESS, help="target OS (default: this one)")
@@ -62,9 +65,9 @@ def _driver_flag(text: str | None, os_name: str) -> Driver:
 def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
     gpus: list[Gpu] = []
     for name in names:
-        info = _lookup_gpu(name)
-        gpus.append(Gpu(index=len(gpus), name=info.name, compute_capability=info.compute_capability,
-                        memory_mib=getattr(info, "memory_mib", None), architecture=getattr(info, "architecture", None)))
+        gpu = gpu_from_text(len(gpus), name, "--gpu")
+        model = _lookup_gpu(name) if gpu.compute_capability and "=" not in name else None
+        gpus.append(replace(gpu, name=model.name) if model is not None else gpu)
     for text in ccs:
         cc = versions.cc(text)
         value = f"{cc.major}.{cc.minor}"
@@ -72,17 +75,13 @@ def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-def _lookup_gpu(name: str):
+def _lookup_gpu(name: str):  # noqa: ANN202 - cuenv.knowledge.gpus.GpuModel | None
     from cuenv.knowledge.gpus import lookup
 
     try:
-        info = lookup(name)
+        return lookup(name)
     except LookupError:
-        info = None
-    if info is None:
-        raise UsageError(f"cuenv does not know the GPU {name!r}.",
-                         hint="Give its compute capability instead, e.g. --cc 8.6 (see `cuenv info` on that machine).")
-    return info
+        return None
 
 
 def _detect(ctx: Context) -> tuple[Machine, list[str]]:

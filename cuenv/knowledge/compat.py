@@ -237,8 +237,10 @@ class _Checker:
         for gpu in self.machine.gpus:
             if gpu.compute_capability is None:
                 self.add("gpu-unknown-cc", "info",
-                         f"GPU {gpu.index} ({gpu.name}) reported no compute capability; it was not checked.",
-                         "Give it with --cc X.Y.")
+                         f"GPU {gpu.index} ({gpu.name}) has no known compute capability (cuenv's GPU table does not"
+                         " know the name and nothing reported one); it was not checked.",
+                         f"Give it with --gpu '{gpu.name}=X.Y' or --cc X.Y (CUENV_GPUS='{gpu.name}=X.Y' for every"
+                         " command); `nvidia-smi --query-gpu=compute_cap --format=csv` prints it on that machine.")
                 continue
             self._arch(gpu)
 

@@ -37,8 +37,9 @@ class ArchFeatures:
 
 # Words that vendors add or drop between NVIDIA's list and what the driver reports.
 _NOISE: Final = frozenset({"nvidia", "geforce", "tesla", "gpu", "graphics", "generation", "edition"})
-# Form factor and memory packaging: "A100-SXM4-80GB", "H100 80GB HBM3", "H100 NVL", MIG slices.
-_FORM: Final = re.compile(r"^(sxm\d*|pcie|hbm\d*e?|nvl|nvlink|mig|\d+gb|\d+g\.\d+gb|\d+c\.\d+g\.\d+gb)$")
+# Form factor and memory packaging: "A100-SXM4-80GB", "H100 80GB HBM3", "H100 NVL", MIG slices, and the
+# board suffix of "NVIDIA B300 SXM6 AC"; "(nvgpu)" of Jetson's "Orin (nvgpu)" goes with the parentheses.
+_FORM: Final = re.compile(r"^(sxm\d*|pcie|hbm\d*e?|nvl|nvlink|mig|ac|\d+gb|\d+g\.\d+gb|\d+c\.\d+g\.\d+gb)$")
 _MOBILE: Final = frozenset({"laptop", "mobile", "notebook", "max", "q", "maxq", "with", "design"})
 _MEMORY: Final = re.compile(r"\b(\d+)\s*gb\b", re.IGNORECASE)
 

@@ -30,28 +30,37 @@ def current_os() -> str:
     return "windows" if sys.platform.startswith("win") else "linux" if sys.platform.startswith("linux") else sys.platform
 
 
-def _gpus_override(text: str) -> tuple[Gpu, ...]:
+def gpu_from_text(index: int, item: str, where: str) -> Gpu:
+    """One GPU as a person writes it: a compute capability ("8.6", "sm_86"), a name the catalogue
+    knows ("RTX 4090"), or NAME=X.Y for a name it does not. An unknown name stays a GPU without a
+    compute capability: checks then report it (gpu-unknown-cc) with the NAME=X.Y hint."""
     from cuenv.knowledge import gpus as catalogue
 
-    found = []
-    for index, item in enumerate(p.strip() for p in text.split(",")):
-        if not item:
-            continue
-        if re.fullmatch(r"\d+\.\d+|(?:sm_|compute_)\d{2,3}[afp]?|\d{2,3}", item, re.IGNORECASE):
-            cc = versions.cc(item)
-            text_cc = f"{cc.major}.{cc.minor}"
-            found.append(Gpu(index, f"compute capability {text_cc}", text_cc,
-                             architecture=catalogue.architecture_for(text_cc)))
-            continue
-        model = catalogue.lookup(item)
-        if model is None:
-            raise UsageError(
-                f"Unknown GPU {item!r} in CUENV_GPUS.",
-                hint="Give its compute capability instead: CUENV_GPUS=8.6 (or --cc 8.6).",
-            )
-        found.append(Gpu(index, item, model.compute_capability, model.memory_mib,
-                         architecture=model.architecture))
-    return tuple(found)
+    name, sep, cc_text = item.rpartition("=")
+    if sep:
+        name = name.strip()
+        try:
+            cc = versions.cc(cc_text.strip())
+        except UsageError:
+            raise UsageError(f"{item!r} in {where} is not NAME=X.Y.",
+                             hint=f"Write the compute capability after the name: '{name or 'RTX 4090'}=8.9'.") from None
+        text_cc = f"{cc.major}.{cc.minor}"
+        model = catalogue.lookup(name)
+        return Gpu(index, name or f"compute capability {text_cc}", text_cc,
+                   model.memory_mib if model else None, architecture=catalogue.architecture_for(text_cc))
+    if re.fullmatch(r"\d+\.\d+|(?:sm_|compute_)\d{2,3}[afp]?|\d{2,3}", item, re.IGNORECASE):
+        cc = versions.cc(item)
+        text_cc = f"{cc.major}.{cc.minor}"
+        return Gpu(index, f"compute capability {text_cc}", text_cc, architecture=catalogue.architecture_for(text_cc))
+    model = catalogue.lookup(item)
+    if model is None:
+        return Gpu(index, item, None)
+    return Gpu(index, item, model.compute_capability, model.memory_mib, architecture=model.architecture)
+
+
+def _gpus_override(text: str) -> tuple[Gpu, ...]:
+    items = [p.strip() for p in text.split(",")]
+    return tuple(gpu_from_text(index, item, "CUENV_GPUS") for index, item in enumerate(i for i in items if i))
 
 
 def read_overrides(environ: Mapping[str, str], os_name: str | None = None) -> Overrides:

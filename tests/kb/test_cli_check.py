@@ -76,8 +76,8 @@ def test_check_with_gpu_name(cli) -> None:
     code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "NVIDIA GeForce RTX 5090", "--json")
     data = json.loads(out)
     assert code == 1 and [f["code"] for f in data["findings"]] == ["arch-unsupported"]
-    code, _, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "No Such GPU 9000")
-    assert code == 2 and "--cc" in err
+    code, out, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "No Such GPU 9000")
+    assert code == 0 and err == "" and "info: gpu-unknown-cc" in out and "--cc" in out  # a finding, not a dead end
 
 
 def test_suggest_text_and_json(cli) -> None:
@@ -113,5 +113,7 @@ def test_gpu_flag_uses_the_catalogue_lookup(cli, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "cuenv.knowledge.gpus", fake)
     code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "RTX 5090")
     assert code == 1 and "NVIDIA GeForce RTX 5090 (12.0)" in out and "error: arch-unsupported" in out
-    code, _, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999")
-    assert code == 2 and "does not know the GPU 'GTX 9999'" in err and "--cc" in err
+    code, out, err = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999")
+    assert code == 0 and err == "" and "gpu-unknown-cc" in out and "--gpu 'GTX 9999=X.Y'" in out
+    code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999=8.6")
+    assert code == 0 and "GTX 9999 (8.6)" in out and "gpu-unknown-cc" not in out

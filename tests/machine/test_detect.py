@@ -79,10 +79,13 @@ def test_cuenv_gpus_names_and_compute_capabilities():
     ]
 
 
-def test_unknown_gpu_names_it_and_suggests_cc():
-    with pytest.raises(UsageError, match="Unknown GPU 'GeForce 9999'") as exc:
-        overrides.read_overrides({"CUENV_GPUS": "8.0,GeForce 9999"})
-    assert "--cc" in exc.value.hint
+def test_unknown_gpu_is_kept_without_a_cc_and_name_eq_cc_gives_one():
+    o = overrides.read_overrides({"CUENV_GPUS": "8.0,GeForce 9999,GeForce 9999=8.9"})
+    assert [(g.name, g.compute_capability) for g in o.gpus] == [
+        ("compute capability 8.0", "8.0"), ("GeForce 9999", None), ("GeForce 9999", "8.9")]
+    with pytest.raises(UsageError, match="not NAME=X.Y") as exc:
+        overrides.read_overrides({"CUENV_GPUS": "GeForce 9999=fast"})
+    assert "=8.9" in exc.value.hint
 
 
 def test_full_override_probes_nothing(monkeypatch, tmp_path):

@@ -46,6 +46,17 @@ def test_rows_are_kepler_or_newer_and_unique():
         ("NVIDIA GB10", "NVIDIA GB10", "12.1", "Blackwell", None),
         ("Tesla K80", "Tesla K80", "3.7", "Kepler", None),
         ("Jetson AGX Orin", "Jetson AGX Orin", "8.7", "Ampere", None),
+        # names NVML reports on cloud, region-specific and embedded parts (sources in gpus.yaml)
+        ("NVIDIA B300 SXM6 AC", "NVIDIA B300", "10.3", "Blackwell", None),
+        ("Orin (nvgpu)", "Jetson Orin", "8.7", "Ampere", None),
+        ("NVIDIA Tegra Orin (nvgpu)", "Jetson Orin", "8.7", "Ampere", None),
+        ("NVIDIA A10G", "NVIDIA A10G", "8.6", "Ampere", 24576),
+        ("NVIDIA H20", "NVIDIA H20", "9.0", "Hopper", None),
+        ("NVIDIA H800", "NVIDIA H800", "9.0", "Hopper", None),
+        ("NVIDIA H200 NVL", "NVIDIA H200", "9.0", "Hopper", 144384),
+        ("NVIDIA H100 NVL", "NVIDIA H100", "9.0", "Hopper", None),
+        ("NVIDIA A800-SXM4-80GB", "NVIDIA A800", "8.0", "Ampere", 81920),
+        ("NVIDIA GeForce RTX 4090 D", "GeForce RTX 4090 D", "8.9", "Ada Lovelace", None),
     ],
 )
 def test_real_name_variants(reported, name, cc, arch, memory):
@@ -64,7 +75,7 @@ def test_unknown_names_give_none(name):
     ("cc", "arch"),
     [("3.5", "Kepler"), ("5.2", "Maxwell"), ("6.1", "Pascal"), ("7.0", "Volta"), ("7.2", "Volta"), ("7.5", "Turing"),
      ("8.0", "Ampere"), ("8.6", "Ampere"), ("8.7", "Ampere"), ("8.9", "Ada Lovelace"), ("9.0", "Hopper"),
-     ("10.0", "Blackwell"), ("10.3", "Blackwell"), ("11.0", "Blackwell"), ("12.0", "Blackwell"), ("12.1", "Blackwell"),
+     ("10.0", "Blackwell"), ("10.3", "Blackwell"), ("10.7", "Rubin"), ("11.0", "Blackwell"), ("12.0", "Blackwell"), ("12.1", "Blackwell"),
      ("sm_90", "Hopper"), ("86", "Ampere"), ("42.0", "Unknown")],
 )
 def test_architecture_for(cc, arch):

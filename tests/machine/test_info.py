@@ -46,7 +46,7 @@ def test_no_driver_text(cli, tmp_path):
 
 
 @pytest.mark.parametrize(("var", "value", "message"), [
-    ("CUENV_GPUS", "Voodoo 5", "Unknown GPU 'Voodoo 5' in CUENV_GPUS."),
+    ("CUENV_GPUS", "Voodoo 5=fast", "'Voodoo 5=fast' in CUENV_GPUS is not NAME=X.Y."),
     ("CONDA_OVERRIDE_CUDA", "twelve", "CONDA_OVERRIDE_CUDA='twelve' is not a CUDA version."),
     ("CUENV_DRIVER", "latest", "CUENV_DRIVER='latest' is not a driver version."),
 ])
