@@ -466,6 +466,9 @@ def framework(f: Facts) -> Check | None:
             continue
         stack = p.stack or probe_stack(p)
         from_check = _stack_findings(stack, f)
+        if stack.cuda is None and gpus:  # doctor is asked about CUDA: a CPU-only build there is the fault
+            from_check = [x for x in from_check if x.code != "cpu-only-build"]
+            found.append(_cpu_only(stack.label, p.name, gpus))
         found += from_check
         nvcc = f.toolkits.nvcc if f.toolkits else None
         if nvcc is not None and nvcc.version and stack.cuda and _mm(nvcc.version) != _mm(stack.cuda):
@@ -476,17 +479,39 @@ def framework(f: Facts) -> Check | None:
                 + (" (a different major: torch refuses to build them)." if _mm(nvcc.version)[0] != _mm(stack.cuda)[0] else "."),
                 f"Use an nvcc of CUDA {stack.cuda} for extensions (an environment with nvcc from a cu"
                 f"{stack.cuda.replace('.', '')} recipe), or a {p.name} build for CUDA {nvcc.version}."))
-        if p.available is False and gpus and stack.cuda and not any(x.severity == "error" for x in from_check):
-            found.append(Finding(
-                "framework-broken", "error",
-                f"{p.name} is a CUDA build and the driver sees {len(gpus)} GPU(s), yet it reports no usable GPU.",
-                "Read the messages it printed (below); check CUDA_VISIBLE_DEVICES and `cuenv doctor` libraries."))
+        if p.available is False and not any(x.severity == "error" for x in (*found, *from_check)):
+            found.append(_unavailable(p, stack, f, gpus))
         for line in p.messages[:3]:
             detail.append(f"  {p.name} said: {line[:200]}")
     if f.origin == "this machine":  # a report's messages get their own check
         for hit in f.errors:
             found.append(Finding(hit.code, hit.severity, f"{hit.message} (seen: \"{hit.text[:160]}\")", hit.fix))
     return make_check("framework", detail, found)
+
+
+def _cpu_only(label: str, name: str, gpus: tuple) -> Finding:
+    return Finding("cpu-only-build", "error",
+                   f"{label} is a CPU-only build: it cannot use the {len(gpus)} GPU(s) of this machine"
+                   " (on Windows and macOS the plain PyPI torch wheel is CPU-only).",
+                   f"Install a CUDA build: `cuenv suggest {name}` names the one for this driver and GPU.")
+
+
+def _unavailable(p: FrameworkProbe, stack: Stack, f: Facts, gpus: tuple) -> Finding:
+    """The framework says CUDA is not usable and no other finding explains why: never "all passed"."""
+    if stack.cuda is None:
+        return Finding("cpu-only-build", "error", f"{stack.label} is a CPU-only build: CUDA is never available to it.",
+                       f"Install a CUDA build (`cuenv suggest {p.name}` on the machine with the GPU).")
+    drv = f.machine.driver if f.machine else None
+    if drv is None:
+        return Finding("no-driver", "error",
+                       f"{p.name} is a CUDA build but reports CUDA unavailable, and no NVIDIA driver is in sight"
+                       " (none reported, or none loaded).",
+                       "Install the NVIDIA driver and reboot, then check with `nvidia-smi`; in a container, start it"
+                       " with `--gpus all`. If this is a report, paste `nvidia-smi` too.")
+    seen = f"the driver sees {len(gpus)} GPU(s)" if gpus else f"driver {drv.version or '?'} is present"
+    return Finding("framework-broken", "error",
+                   f"{p.name} is a CUDA build and {seen}, yet it reports no usable GPU.",
+                   "Read the messages it printed (below); check CUDA_VISIBLE_DEVICES and `cuenv doctor` libraries.")
 
 
 def _describe_probe(p: FrameworkProbe) -> str:

@@ -117,11 +117,25 @@ def _smi_q(lines: list[str]) -> tuple[str | None, str | None, tuple[Gpu, ...]]:
     return driver, cuda, tuple(gpus)
 
 
-def _field(text: str, label: str) -> str | None:
+def _raw_field(text: str, label: str) -> str | None:
     m = re.search(rf"^\s*{label}\s*:\s*(.+?)\s*$", text, re.MULTILINE | re.IGNORECASE)
-    if not m or re.match(r"(could not collect|n/a|none)$", m.group(1), re.IGNORECASE):
+    return m.group(1) if m else None
+
+
+def _field(text: str, label: str) -> str | None:
+    """A collect_env field, None when absent or empty ("Could not collect", "N/A", "None", Mac's "No CUDA")."""
+    value = _raw_field(text, label)
+    if value is None or re.match(r"(could not collect|n/a|none|no cuda)$", value, re.IGNORECASE):
         return None
-    return m.group(1)
+    return value
+
+
+def _smi_header(text: str) -> tuple[str | None, str | None]:
+    """The nvidia-smi header line pasted on its own, without the table border:
+    "NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0"."""
+    m = re.search(r"NVIDIA-SMI\s+[\d.]+\s+(?:Driver|KMD) Version:\s*(\d+\.\d+(?:\.\d+)?)"
+                  r"(?:\s+CUDA(?: UMD)? Version:\s*(\d+\.\d+))?", text)
+    return (m.group(1), m.group(2)) if m else (None, None)
 
 
 def _collect_env_gpus(lines: list[str]) -> tuple[Gpu, ...]:
@@ -135,7 +149,7 @@ def _collect_env_gpus(lines: list[str]) -> tuple[Gpu, ...]:
             g = re.match(r"^\s*GPU (\d+)\s*:\s*(.+?)\s*(?:\(UUID:.*)?$", row)
             if g:
                 gpus.append(Gpu(int(g.group(1)), g.group(2), None))
-            elif row is rows[0] and row.strip() and not re.match(r"(could not collect|$)", row.strip(), re.I):
+            elif row is rows[0] and row.strip() and not re.match(r"(could not collect|no cuda|$)", row.strip(), re.I):
                 gpus.append(Gpu(0, row.strip(), None))
             elif row is not rows[0]:
                 break
@@ -181,14 +195,27 @@ def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
 def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
     version = _field(text, "PyTorch version")
     built = _field(text, "CUDA used to build PyTorch")
+    # torch.version.cuda is None in a CPU-only build: collect_env prints "None" (older: "Could not collect")
+    built_raw = _raw_field(text, "CUDA used to build PyTorch")
+    cpu_build = built is None and built_raw is not None and _cuda_of_tag(version) is None
     available = _field(text, "Is CUDA available")
+    if available is None:  # a pasted session: torch.cuda.is_available() and, a few lines on, False
+        said = re.search(r"torch\.cuda\.is_available\(\)[^\n]*\n(?:[^\n]*\n){0,3}?\s*(?:>>>\s*|return\s+)?(True|False)\s*$",
+                         text, re.MULTILINE)
+        available = said.group(1) if said else None
     pkg = pkgs.get("torch") or pkgs.get("pytorch")
     if version is None and pkg:
         version = pkg[0]
+    if version is None and built is None:  # "pip install torch==1.8.1+cu102 ..." in the text
+        pinned = re.search(r"(?<![\w-])torch==(\d[\w.+]*)", text)
+        version = pinned.group(1) if pinned else None
     if version is None and built is None:
         return None
     cuda = built or _cuda_of_tag(version) or _cuda_of_tag(pkg[1] if pkg and pkg[1] else None)
-    cpu = bool(re.search(r"\+cpu\b", version or "")) or (pkg is not None and bool(re.search(r"(^|_)cpu(_|$)", pkg[1] or "")))
+    cpu = cpu_build or bool(re.search(r"\+cpu\b", version or "")) or \
+        (pkg is not None and bool(re.search(r"(^|_)cpu(_|$)", pkg[1] or "")))
+    if cpu:
+        cuda = None
     arch = ()
     m = re.search(r"current PyTorch install supports CUDA capabilities ((?:sm_\d+\s*)+)", text)
     if m:
@@ -210,8 +237,19 @@ def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
     return probe
 
 
+def _jax(pkgs: dict) -> FrameworkProbe | None:
+    """jaxlib from pip list / freeze: a +cudaNN local tag (JAX's own index) or a CUDA plugin beside it."""
+    if "jaxlib" not in pkgs:
+        return None
+    version = pkgs["jaxlib"][0]
+    plugin = next((f"cuda{n}" for n in ("13", "12") if f"jax-cuda{n}-plugin" in pkgs), None)
+    spec = f"jaxlib=={version}" if "+cuda" in version or plugin is None else f"jax[{plugin}]=={version.partition('+')[0]}"
+    stack = _spec_stack(spec)
+    return FrameworkProbe(name="jax", version=version, cuda=stack.cuda if stack else None, stack=stack)
+
+
 def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
-    found: list[Any] = []
+    found: list[Any] = [p for p in (_jax(pkgs),) if p]
     for name, dist in (("paddle", "paddlepaddle-gpu"), ("paddle", "paddlepaddle"), ("tensorflow", "tensorflow")):
         if dist in pkgs and not any(p.name == name for p in found):
             version = pkgs[dist][0]
@@ -235,8 +273,10 @@ def parse(text: str) -> Facts:
     # -- driver and GPUs: nvidia-smi (table, -q -x, CSV, -q), collect_env, /proc
     table, xml, csv = _smi_table(lines), _smi_xml(joined), _smi_csv(lines)
     q_driver, q_cuda, q_gpus = _smi_q(lines)
-    smi_driver = next((r.driver_version for r in (table, xml, csv) if r and r.driver_version), None) or q_driver
-    smi_cuda = next((r.cuda_version for r in (table, xml) if r and r.cuda_version), None) or q_cuda
+    head_driver, head_cuda = _smi_header(joined)
+    smi_driver = next((r.driver_version for r in (table, xml, csv) if r and r.driver_version), None) or q_driver \
+        or head_driver
+    smi_cuda = next((r.cuda_version for r in (table, xml) if r and r.cuda_version), None) or q_cuda or head_cuda
     gpus = next((r.gpus for r in (table, xml, csv) if r and r.gpus), ()) or q_gpus or _collect_env_gpus(lines)
     driver_version = smi_driver or _field(joined, "Nvidia driver version")
     module = None
@@ -253,7 +293,10 @@ def parse(text: str) -> Facts:
     driver = None
     if driver_version or smi_cuda:
         level = re.match(r"\d+\.\d+", smi_cuda or "")
-        max_cuda = level.group(0) if level else (max_cuda_for_driver(driver_version) if driver_version else None)
+        # "CUDA Version: N/A" (Jetson's nvgpu driver): NVIDIA's dGPU table says nothing about that driver
+        said_na = re.search(r"CUDA(?: UMD)? Version:\s*N/A", joined) is not None
+        max_cuda = level.group(0) if level else (
+            max_cuda_for_driver(driver_version) if driver_version and not said_na else None)
         driver = Driver(driver_version or "", max_cuda, "report")
     elif paddle:  # Paddle's "Driver API Version" is the newest CUDA the driver supports
         driver = Driver("", paddle.group(2), "report")

@@ -135,7 +135,11 @@ def _tensorflow(version: str, label: str, *, cpu: bool) -> Stack:
 
 def _jax(version: str, extras: tuple[str, ...], label: str) -> Stack:
     gpu = [e.removesuffix("-local") for e in extras if e.startswith("cuda")]
-    stack = builds.jax_stack(version, gpu[0] if gpu else None, label=label)
+    base, _, local = version.partition("+")
+    tag = re.match(r"cuda(\d+)", local)  # jaxlib 0.4.x from JAX's own index: 0.4.22+cuda12.cudnn89
+    if tag and not gpu:
+        gpu = [f"cuda{tag.group(1)}"]
+    stack = builds.jax_stack(base if tag else version, gpu[0] if gpu else None, label=label)
     if stack is None:
         raise UsageError(
             f"cuenv does not know the jax extra {gpu[0]!r}.",

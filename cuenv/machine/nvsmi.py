@@ -121,7 +121,8 @@ def parse_smi_table(text: str) -> SmiReport:
 
 
 def _table_gpu(block: Sequence[Sequence[str]]) -> Gpu:
-    m = re.match(r"^\s*(\d+)\s+(.*?)\s*(?:\s(On|Off))?\s*$", block[0][0])
+    # the Persistence-M column ends the cell: On/Off, or N/A on Jetson ("Orin (nvgpu)   N/A"); Windows: WDDM/TCC
+    m = re.match(r"^\s*(\d+)\s+(.*?)\s*(?:\s(On|Off|N/A|WDDM|TCC))?\s*$", block[0][0])
     assert m is not None  # the caller matched this shape
     index, name = int(m.group(1)), m.group(2).strip()
     memory = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,39 @@ def test_active_system_toolkit_is_not_an_environment(cli, isolated):
     env = {**os.environ, "CUENV_ACTIVE": "system:13.0", "CUENV_HOME": str(isolated / "home")}
     code, out, err = cli("doctor", "--json", environ=env)
     assert err == "" and "environment" not in json.loads(out)
+
+
+def test_primary_cause_comes_first(cli):
+    """An old driver is read before its consequences: the first finding of the report is driver-too-old."""
+    for name in ("torch-driver-too-old-11040-smi-470.txt", "collect-env-390-runtime-error-35.txt"):
+        _, out, _ = cli("doctor", "--report", str(REPORTS / name), "--json")
+        first = next(c for c in json.loads(out)["checks"] if c["findings"])
+        assert (first["name"], first["findings"][0]["code"]) == ("driver", "driver-too-old"), name
+
+
+def test_cuda_unusable_is_never_all_passed(cli):
+    for name, row in SOURCES.items():
+        text = (REPORTS / name).read_text(encoding="utf-8")
+        if re.search(r"Is CUDA available: (False|No)\b|is_available\(\)[^\n]*\n(?:[^\n]*\n){0,3}?\s*(?:return\s+)?False", text):
+            _, out, _ = cli("doctor", "--report", str(REPORTS / name))
+            assert "All checks passed" not in out, name
+
+
+def test_collect_env_no_cuda_fields_are_empty_not_versions():
+    """collect_env prints 'No CUDA' for the runtime, GPU and driver on a Mac (torch/utils/collect_env.py)."""
+    from cuenv.doctor import report
+
+    facts = report.parse("PyTorch version: 2.5.1\nCUDA used to build PyTorch: None\nOS: macOS 15.1 (arm64)\n"
+                         "Is CUDA available: False\nCUDA runtime version: No CUDA\n"
+                         "GPU models and configuration: No CUDA\nNvidia driver version: No CUDA\n")
+    assert facts.machine is None and facts.toolkits is None
+    torch = facts.framework.probes[0]
+    assert (torch.version, torch.cuda, torch.available) == ("2.5.1", None, False)
+
+
+def test_jaxlib_with_a_cuda_tag_is_a_cuda_build():
+    from cuenv.doctor import report
+
+    facts = report.parse("jax                       0.4.22\njaxlib                    0.4.22+cuda12.cudnn89\n")
+    jax = next(p for p in facts.framework.probes if p.name == "jax")
+    assert (jax.version, jax.cuda) == ("0.4.22+cuda12.cudnn89", "12.3")
