@@ -12,7 +12,6 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cuenv.errors import UsageError
 from cuenv.knowledge import versions
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import gpu_from_text
@@ -75,7 +74,7 @@ def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-def _lookup_gpu(name: str):  # noqa: ANN202 - cuenv.knowledge.gpus.GpuModel | None
+def _lookup_gpu(name: str):  # -> cuenv.knowledge.gpus.GpuModel | None
     from cuenv.knowledge.gpus import lookup
 
     try:

@@ -113,6 +113,19 @@ def _environment(text: str, ctx: Context) -> EnvRecord | None:
 _SUPERSEDED = frozenset({"arch-unknown"})
 
 
+def _derived_note(text: str, ctx: Context) -> str | None:
+    """The note of a recipe version read from PyPI on the fly (cuenv.recipes.beyond), if the target is one."""
+    if "@" not in text:
+        return None
+    from cuenv.recipes.beyond import derived_note
+    from cuenv.recipes.catalogue import load_catalogue
+
+    catalogue = load_catalogue(ctx.settings)
+    if text.split("@", 1)[0] not in catalogue.names():
+        return None
+    return derived_note(catalogue.get(text)[0])
+
+
 def run(ctx: Context) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
@@ -127,6 +140,7 @@ def run(ctx: Context) -> Result:
     target = ctx.args.target
     path = path_target(target)
     stack = None if path is not None else resolve_target(target, ctx)
+    note = _derived_note(target, ctx) if stack is not None and stack.label == target else None
     if ctx.args.gcc:
         versions.Dotted.parse(ctx.args.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
@@ -140,7 +154,11 @@ def run(ctx: Context) -> Result:
     data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
     if kernels is not None:
         data["kernels"] = kernels.to_json()
-    return Result(data=data, text=render(target, findings, ok, describe_machine(machine), kernels),
+    text = render(target, findings, ok, describe_machine(machine), kernels)
+    if note:
+        data["note"] = note
+        text += f"\n\nnote: {note}"
+    return Result(data=data, text=text,
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 

@@ -108,6 +108,11 @@ def run(ctx: Context) -> Result:
         progress.note(f"warning: {line}")
     for line in read.notes if read else ():
         progress.note(f"note: {line}")
+    from cuenv.recipes.beyond import derived_note
+
+    note = derived_note(plan.recipe)
+    if note:
+        progress.note(f"note: {note}")
     try:
         plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
                        progress=progress)
@@ -121,6 +126,8 @@ def run(ctx: Context) -> Result:
     }
     if read is not None:
         data.update(read.to_json())
+    if note:
+        data["note"] = note
     if a.dry_run:
         lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
         lines += [f"  {p['name']} {p['version']}" for p in packages]

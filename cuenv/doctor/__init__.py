@@ -14,7 +14,6 @@ from typing import Final
 
 from cuenv.doctor.model import Check, Facts
 
-
 # Causes that explain the rest: shown first, under the driver check, wherever a check found them.
 PRIMARY: Final = ("no-driver", "driver-library-mismatch", "driver-too-old")
 

@@ -58,9 +58,11 @@ _OTHER_PLATFORMS: Final = {
 }
 # NVIDIA's CUDA 13 wheels dropped the -cuXX suffix; these unsuffixed names carry the CUDA major
 # in their version instead.
-_UNSUFFIXED_CUDA: Final = re.compile(
-    r"^nvidia-(cuda-[a-z-]+|cublas|cufft|cufile|curand|cusolver|cusparse|cusparselt|npp|nvjitlink|nvjpeg|nvvm|nvtx)$"
-)
+# CUDA 13's unsuffixed wheels: these carry the CUDA release in their version (nvidia-cuda-runtime 13.0.96) ...
+_UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
+# ... these the library's own (nvidia-cufft 12.0.0.61 belongs to CUDA 13.0, per cuda-toolkit 13.0.2's pins):
+# their major says nothing about CUDA, so they do not count in the one-major check.
+_UNSUFFIXED_LIBRARY: Final = re.compile(r"^nvidia-(cufft|cufile|curand|cusolver|cusparse|cusparselt)$")
 _SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
 
 
@@ -90,6 +92,8 @@ def cuda_major_of(name: str, version: str) -> int | None:
     match = _SUFFIX.match(name)
     if match:
         return int(match.group(1))
+    if _UNSUFFIXED_LIBRARY.match(name):
+        return None
     if _UNSUFFIXED_CUDA.match(name):
         try:
             return int(version.split(".")[0])

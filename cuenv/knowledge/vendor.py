@@ -127,7 +127,7 @@ def cuda_toolkit(client: Client) -> list[Row]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _framework_row(client: Client, project: str, version: str, key: str, extras: Iterable[str] = ()) -> Row | None:
+def framework_row(client: Client, project: str, version: str, key: str, extras: Iterable[str] = ()) -> Row | None:
     files = wheels(client, project)[version]
     f = _pick(files, "linux-64", "3.12")
     if f is None:
@@ -152,7 +152,7 @@ def _rows(client: Client, project: str, key: str, extras: Iterable[str] = (),
           keep: Callable[[Row], bool] = lambda r: True) -> list[Row]:
     out = []
     for version in newest_per_minor(client, project, FIRST.get(project)).values():
-        row = _framework_row(client, project, version, key, extras)
+        row = framework_row(client, project, version, key, extras)
         if row is not None and keep(row):
             out.append(row)
     return out
