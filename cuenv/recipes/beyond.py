@@ -44,9 +44,16 @@ def is_newer(recipe: Recipe, version: str) -> bool:
     if recipe.framework is None or recipe.framework.name not in PROJECTS:
         return False
     try:
-        return Version(version) > max(Version(v) for v in recipe.versions)
+        newer = Version(version) > max(Version(v) for v in recipe.versions)
     except InvalidVersion:
         return False
+    if newer and recipe.framework.name == "torch":
+        # a release the knowledge base lists without this recipe's build (cu121 of torch 2.9) is not one
+        from cuenv.knowledge.refresh import listed_variants
+
+        listed = listed_variants("torch", version)
+        return listed is None or "cu" + str(recipe.cuda).replace(".", "") in listed
+    return newer
 
 
 def extend(recipe: Recipe, version: str, client: Client | None = None) -> Recipe:
