@@ -102,3 +102,16 @@ def test_bad_cc_is_a_usage_error():
 
     with pytest.raises(UsageError):
         gpus.architecture_for("eight")
+
+
+def test_the_driver_compute_capability_wins_over_the_table():
+    """On a real machine NVML's value is kept; the table only fills what the driver left out."""
+    from cuenv.machine.model import Gpu
+    from cuenv.machine.probes import _complete_gpu
+
+    reported = _complete_gpu(Gpu(0, "NVIDIA A10G", "8.7"))  # whatever NVML says stands
+    assert (reported.compute_capability, reported.architecture) == ("8.7", "Ampere")
+    filled = _complete_gpu(Gpu(0, "NVIDIA A10G", None))
+    assert (filled.compute_capability, filled.memory_mib) == ("8.6", 24576)
+    unknown = _complete_gpu(Gpu(0, "NVIDIA Future X1", None))
+    assert unknown.compute_capability is None  # unknown stays unknown: check says gpu-unknown-cc
