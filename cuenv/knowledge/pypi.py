@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -64,7 +65,7 @@ class Client:
             data = self._fetch(url, byte_range, accept)
             if disk is not None:
                 disk.parent.mkdir(parents=True, exist_ok=True)
-                tmp = disk.with_suffix(".part")
+                tmp = disk.with_suffix(f".part{threading.get_ident()}")  # sections fetch side by side
                 tmp.write_bytes(data)
                 tmp.replace(disk)
         self._memo[key] = data

@@ -39,7 +39,12 @@ PROJECTS: Final = {"torch": "torch", "jax": "jax", "tensorflow": "tensorflow", "
 
 
 def derive_all(client: Client) -> dict[str, Any]:
-    return {"schema_version": 1, **{name: make(client) for name, make in vendor.SECTIONS.items()}}
+    """Every section, the independent ones side by side (each is a string of small HTTP reads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(vendor.SECTIONS)) as pool:
+        futures = {name: pool.submit(make, client) for name, make in vendor.SECTIONS.items()}
+        return {"schema_version": 1, **{name: future.result() for name, future in futures.items()}}
 
 
 # ---------------------------------------------------------------------------------------------

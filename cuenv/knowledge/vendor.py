@@ -150,12 +150,13 @@ def framework_row(client: Client, project: str, version: str, key: str, extras: 
 
 def _rows(client: Client, project: str, key: str, extras: Iterable[str] = (),
           keep: Callable[[Row], bool] = lambda r: True) -> list[Row]:
-    out = []
-    for version in newest_per_minor(client, project, FIRST.get(project)).values():
-        row = framework_row(client, project, version, key, extras)
-        if row is not None and keep(row):
-            out.append(row)
-    return out
+    """One row per minor (its newest release), read side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    versions = list(newest_per_minor(client, project, FIRST.get(project)).values())
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        rows = list(pool.map(lambda v: framework_row(client, project, v, key, extras), versions))
+    return [row for row in rows if row is not None and keep(row)]
 
 
 def torch(client: Client) -> list[Row]:
