@@ -199,7 +199,8 @@ class HostLimits:
 
 _GCC: Final = re.compile(r"#error -- unsupported GNU version! gcc versions later than (\d+) are not supported")
 _CLANG: Final = re.compile(r"#error -- unsupported clang version! clang version must be less than (\d+)")
-_MSVC_IF: Final = re.compile(r"#if\s+_MSC_VER\s*<\s*(\d+)\s*\|\|\s*_MSC_VER\s*>=?\s*(\d+)\s*\n(?:\s*\n)*\s*#error -- unsupported Microsoft Visual Studio")
+_MSVC_IF: Final = re.compile(
+    r"#if\s+_MSC_VER\s*<\s*(\d+)\s*\|\|\s*_MSC_VER\s*>=?\s*(\d+)\s*\n(?:\s*\n)*\s*#error -- unsupported Microsoft Visual Studio")
 
 
 def host_limits(text: str) -> HostLimits:

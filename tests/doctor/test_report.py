@@ -141,7 +141,7 @@ def test_primary_cause_comes_first(cli):
 
 
 def test_cuda_unusable_is_never_all_passed(cli):
-    for name, row in SOURCES.items():
+    for name in SOURCES:
         text = (REPORTS / name).read_text(encoding="utf-8")
         if re.search(r"Is CUDA available: (False|No)\b|is_available\(\)[^\n]*\n(?:[^\n]*\n){0,3}?\s*(?:return\s+)?False", text):
             _, out, _ = cli("doctor", "--report", str(REPORTS / name))
