@@ -56,13 +56,14 @@ def _from_environment(text: str, ctx) -> Stack | None:
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
+    from cuenv.recipes.beyond import resolve
     from cuenv.recipes.catalogue import load_catalogue
 
     catalogue = load_catalogue(ctx.settings)
     name = text.split("@", 1)[0]
     if name not in catalogue.names():
         return None
-    recipe, version = catalogue.get(text)
+    recipe, version = resolve(catalogue, text)
     return recipe.stack(version)
 
 
@@ -117,13 +118,13 @@ def _derived_note(text: str, ctx: Context) -> str | None:
     """The note of a recipe version read from PyPI on the fly (cuenv.recipes.beyond), if the target is one."""
     if "@" not in text:
         return None
-    from cuenv.recipes.beyond import derived_note
+    from cuenv.recipes.beyond import derived_note, resolve
     from cuenv.recipes.catalogue import load_catalogue
 
     catalogue = load_catalogue(ctx.settings)
     if text.split("@", 1)[0] not in catalogue.names():
         return None
-    return derived_note(catalogue.get(text)[0])
+    return derived_note(resolve(catalogue, text)[0])
 
 
 def run(ctx: Context) -> Result:

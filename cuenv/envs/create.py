@@ -127,11 +127,12 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     """
     from cuenv.engines import resolve_engine
     from cuenv.knowledge.compat import check
+    from cuenv.recipes.beyond import resolve
     from cuenv.recipes.catalogue import load_catalogue
 
     if recipe is None and ref is None:
         raise UsageError("Name a recipe to create from.", hint="`cuenv recipes` lists them; e.g. `cuenv create cuda-12.1`.")
-    recipe, version = (recipe, None) if recipe is not None else load_catalogue(settings).get(str(ref))
+    recipe, version = (recipe, None) if recipe is not None else resolve(load_catalogue(settings), str(ref))
     env_name = validate_name(name or recipe.name)
     store = Store.from_settings(settings)
     if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:

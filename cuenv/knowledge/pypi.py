@@ -173,7 +173,7 @@ class _RemoteFile(io.RawIOBase):
         self.pos = max(0, base + offset)
         return self.pos
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # RawIOBase: WriteableBuffer
         want = min(len(buffer), self.size - self.pos)
         if want <= 0:
             return 0

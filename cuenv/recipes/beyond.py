@@ -19,11 +19,23 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.knowledge.pypi import Client
-    from cuenv.recipes.catalogue import Recipe
+    from cuenv.recipes.catalogue import Catalogue, Recipe
 
 # recipe framework -> (PyPI project, extra whose pins are the CUDA build)
 PROJECTS: Final = {"torch": ("torch", ()), "tensorflow": ("tensorflow", ("and-cuda",)), "jax": ("jax", ())}
 DERIVED: Final = "derived"  # Recipe.origin of a recipe extended here
+
+
+def resolve(catalogue: Catalogue, ref: str) -> tuple[Recipe, str | None]:
+    """``Catalogue.get``, and a framework version newer than every one the recipe lists read from
+    PyPI's metadata; the recipe returned then says so in its first note (``derived_note``)."""
+    from cuenv.recipes.catalogue import split_ref
+
+    name, version = split_ref(ref)
+    recipe = catalogue.find(name)
+    if version is not None and version not in recipe.versions and is_newer(recipe, version):
+        recipe = extend(recipe, version)
+    return recipe, recipe.check_version(version)
 
 
 @lru_cache(maxsize=1)

@@ -414,15 +414,10 @@ class Catalogue:
     def get(self, ref: str) -> tuple[Recipe, str | None]:
         """Resolve "NAME" or "NAME@VERSION" to (recipe, framework version or None for bare stacks).
 
-        A framework version newer than every one the recipe lists is read from PyPI's metadata
-        (cuenv.recipes.beyond); the recipe returned then says so in its first note.
+        Only versions the recipe lists; cuenv.recipes.beyond.resolve also takes newer releases.
         """
-        from cuenv.recipes import beyond
-
         name, version = split_ref(ref)
         recipe = self.find(name)
-        if version is not None and version not in recipe.versions and beyond.is_newer(recipe, version):
-            recipe = beyond.extend(recipe, version)
         return recipe, recipe.check_version(version)
 
     def all(self) -> list[Recipe]:
