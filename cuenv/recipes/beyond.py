@@ -46,9 +46,9 @@ def _client() -> Client:
     return Client()
 
 
-def derived_note(recipe: Recipe) -> str | None:
-    """What create and check say about a recipe extended here; None for a catalogue recipe."""
-    return recipe.notes[0] if recipe.origin == DERIVED and recipe.notes else None
+def derived_note(recipe: Recipe | None) -> str | None:
+    """What create and check say about a recipe extended here; None otherwise (a lockfile has none)."""
+    return recipe.notes[0] if recipe is not None and recipe.origin == DERIVED and recipe.notes else None
 
 
 def is_newer(recipe: Recipe, version: str) -> bool:
