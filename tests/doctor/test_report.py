@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 from doctorkit import REPORTS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SOURCES = yaml.safe_load((REPORTS / "SOURCES.yaml").read_text(encoding="utf-8"))
 MACHINE_FIXTURES = Path(__file__).resolve().parents[1] / "machine" / "fixtures"
@@ -166,3 +168,24 @@ def test_jaxlib_with_a_cuda_tag_is_a_cuda_build():
     facts = report.parse("jax                       0.4.22\njaxlib                    0.4.22+cuda12.cudnn89\n")
     jax = next(p for p in facts.framework.probes if p.name == "jax")
     assert (jax.version, jax.cuda) == ("0.4.22+cuda12.cudnn89", "12.3")
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=150, deadline=None)
+def test_parse_reads_any_text(text):
+    """A pasted report is untrusted: parse never raises, and a driver it reports is a version."""
+    from cuenv.doctor import report
+
+    facts = report.parse(text)
+    if facts.machine is not None and facts.machine.driver is not None and facts.machine.driver.version:
+        assert re.fullmatch(r"\d+(\.\d+)*", facts.machine.driver.version)
+
+
+@given(st.from_regex(r"NVIDIA-SMI [0-9]{3}\.[0-9]{2}\s+Driver Version: [0-9]{3}\.[0-9]{2}(\.[0-9]{2})?\s+"
+                     r"CUDA Version: 1[0-3]\.[0-9]", fullmatch=True))
+def test_smi_header_line_alone_gives_driver_and_cuda(line):
+    from cuenv.doctor import report
+
+    driver, cuda = report._smi_header(line)
+    assert driver is not None and line.split("Driver Version: ")[1].startswith(driver)
+    assert cuda == line.rsplit(": ", 1)[1]
