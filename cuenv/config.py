@@ -33,9 +33,30 @@ def _engine(text: Any) -> str:
 
 
 def _path(text: Any) -> Path:
-    if not isinstance(text, (str, os.PathLike)) or not str(text):
+    if not isinstance(text, (str, os.PathLike)) or not str(text) or "\0" in str(text):
         raise ValueError(f"{text!r} is not a path")
     return Path(os.path.expanduser(str(text))).absolute()
+
+
+def _folder(text: Any) -> Path:
+    """A folder cuenv writes into: it may not exist yet, but it may not be a file (``home: /etc/passwd``)."""
+    path = _path(text)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{str(path)!r} is not a folder")
+    return path
+
+
+def _trusted(text: Any) -> tuple[str, ...]:
+    """Variable names (NAME or PREFIX_*) the user allows shared files to set, beyond cuenv's allowlist."""
+    from cuenv.trust import envvars
+
+    items = [t.strip() for t in text.replace(",", ":").split(":") if t.strip()] if isinstance(text, str) else text
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"{text!r} is not a list of variable names")
+    bad = next((i for i in items if not envvars.valid_extension(i)), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a variable name or PREFIX_* (upper case letters, digits, '_')")
+    return tuple(items)
 
 
 def _paths(text: Any) -> tuple[Path, ...]:
@@ -58,12 +79,14 @@ class Option:
 
 
 OPTIONS: Final = (
-    Option("home", "CUENV_HOME", "--home", _path, "where environments and state live"),
-    Option("cache_dir", "CUENV_CACHE_DIR", "--cache-dir", _path, "package caches (uv, rattler)"),
+    Option("home", "CUENV_HOME", "--home", _folder, "where environments and state live"),
+    Option("cache_dir", "CUENV_CACHE_DIR", "--cache-dir", _folder, "package caches (uv, rattler)"),
     Option("engine", "CUENV_ENGINE", "--engine", _engine, "default engine for `cuenv create`"),
     Option("recipe_dirs", "CUENV_RECIPES", "--recipes", _paths, "extra recipe folders (user recipes win)"),
     Option("prompt", "CUENV_PROMPT", None, _bool, "show (NAME) in the prompt of an activated shell"),
     Option("auto_activate", "CUENV_AUTO_ACTIVATE", None, _bool, "activate on cd into a folder with a .cuenv file"),
+    Option("trusted_env_vars", "CUENV_TRUSTED_ENV_VARS", None, _trusted,
+           "extra variables (NAME or PREFIX_*) shared recipes and locks may set"),
 )
 
 
@@ -78,6 +101,7 @@ def _defaults() -> dict[str, Any]:
         "recipe_dirs": (config_dir / "recipes",),
         "prompt": True,
         "auto_activate": False,
+        "trusted_env_vars": (),
     }
 
 
@@ -98,6 +122,7 @@ class Settings:
     prompt: bool
     auto_activate: bool
     config_file: Path
+    trusted_env_vars: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -110,24 +135,18 @@ class Settings:
 
 
 def load_file(path: Path) -> dict[str, Any]:
-    """Read the config file; a missing file is empty, a broken one is a clear error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise UsageError(f"Cannot read config file {path}: {exc.strerror}.") from None
-    import yaml
+    """Read the config file; a missing file is empty, a broken one is a clear error.
 
+    Bounded (1 MiB; ``CUENV_CONFIG=/dev/zero`` hung before), strict UTF-8, YAML within depth limits."""
+    from cuenv.errors import NotFound
+    from cuenv.trust import limits
+
+    hint = "Fix the file, or point CUENV_CONFIG at another one."
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise UsageError(
-            f"Config file {path}{where} is not valid YAML.",
-            hint="Fix the file, or point CUENV_CONFIG at another one.",
-        ) from None
+        text = limits.read_text(path, what="Config file", limit=limits.CONFIG, hint=hint)
+    except NotFound:
+        return {}
+    data = limits.load_yaml(text, what="Config file", file=str(path), hint=hint)
     if data is None:
         return {}
     if not isinstance(data, dict):

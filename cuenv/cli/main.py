@@ -177,6 +177,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         except OSError:
             pass
         return 0
+    except OSError as exc:
+        # A read-only or full CUENV_HOME, a file where a folder belongs (issue 14): the system's words, no traceback.
+        where = f" {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"error: Cannot write or read{where}: {exc.strerror or exc}.\n")
+        sys.stderr.write("hint: Check that the folder exists, is writable and has free space "
+                         "(`cuenv config` shows cuenv's folders).\n")
+        return 1
     except Exception as exc:  # a bug: still one clear line, the traceback only when asked for (-v)
         if any(a in ("-v", "--verbose") or a.startswith("-vv") for a in argv):
             raise
