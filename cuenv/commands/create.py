@@ -66,7 +66,7 @@ def _plan(ctx: Context, machine):
         from cuenv.lock.io import catalogue_extras, host_platform, read_lock
 
         platform = host_platform()
-        lock = read_lock(a.from_lock, platform=platform)
+        lock = read_lock(a.from_lock, platform=platform, trusted_env=ctx.settings.trusted_env_vars)
         plan = plan_from_lock(ctx.settings, ctx.environ, lock=lock, name=a.name, engine=a.engine, machine=machine,
                               platform=platform, force=a.force)
         plan.meta.update(catalogue_extras(ctx.settings, lock))

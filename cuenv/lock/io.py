@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform as _platform
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
@@ -18,18 +19,18 @@ def host_platform() -> str:
     return platform_of(os_name, _platform.machine() or "x86_64")
 
 
-def read_lock(path: str | Path, *, platform: str | None = None):
-    """Read and validate a lockfile; refuses one without packages for ``platform``."""
+def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = ()):
+    """Read and validate a lockfile (bounded: a lock is shared input); refuses one without packages for
+    ``platform``. ``trusted_env`` is the user's extension of the variables a lock may set."""
     from cuenv.lock.model import parse
+    from cuenv.trust import limits
 
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = limits.read_text(p, what="Lockfile", limit=limits.LOCK)
+    except NotFound:
         raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"Cannot read lockfile {p}: {getattr(exc, 'strerror', None) or exc}.") from None
-    return parse(text, file=str(p), platform=platform)
+    return parse(text, file=str(p), platform=platform, trusted_env=trusted_env)
 
 
 def write_text(path: Path, text: str) -> None:

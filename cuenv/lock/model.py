@@ -245,20 +245,30 @@ def content_hash(lock: Lock) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------
-def parse(text: str, *, file: str | None = None, platform: str | None = None) -> Lock:
+def parse(text: str, *, file: str | None = None, platform: str | None = None,
+          trusted_env: Iterable[str] = ()) -> Lock:
     """Validate strictly; raise LockError (one line) at the first problem.
 
+    A lock is shared input (issue 14): everything is checked here, before anything is downloaded,
+    including the variables it sets (cuenv.trust.envvars; ``trusted_env`` is the user's extension).
     With ``platform``, a lock without packages for it is refused too (the machine's own platform).
     """
     import yaml
 
+    from cuenv.trust import Untrusted, envvars, limits
+
     try:
-        data = yaml.safe_load(text)
+        limits.check_yaml(text, what="The", file="YAML")
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+    except Untrusted as exc:
+        raise LockError(exc.message, hint=exc.hint, file=file) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise LockError(f"Broken YAML{where}: {problem}.", file=file) from None
+    except (ValueError, RecursionError) as exc:  # an integer of 5,000 digits
+        raise LockError(f"A value cannot be read: {str(exc).splitlines()[0][:120]}.", file=file) from None
     r = _Reader(file)
     if not isinstance(data, dict):
         raise LockError("Not a cuenv lockfile (expected a mapping with `version: 1`).", file=file)
@@ -276,7 +286,11 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None) ->
     env = r.mapping(recipe, "env", "recipe")
     for k, v in env.items():
         if not isinstance(k, str) or not isinstance(v, str):
-            raise LockError(f"recipe.env.{k}: expected a string value.", file=file)
+            raise LockError(f"recipe.env.{str(k)[:40]}: expected a string value.", file=file)
+    bad_env = envvars.problems(env, extra=trusted_env)
+    if bad_env:
+        name, why = bad_env[0]
+        raise LockError(f"recipe.env{'.' + name if name else ''}: {why}.", hint=envvars.HINT, file=file)
     engine = r.string(data, "engine")
     python = r.string(data, "python", optional=True)
     platforms = r.strings(data, "platforms")

@@ -33,7 +33,7 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     from cuenv.lock.model import content_hash, drift
 
     record = Store.from_settings(settings).get(name)
-    lock = read_lock(lock_path, platform=record.meta.get("platform"))
+    lock = read_lock(lock_path, platform=record.meta.get("platform"), trusted_env=settings.trusted_env_vars)
     solution = lock.solution_for(record.meta["platform"])
     found = drift(solution.packages, get_engine(record.meta["engine"], environ).installed(record.path))
     return DriftCheck(name, lock_path, found, len(solution.packages), record.meta.get("lock_hash") == content_hash(lock))
@@ -58,7 +58,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     from cuenv.machine.driver import detect
 
     platform = host_platform()
-    lock = read_lock(lock_path, platform=platform)
+    lock = read_lock(lock_path, platform=platform, trusted_env=settings.trusted_env_vars)
     machine = detect(environ, cache_dir=settings.cache_dir)
     plan = plan_from_lock(settings, environ, lock=lock, name=name, engine=engine, machine=machine,
                           platform=platform, force=force)
