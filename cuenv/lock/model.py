@@ -255,13 +255,13 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
     """
     import yaml
 
-    from cuenv.trust import Untrusted, envvars, limits
+    from cuenv.trust import envvars, limits
 
     try:
-        limits.check_yaml(text, what="The", file="YAML")
+        too_big = limits.yaml_shape_problem(text)
+        if too_big is not None:
+            raise LockError(f"The YAML {too_big}.", file=file)
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
-    except Untrusted as exc:
-        raise LockError(exc.message, hint=exc.hint, file=file) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -112,6 +112,17 @@ def _loader():
 def check_yaml(text: str, *, what: str, file: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
     """Refuse YAML nested deeper than ``max_depth`` or with more than ``max_nodes`` nodes once every alias
     is expanded. Syntax errors are left to the caller's parser, which reports them with their line."""
+    why = yaml_shape_problem(text, max_depth=max_depth, max_nodes=max_nodes)
+    if why is not None:
+        hint = ("Write the values out instead of repeating anchors (&name / *name)." if "alias" in why
+                else "Check the file: no cuenv file needs that much nesting.")
+        raise Untrusted(f"{what} {file} {why}.", hint=hint)
+
+
+def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> str | None:
+    """Why ``text`` is too deep or too big once aliases are expanded (a phrase: "is nested ..."), or None.
+
+    Scans the event stream (no recursion) and stops at the first level or node too many."""
     yaml = _yaml()
     starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
     ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
@@ -120,39 +131,41 @@ def check_yaml(text: str, *, what: str, file: str, max_depth: int = MAX_DEPTH, m
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth)
     total = 0
 
-    def add(nodes: int, depth: int) -> None:
+    def add(nodes: int, depth: int) -> str | None:
         nonlocal total
         total += nodes
         top = stack[-1]
         top[1] += nodes
         top[2] = max(top[2], depth)
         if total > max_nodes:
-            raise Untrusted(f"{what} {file} expands to more than {max_nodes} YAML nodes (an alias bomb?).",
-                            hint="Write the values out instead of repeating anchors (&name / *name).")
+            return f"expands to more than {max_nodes} YAML nodes (an alias bomb?)"
         if len(stack) - 1 + depth > max_depth:
-            raise Untrusted(f"{what} {file} is nested more than {max_depth} levels deep.",
-                            hint="Check the file: no cuenv file needs that much nesting.")
+            return f"is nested more than {max_depth} levels deep"
+        return None
 
     try:
         for event in yaml.parse(text, Loader=_loader()):
+            why = None
             if isinstance(event, starts):
                 stack.append([event.anchor, 0, 0])
                 if len(stack) - 1 > max_depth:
-                    add(0, 1)
+                    return f"is nested more than {max_depth} levels deep"
             elif isinstance(event, ends):
                 anchor, nodes, depth = stack.pop()
                 if anchor is not None:
                     sizes[anchor] = (nodes + 1, depth + 1)
-                add(nodes + 1, depth + 1)
+                why = add(nodes + 1, depth + 1)
             elif isinstance(event, yaml.AliasEvent):
-                nodes, depth = sizes.get(event.anchor, (1, 1))
-                add(nodes, depth)
+                why = add(*sizes.get(event.anchor, (1, 1)))
             elif isinstance(event, yaml.ScalarEvent):
                 if event.anchor is not None:
                     sizes[event.anchor] = (1, 1)
-                add(1, 1)
+                why = add(1, 1)
+            if why is not None:
+                return why
     except yaml.YAMLError:
-        return  # the caller's own parse reports it, with its line
+        return None  # the caller's own parse reports it, with its line
+    return None
 
 
 def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> Any:
