@@ -199,6 +199,15 @@ def entry() -> None:
     process ("PyGILState_Release ... finalizing"), seen intermittently after a successful solve. When it
     was loaded, flush and leave without finalizing; nothing of cuenv's needs atexit.
     """
+    import signal
+
+    def _terminated(signum: int, _frame: object) -> None:
+        # SIGTERM/SIGHUP unwind like Ctrl-C: temporary folders, lock files and half-made environments
+        # are cleaned up by the code that made them (issue 14). Only SIGKILL leaves anything behind.
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminated)
     code = main()
     if "rattler" in sys.modules:
         try:

@@ -53,16 +53,17 @@ def blocking(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
-    """Make room for ``name``: an incomplete leftover is cleaned, a usable one needs --force."""
-    if not store.exists(name):
-        return
-    record = store.get(name, allow_incomplete=True)
-    if record.complete and not force:
-        raise UsageError(
-            f"Environment {name!r} already exists.",
-            hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
-        )
-    store.remove(name)
+    """Make room for ``name``: an incomplete leftover is cleaned, a usable one needs --force, a folder
+    cuenv did not make is refused. Then claim the name, so a build killed half-way is still ours."""
+    if store.exists(name):
+        record = store.get(name, allow_incomplete=True)
+        if record.complete and not force:
+            raise UsageError(
+                f"Environment {name!r} already exists.",
+                hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
+            )
+        store.remove(name)
+    store.claim(name)
 
 
 Reporter = Callable[[str, str], None]

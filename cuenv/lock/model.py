@@ -34,6 +34,8 @@ _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64
                           "osx-64": "osx", "osx-arm64": "osx"}
 # Where an index serves its files when that is another host than the index's own.
 _FILE_HOSTS: Final = {"pypi.org": ("files.pythonhosted.org",)}
+_WORD: Final = re.compile(r"[!-~\u00a0-\U0010ffff]+")  # no space, no control character
+_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 _HEX: Final = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "md5": re.compile(r"^[0-9a-f]{32}$")}
 _TOP_KEYS: Final = ("version", "recipe", "engine", "python", "platforms", "sources", "contract", "made_on", "packages")
 _PACKAGE_KEYS: Final = ("name", "version", "build", "kind", "channel", "subdir", "index_url", "url", "filename",
@@ -417,6 +419,11 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         raise r.fail(f"{where}: expected a mapping.")
     r.keys(entry, where, required=("name", "version", "kind", "url"), allowed=_PACKAGE_KEYS)
     values = {k: r.string(entry, k, where, optional=k not in ("name", "version", "kind", "url")) for k in _PACKAGE_KEYS}
+    for k, v in values.items():  # these go into uv's requirements file and conda's argv: one word each
+        if v is not None and (_WORD.fullmatch(v) is None or len(v) > 2000):
+            raise r.fail(f"{where}.{k}: {v[:60]!r} is not a single word of printable text.")
+    if not _NAME.fullmatch(values["name"]):
+        raise r.fail(f"{where}.name: {values['name']!r} is not a package name.")
     name = values["name"]
     where = f"{where} ({name})"
     kind = values["kind"]

@@ -127,3 +127,15 @@ def channel_problem(text: Any) -> str | None:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_conda_request(channels: Any, specs: Any, *, source: str) -> None:
+    """Every channel and spec of a conda request, before conda or rattler sees them (argv items, never options)."""
+    for channel in channels:
+        why = channel_problem(channel)
+        if why is not None:
+            raise Untrusted(f"{source}: channel {_show(channel)} {why}.", hint="Name the channel, or give its https:// URL.")
+    for spec in specs:
+        why = conda_spec_problem(spec)
+        if why is not None:
+            raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write NAME, NAME=VERSION or NAME>=X,<Y.")
