@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("test", "run an environment's smoke test"),
     "use": ("use", "activate an environment in this shell (needs the shell hook)"),
     "deactivate": ("use", "undo `cuenv use` in this shell (needs the shell hook)"),
+    "allow": ("allow", "allow a project's .cuenv file to activate its environment"),
+    "deny": ("allow", "block a project's .cuenv file until it is allowed again"),
     "shell-init": ("shell", "print the shell hook for bash, zsh or fish"),
     "init": ("shell", "add the shell hook to your shell's rc file"),
     "lock": ("lock", "write a lockfile for an environment or a recipe"),

@@ -10,6 +10,10 @@ Store (owned by this module)::
 
     CUENV_HOME/trust/allowed/<sha256(path NUL content)>   holds the path (so `deny` can find it)
     CUENV_HOME/trust/denied/<sha256(path)>                holds the path
+    CUENV_HOME/trust/checked                              touched whenever cuenv reads a pin for the hook
+
+The shell hook spells ``trust/checked`` too: it asks Python again only when it finds another pin
+than last time, or one newer than that stamp (`[ FILE -nt STAMP ]`, no process started).
 
 The path is the absolute path of the file as found (symlinks are not resolved: a link to an approved
 file in another tree is another pin and needs its own approval).
@@ -34,8 +38,26 @@ def trust_dir(home: Path) -> Path:
     return Path(home) / "trust"
 
 
+CHECKED: Final = "checked"
+
+
+def touch_checked(home: Path) -> None:
+    """Mark "a pin was read now"; a read-only home only costs the hook a Python start per new folder."""
+    stamp = trust_dir(home) / CHECKED
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass
+
+
 def _abs(path: Path) -> str:
     return os.path.abspath(os.fspath(path))
+
+
+def _recorded(path: Path) -> str:
+    """The path as the store writes it (UTF-8; an undecodable byte becomes U+FFFD)."""
+    return _abs(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def content_key(path: Path, content: bytes) -> str:
@@ -59,7 +81,7 @@ def status(home: Path, path: Path, content: bytes) -> Status:
 def allow(home: Path, path: Path, content: bytes) -> None:
     """Approve this content at this path (and lift a deny of the path)."""
     root = trust_dir(home)
-    _write(root / ALLOWED, content_key(path, content), _abs(path))
+    _write(root / ALLOWED, content_key(path, content), _recorded(path))
     _remove(root / DENIED / path_key(path))
 
 
@@ -67,7 +89,7 @@ def deny(home: Path, path: Path) -> int:
     """Block the path, whatever its content, until allowed again; returns how many approvals were dropped."""
     root = trust_dir(home)
     dropped = 0
-    target = _abs(path)
+    target = _recorded(path)
     try:
         entries = list(os.scandir(root / ALLOWED))
     except FileNotFoundError:
@@ -86,12 +108,10 @@ def deny(home: Path, path: Path) -> int:
 
 
 def _write(folder: Path, name: str, text: str) -> None:
+    from cuenv import atomic
+
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{name}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-            fh.write(text)
-        os.replace(tmp, folder / name)
+        atomic.write_text(folder / name, text)
     except OSError as exc:
         raise Untrusted(f"Cannot record the decision in {folder}: {exc.strerror or exc}.",
                         hint="Check that CUENV_HOME is writable (`cuenv config` shows where it is).") from None
