@@ -419,11 +419,9 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         raise r.fail(f"{where}: expected a mapping.")
     r.keys(entry, where, required=("name", "version", "kind", "url"), allowed=_PACKAGE_KEYS)
     values = {k: r.string(entry, k, where, optional=k not in ("name", "version", "kind", "url")) for k in _PACKAGE_KEYS}
-    for k, v in values.items():  # these go into uv's requirements file and conda's argv: one word each
-        if v is not None and (_WORD.fullmatch(v) is None or len(v) > 2000):
-            raise r.fail(f"{where}.{k}: {v[:60]!r} is not a single word of printable text.")
-    if not _NAME.fullmatch(values["name"]):
-        raise r.fail(f"{where}.name: {values['name']!r} is not a package name.")
+    why = package_fields_problem(values)
+    if why is not None:
+        raise r.fail(f"{where}.{why}")
     name = values["name"]
     where = f"{where} ({name})"
     kind = values["kind"]
@@ -453,6 +451,18 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         if not url.startswith(channel + "/"):
             raise r.fail(f"{where}: URL {url} is outside its channel {channel}.")
     return Package(**values)
+
+
+def package_fields_problem(values: Mapping[str, Any]) -> str | None:
+    """Why a package's fields cannot go into uv's requirements file or conda's argv ("key: why"), or None.
+
+    Each is one word of printable text, and the name is a package name (a lock or an archive is shared)."""
+    for k, v in values.items():
+        if v is not None and (not isinstance(v, str) or _WORD.fullmatch(v) is None or len(v) > 2000):
+            return f"{k}: {str(v)[:60]!r} is not a single word of printable text."
+    if not _NAME.fullmatch(str(values.get("name") or "")):
+        return f"name: {values.get('name')!r} is not a package name."
+    return None
 
 
 def _served_by(url: str, index: str) -> bool:
