@@ -126,7 +126,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     if recipe is None and ref is None:
         raise UsageError("Name a recipe to create from.", hint="`cuenv recipes` lists them; e.g. `cuenv create cuda-12.1`.")
     recipe, version = (recipe, None) if recipe is not None else load_catalogue(settings).get(str(ref))
-    env_name = validate_name(name or recipe.name)
+    env_name = validate_name(recipe.name if name is None else name)  # `-n ""` is an error, not the default
     store = Store.from_settings(settings)
     if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
         prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
@@ -154,7 +154,7 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
 
     solution = lock.solution_for(platform)
     engine = None if engine == "auto" else engine
-    env_name = validate_name(name or lock.recipe["name"])
+    env_name = validate_name(lock.recipe["name"] if name is None else name)
     findings = contract_findings(lock, machine)
     errors = blocking(findings)
     if errors and not force:

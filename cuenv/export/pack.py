@@ -252,7 +252,7 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     from cuenv.machine.fingerprint import fingerprint
 
     manifest = read_manifest(archive)
-    env_name = validate_name(name or manifest["name"])
+    env_name = validate_name(manifest["name"] if name is None else name)
     solution = read_lock(archive, manifest)  # everything shared is checked before anything is written
     _check_meta(archive, manifest, settings.trusted_env_vars)
     try:

@@ -75,6 +75,7 @@ _EXAMPLES = {
     "CUDA version": "12.1",
     "compute capability": "8.6",
     "gcc version": "12",
+    "Python version": "3.11",
 }
 
 
