@@ -41,9 +41,16 @@ def _path(text: Any) -> Path:
 def _folder(text: Any) -> Path:
     """A folder cuenv writes into: it may not exist yet, but it may not be a file (``home: /etc/passwd``)."""
     path = _path(text)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{str(path)!r} is not a folder")
+    try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{_short(str(path))!r} is not a folder")
+    except OSError as exc:  # a name too long, a component that is a file
+        raise ValueError(f"{_short(str(path))!r} is not a usable folder ({exc.strerror})") from None
     return path
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _trusted(text: Any) -> tuple[str, ...]:

@@ -104,8 +104,8 @@ def load_yaml(text: str, problems: Problems) -> Any:
         what = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
         problems.add((), "yaml", f"not valid YAML: {what}", line=mark.line + 1 if mark else None)
         return None
-    except yaml.YAMLError as exc:
-        problems.add((), "yaml", f"not valid YAML: {exc}")
+    except yaml.YAMLError as exc:  # a ReaderError (a control character): its first line says it
+        problems.add((), "yaml", f"not valid YAML: {(str(exc).splitlines() or ['?'])[0]}")
         return None
     if node is None:
         return None
@@ -375,7 +375,7 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool,
                     problems.add(("install", engine, "versions", i), "bad-version",
                                  f"{v!r} is not one of framework.versions ({', '.join(versions)})")
         list_key = "requirements" if engine == "venv" else "specs"
-        for i, text in enumerate(section.get(list_key) or ()):
+        for i, text in enumerate(_list(section.get(list_key))):
             if not isinstance(text, str):
                 continue
             at: tuple[str | int, ...] = ("install", engine, list_key, i)
@@ -391,10 +391,14 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool,
                    else trusted.conda_spec_problem(sample))
             if why is not None:
                 problems.add(at, "bad-value", f"{text!r} {why}")
-        for i, channel in enumerate(section.get("channels") or () if engine == "conda" else ()):
+        for i, channel in enumerate(_list(section.get("channels")) if engine == "conda" else ()):
             why = trusted.channel_problem(channel) if isinstance(channel, str) else None
             if why is not None:
                 problems.add(("install", engine, "channels", i), "bad-value", f"{channel!r} {why}")
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> dict:

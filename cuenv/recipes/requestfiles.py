@@ -58,7 +58,7 @@ def from_environment_yml(text: str, *, file: str, name: str | None, cuda: str | 
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise UsageError(f"{file}: broken YAML{f' at line {mark.line + 1}' if mark else ''}: "
-                         f"{getattr(exc, 'problem', None) or exc}.") from None
+                         f"{getattr(exc, 'problem', None) or (str(exc).splitlines() or ['?'])[0]}.") from None
     except ValueError as exc:  # an integer of 5,000 digits
         raise UsageError(f"{file}: a value cannot be read: {str(exc)[:100]}.") from None
     if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
