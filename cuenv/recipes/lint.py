@@ -439,7 +439,8 @@ def lint_file(path: Path, *, trusted_env: Iterable[str] = ()) -> list[Problem]:
         problems.add((), "io", "no such file")
         return problems.items
     except Untrusted as exc:
-        problems.add((), "io", exc.message.replace(f"Recipe file {path} ", "").replace(f"recipe file {path}: ", ""))
+        why = exc.message.replace(f"Cannot read recipe file {path}: ", "cannot read: ").replace(f"Recipe file {path} ", "")
+        problems.add((), "io", why.rstrip("."))
         return problems.items
     stem = path.name[:-5] if path.name.endswith(".yaml") else path.stem
     _, found = check_text(text, str(path), stem=stem, trusted_env=trusted_env)
