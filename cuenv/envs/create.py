@@ -54,7 +54,7 @@ def blocking(findings: Sequence[Finding]) -> list[Finding]:
 
 def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
     """Make room for ``name``: an incomplete leftover is cleaned, a usable one needs --force, a folder
-    cuenv did not make is refused. Then claim the name, so a build killed half-way is still ours."""
+    cuenv did not make is refused."""
     if store.exists(name):
         record = store.get(name, allow_incomplete=True)
         if record.complete and not force:
@@ -63,7 +63,6 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
                 hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
             )
         store.remove(name)
-    store.claim(name)
 
 
 Reporter = Callable[[str, str], None]
@@ -205,6 +204,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         if update:
             store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
+            if not update:
+                store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
             engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
             layout = engine.layout(prefix)
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())

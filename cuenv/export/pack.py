@@ -272,6 +272,7 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
         prepare_prefix(store, env_name, force=force)
         prefix = store.path(env_name)
         try:
+            store.claim(env_name)  # before anything is extracted: a half-made environment is still ours
             if manifest["kind"] == "conda":
                 _unpack_conda(archive, manifest, solution, prefix)
             else:

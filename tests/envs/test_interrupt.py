@@ -130,3 +130,23 @@ def test_full_disk_leaves_nothing_usable(cuenv, tmp_path):
         assert not (Path(home) / "envs" / "cuda-12.1").exists()
     finally:
         subprocess.run(["umount", str(home)], check=False)
+
+
+def test_sigterm_cleans_temp_folders_and_locks(cuenv, isolated, tmp_path):
+    # SIGTERM (a closed terminal, a CI timeout) unwinds like Ctrl-C: no cuenv-* temp folder, lock file or
+    # usable-looking environment is left (issue 14). Only SIGKILL cannot be cleaned up after.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), CUENV_CACHE_DIR=str(isolated / "cold-cache"))
+    for i, delay in enumerate((0.3, 0.6, 1.0)):
+        proc = _start(["create", "cuda-12.1", "--engine", "venv", "-n", f"term{i}"], env=env)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 143), err
+        assert "Traceback" not in err
+        assert not [p.name for p in tmp.iterdir() if p.name.startswith("cuenv-")]
+        envs = isolated / "home" / "envs"
+        assert not list(envs.glob(".locks/*")) and not list(envs.glob(".claims/*"))
+        if proc.returncode == 143:
+            assert not (envs / f"term{i}").exists()
