@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuenv.result import Result
+
+if TYPE_CHECKING:
+    from cuenv.cli.main import Context
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -17,7 +21,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="a .cuenv file or the folder holding it (default: the nearest .cuenv from here up)")
 
 
-def run(ctx) -> Result:  # noqa: ANN001
+def run(ctx: Context) -> Result:
     from cuenv.envs import project
     from cuenv.trust import consent
 

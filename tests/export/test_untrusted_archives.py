@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 from typing import Callable
@@ -22,7 +23,7 @@ Members = dict[str, tuple[tarfile.TarInfo, bytes | None]]
 def _members(tar: tarfile.TarFile) -> Members:
     out: Members = {}
     for info in tar.getmembers():
-        data = tar.extractfile(info).read() if info.isfile() else None  # type: ignore[union-attr]
+        data = tar.extractfile(info).read() if info.isfile() else None  # type: ignore[union-attr]  # a regular member
         out[info.name] = (info, data)
     return out
 
@@ -70,13 +71,13 @@ def conda_archive(conda_env: str, tmp_path: Path) -> Path:
     return archive
 
 
-def _unpack(archive: Path, tmp_path: Path, *extra: str):  # noqa: ANN202
+def _unpack(archive: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     home = tmp_path / "victim home"
     done = cuenv("unpack", str(archive), *extra, env={"CUENV_HOME": str(home)}, check=False)
     return done, home
 
 
-def _refused(done, home: Path, message: str) -> None:  # noqa: ANN001
+def _refused(done: subprocess.CompletedProcess, home: Path, message: str) -> None:
     assert done.returncode in (1, 2), done.stderr
     assert message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import yaml
@@ -126,7 +127,7 @@ def test_a_hostile_lock_is_refused_before_the_first_download(cli, tmp_path: Path
     lambda t: t.replace("    - name: cuda-cudart\n", "    - name: \"cuda-cudart\\n-e /tmp/x\"\n"),
     lambda t: t.replace("      version: 12.1.105\n", "      version: \"12.1.105 --index-url=https://evil.example\"\n"),
 ])
-def test_a_malformed_lock_is_one_line(cli, tmp_path: Path, edit) -> None:  # noqa: ANN001
+def test_a_malformed_lock_is_one_line(cli, tmp_path: Path, edit: Callable[[str], str]) -> None:
     lock = tmp_path / "team.lock"
     lock.write_text(edit(_lock_text({"CUDA_MODULE_LOADING": "LAZY"})))
     code, _, err = cli("sync", str(lock), "-n", "x")
