@@ -56,7 +56,8 @@ def _read_report(source: str) -> str:
 
     hint = "Give the file you saved the output in, or - for stdin."
     if source == "-":
-        data = sys.stdin.buffer.read(limits.REPORT + 1)
+        binary = getattr(sys.stdin, "buffer", None)  # a text-only stdin (tests, IDEs) has none
+        data = binary.read(limits.REPORT + 1) if binary is not None else sys.stdin.read(limits.REPORT + 1).encode()
         if len(data) > limits.REPORT:
             raise UsageError(f"The report on stdin is larger than {limits.size_text(limits.REPORT)}.", hint=hint)
         return data.decode("utf-8", errors="replace")

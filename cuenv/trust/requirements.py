@@ -22,7 +22,7 @@ from typing import Any, Final
 from cuenv.trust import Untrusted
 
 MAX_REQUIREMENT: Final = 1000
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and Unicode line breaks
 _DIRECT: Final = re.compile(r"@\s*(\S+)")  # name @ URL
 HINT: Final = "Write one package per entry as NAME, NAME==VERSION or NAME>=X,<Y (PEP 508); options and local paths are refused in shared files."
 

@@ -143,10 +143,11 @@ def test_sigterm_cleans_temp_folders_and_locks(cuenv, isolated, tmp_path):
         time.sleep(delay)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
-        assert proc.returncode in (0, 143), err
+        # 143: unwound by cuenv's handler; -15: killed before cuenv started (nothing made yet); 0: finished
+        assert proc.returncode in (0, 143, -signal.SIGTERM), err
         assert "Traceback" not in err
         assert not [p.name for p in tmp.iterdir() if p.name.startswith("cuenv-")]
         envs = isolated / "home" / "envs"
         assert not list(envs.glob(".locks/*")) and not list(envs.glob(".claims/*"))
-        if proc.returncode == 143:
+        if proc.returncode != 0:
             assert not (envs / f"term{i}").exists()

@@ -114,8 +114,10 @@ def test_recipe(data: st.DataObject) -> None:
     if recipe is not None and recipe.venv is not None:
         from cuenv.trust import requirements
 
+        # Loading guarantees no option, no second line, no local path; the engine parses PEP 508 in full.
         for req in recipe.venv.requirements:
-            assert requirements.requirement_problem(req) is None
+            assert requirements.requirement_problem(req, parse=False) is None
+            assert not req.strip().startswith("-") and "\n" not in req
 
 
 # -- config --------------------------------------------------------------------------------------
