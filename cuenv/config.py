@@ -48,9 +48,37 @@ def _mirror_pairs(value: Any) -> Any:
 
 
 def _path(text: Any) -> Path:
-    if not isinstance(text, (str, os.PathLike)) or not str(text):
+    if not isinstance(text, (str, os.PathLike)) or not str(text) or "\0" in str(text):
         raise ValueError(f"{text!r} is not a path")
     return Path(os.path.expanduser(str(text))).absolute()
+
+
+def _folder(text: Any) -> Path:
+    """A folder cuenv writes into: it may not exist yet, but it may not be a file (``home: /etc/passwd``)."""
+    path = _path(text)
+    try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{_short(str(path))!r} is not a folder")
+    except OSError as exc:  # a name too long, a component that is a file
+        raise ValueError(f"{_short(str(path))!r} is not a usable folder ({exc.strerror})") from None
+    return path
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _trusted(text: Any) -> tuple[str, ...]:
+    """Variable names (NAME or PREFIX_*) the user allows shared files to set, beyond cuenv's allowlist."""
+    from cuenv.trust import envvars
+
+    items = [t.strip() for t in text.replace(",", ":").split(":") if t.strip()] if isinstance(text, str) else text
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"{text!r} is not a list of variable names")
+    bad = next((i for i in items if not envvars.valid_extension(i)), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a variable name or PREFIX_* (upper case letters, digits, '_')")
+    return tuple(items)
 
 
 def _paths(text: Any) -> tuple[Path, ...]:
@@ -73,8 +101,8 @@ class Option:
 
 
 OPTIONS: Final = (
-    Option("home", "CUENV_HOME", "--home", _path, "where environments and state live"),
-    Option("cache_dir", "CUENV_CACHE_DIR", "--cache-dir", _path, "package caches (uv, rattler)"),
+    Option("home", "CUENV_HOME", "--home", _folder, "where environments and state live"),
+    Option("cache_dir", "CUENV_CACHE_DIR", "--cache-dir", _folder, "package caches (uv, rattler)"),
     Option("engine", "CUENV_ENGINE", "--engine", _engine, "default engine for `cuenv create`"),
     Option("recipe_dirs", "CUENV_RECIPES", "--recipes", _paths, "extra recipe folders (user recipes win)"),
     Option("prompt", "CUENV_PROMPT", None, _bool, "show (NAME) in the prompt of an activated shell"),
@@ -85,6 +113,8 @@ OPTIONS: Final = (
            "also use the index and channel mirrors uv, pip and conda are configured with"),
     Option("framework_index", "CUENV_FRAMEWORK_INDEX", "--framework-index", _framework_index,
            "where framework wheels come from: pypi-first, vendor-first, pypi or vendor"),
+    Option("trusted_env_vars", "CUENV_TRUSTED_ENV_VARS", None, _trusted,
+           "extra variables (NAME or PREFIX_*) shared recipes and locks may set"),
 )
 
 
@@ -102,6 +132,7 @@ def _defaults() -> dict[str, Any]:
         "mirrors": None,  # resolve() always computes it
         "mirrors_from_tools": True,
         "framework_index": FRAMEWORK_INDEXES[0],
+        "trusted_env_vars": (),
     }
 
 
@@ -125,6 +156,7 @@ class Settings:
     mirrors_from_tools: bool
     framework_index: str
     config_file: Path
+    trusted_env_vars: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -137,24 +169,18 @@ class Settings:
 
 
 def load_file(path: Path) -> dict[str, Any]:
-    """Read the config file; a missing file is empty, a broken one is a clear error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise UsageError(f"Cannot read config file {path}: {exc.strerror}.") from None
-    import yaml
+    """Read the config file; a missing file is empty, a broken one is a clear error.
 
+    Bounded (1 MiB; ``CUENV_CONFIG=/dev/zero`` hung before), strict UTF-8, YAML within depth limits."""
+    from cuenv.errors import NotFound
+    from cuenv.trust import limits
+
+    hint = "Fix the file, or point CUENV_CONFIG at another one."
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise UsageError(
-            f"Config file {path}{where} is not valid YAML.",
-            hint="Fix the file, or point CUENV_CONFIG at another one.",
-        ) from None
+        text = limits.read_text(path, what="Config file", limit=limits.CONFIG, hint=hint)
+    except NotFound:
+        return {}
+    data = limits.load_yaml(text, what="Config file", file=str(path), hint=hint)
     if data is None:
         return {}
     if not isinstance(data, dict):

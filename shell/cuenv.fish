@@ -20,6 +20,10 @@ function cuenv --description 'cuenv: named CUDA environments'
             __cuenv_deactivate
         case tui
             __cuenv_tui $argv[2..-1]
+        case allow deny  # a decision about a .cuenv file: ask about it again, and act on it now
+            set -g __cuenv_pin_file ''
+            command cuenv $argv; or return
+            __cuenv_auto
         case '*'
             command cuenv $argv
     end
@@ -149,34 +153,35 @@ function __cuenv_verdict -a dir name strict
     return 0
 end
 
-# The nearest .cuenv file from $PWD up: sets __cuenv_pname (its environment) and __cuenv_pdir.
+# The nearest .cuenv file from $PWD up: sets __cuenv_pdir (its folder) and __cuenv_pname (its
+# environment, empty until the user allowed the file with `cuenv allow`). The hook never reads the file
+# itself: `cuenv shell-env fish pin FILE` does, and is asked only when the file found is another one
+# than last time, or newer than cuenv's last look at a pin ($CUENV_HOME/trust/checked).
 function __cuenv_find_project
     set -g __cuenv_pname ''
     set -g __cuenv_pdir ''
     set -l d $PWD
     while true
-        if test -f "$d/.cuenv" -a -r "$d/.cuenv"
+        if test -f "$d/.cuenv"
             set -g __cuenv_pdir $d
-            while read line
-                set line (string replace -r -- '#.*' '' "$line")
-                set line (string replace -ra -- '\s+' '' "$line")
-                switch "$line"
-                    case '' 'lock:*'
-                    case 'env:*'
-                        set -g __cuenv_pname (string replace -- 'env:' '' "$line")
-                        break
-                    case '*'
-                        set -g __cuenv_pname "$line"
-                        break
-                end
-            end <"$d/.cuenv"
-            return 0
+            break
         end
         test "$d" = /; and return 0
         string match -q -- '/*' "$d"; or return 0
         set d (string replace -r -- '/[^/]*\z' '' "$d")
         test -n "$d"; or set d /
     end
+    set -l f (string replace -r -- '/\z' '' "$__cuenv_pdir")/.cuenv
+    set -l home "$CUENV_HOME"
+    test -n "$home"; or set home $__cuenv_home_default
+    set -l stamp "$home/trust/checked"
+    if test "$f" != "$__cuenv_pin_file"; or not test -e "$stamp"; or test "$f" -nt "$stamp"
+        set -g __cuenv_pin_file $f
+        set -g __cuenv_pin_name ''
+        set -l script (command cuenv shell-env fish pin -- "$f"); and printf '%s\n' $script | source
+    end
+    set -g __cuenv_pname "$__cuenv_pin_name"
+    return 0
 end
 
 # Auto-activation (opt-in): entering a tree with a .cuenv file activates its environment,

@@ -18,6 +18,11 @@ cuenv() {
         use) \builtin shift; __cuenv_use "$@" ;;
         deactivate) __cuenv_deactivate ;;
         tui) \builtin shift; __cuenv_tui "$@" ;;
+        allow | deny)  # a decision about a .cuenv file: ask about it again, and act on it now
+            __cuenv_pin_file=
+            __cuenv_auto_pwd=
+            \command cuenv "$@" || \return
+            __cuenv_auto ;;
         *) \command cuenv "$@" ;;
     esac
 }
@@ -136,30 +141,34 @@ __cuenv_verdict() {
     \return 0
 }
 
-# The nearest .cuenv file from $PWD up: sets __cuenv_pname (its environment) and __cuenv_pdir.
+# The nearest .cuenv file from $PWD up: sets __cuenv_pdir (its folder) and __cuenv_pname (its
+# environment, empty until the user allowed the file with `cuenv allow`). The hook never reads the file
+# itself: `cuenv shell-env SHELL pin FILE` does (bounded, checked against the approvals), and is asked
+# only when the file found is another one than last time, or newer than cuenv's last look at a pin
+# ($CUENV_HOME/trust/checked): no process on the common prompt path.
 __cuenv_find_project() {
     __cuenv_pname=
     __cuenv_pdir=
     __cuenv_d=$PWD
     while :; do
-        if [ -f "$__cuenv_d/.cuenv" ] && [ -r "$__cuenv_d/.cuenv" ]; then
+        if [ -f "$__cuenv_d/.cuenv" ]; then
             __cuenv_pdir=$__cuenv_d
-            while IFS= \builtin read -r __cuenv_l || [ -n "$__cuenv_l" ]; do
-                __cuenv_l=${__cuenv_l%%#*}
-                __cuenv_l=${__cuenv_l//[[:space:]]/}
-                case $__cuenv_l in
-                    '' | lock:*) ;;
-                    env:*) __cuenv_pname=${__cuenv_l#env:}; \builtin break ;;
-                    *) __cuenv_pname=$__cuenv_l; \builtin break ;;
-                esac
-            done <"$__cuenv_d/.cuenv"
-            \return 0
+            \builtin break
         fi
         case $__cuenv_d in /* ) ;; *) \return 0 ;; esac
         if [ "$__cuenv_d" = / ]; then \return 0; fi
         __cuenv_d=${__cuenv_d%/*}
         if [ -z "$__cuenv_d" ]; then __cuenv_d=/; fi
     done
+    __cuenv_f="${__cuenv_pdir%/}/.cuenv"
+    __cuenv_stamp="${CUENV_HOME:-$__cuenv_home_default}/trust/checked"
+    if [ "$__cuenv_f" != "${__cuenv_pin_file-}" ] || [ ! -e "$__cuenv_stamp" ] || [ "$__cuenv_f" -nt "$__cuenv_stamp" ]; then
+        __cuenv_pin_file=$__cuenv_f
+        __cuenv_pin_name=
+        __cuenv_script="$(\command cuenv shell-env "$__cuenv_sh" pin -- "$__cuenv_f")" && \builtin eval "$__cuenv_script"
+    fi
+    __cuenv_pname=${__cuenv_pin_name-}
+    \return 0
 }
 
 # Auto-activation (opt-in): entering a tree with a .cuenv file activates its environment,

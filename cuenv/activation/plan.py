@@ -96,6 +96,12 @@ def _check_dir(path: str, what: str) -> str:
 
 
 def _check_var(name: str) -> str:
+    from cuenv.trust.envvars import never_reason
+
+    never = never_reason(name) if NAME_RE.fullmatch(name) else None
+    if never is not None:  # the last guard: an environment made before issue 14 may still record one
+        raise UsageError(f"The environment sets {name}, which {never}; cuenv never activates it.",
+                         hint="Recreate the environment from a recipe or lock without it (see docs/concepts/security.md).")
     if not NAME_RE.fullmatch(name) or name in RESERVED:
         raise UsageError(
             f"The recipe sets variable {name!r}, which cuenv cannot activate.",

@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("test", "run an environment's smoke test"),
     "use": ("use", "activate an environment in this shell (needs the shell hook)"),
     "deactivate": ("use", "undo `cuenv use` in this shell (needs the shell hook)"),
+    "allow": ("allow", "allow a project's .cuenv file to activate its environment"),
+    "deny": ("allow", "block a project's .cuenv file until it is allowed again"),
     "shell-init": ("shell", "print the shell hook for bash, zsh or fish"),
     "init": ("shell", "add the shell hook to your shell's rc file"),
     "lock": ("lock", "write a lockfile for an environment or a recipe"),
@@ -184,6 +186,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         except OSError:
             pass
         return 0
+    except OSError as exc:
+        # A read-only or full CUENV_HOME, a file where a folder belongs (issue 14): the system's words, no traceback.
+        where = f" {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"error: Cannot write or read{where}: {exc.strerror or exc}.\n")
+        sys.stderr.write("hint: Check that the folder exists, is writable and has free space "
+                         "(`cuenv config` shows cuenv's folders).\n")
+        return 1
     except Exception as exc:  # a bug: still one clear line, the traceback only when asked for (-v)
         if any(a in ("-v", "--verbose") or a.startswith("-vv") for a in argv):
             raise
@@ -199,6 +208,15 @@ def entry() -> None:
     process ("PyGILState_Release ... finalizing"), seen intermittently after a successful solve. When it
     was loaded, flush and leave without finalizing; nothing of cuenv's needs atexit.
     """
+    import signal
+
+    def _terminated(signum: int, _frame: object) -> None:
+        # SIGTERM/SIGHUP unwind like Ctrl-C: temporary folders, lock files and half-made environments
+        # are cleaned up by the code that made them (issue 14). Only SIGKILL leaves anything behind.
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminated)
     code = main()
     if "rattler" in sys.modules:
         try:

@@ -51,15 +51,21 @@ def run(ctx: Context) -> Result:
 
 
 def _read_report(source: str) -> str:
+    """Pasted text, at most 32 MiB (`--report /dev/zero` grew to 24 GB before); invalid UTF-8 is replaced."""
+    from cuenv.trust import limits
+
+    hint = "Give the file you saved the output in, or - for stdin."
     if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
+        binary = getattr(sys.stdin, "buffer", None)  # a text-only stdin (tests, IDEs) has none
+        data = binary.read(limits.REPORT + 1) if binary is not None else sys.stdin.read(limits.REPORT + 1).encode()
+        if len(data) > limits.REPORT:
+            raise UsageError(f"The report on stdin is larger than {limits.size_text(limits.REPORT)}.", hint=hint)
+        return data.decode("utf-8", errors="replace")
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise NotFound(f"No report file {source!r}.", hint="Give the file you saved the output in, or - for stdin.") from None
-    except OSError as exc:
-        raise UsageError(f"Cannot read {source!r}: {exc.strerror}.") from None
+        data = limits.read_bytes(Path(source), what="Report file", limit=limits.REPORT, hint=hint)
+    except NotFound:
+        raise NotFound(f"No report file {source!r}.", hint=hint) from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _gather(ctx: Context) -> Facts:

@@ -38,6 +38,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         verdict.add_argument("--strict", action="store_true")
         verdict.add_argument("name")
         sub.add_parser("deactivate")
+        pin = sub.add_parser("pin")
+        pin.add_argument("file")
 
 
 def run(ctx: Context) -> Result:
@@ -48,7 +50,7 @@ def run(ctx: Context) -> Result:
         return Result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
     if ctx.args.command == "init":
         return _init(ctx)
-    return {"use": _use, "verdict": _verdict, "deactivate": _deactivate}[ctx.args.action](ctx)
+    return {"use": _use, "verdict": _verdict, "deactivate": _deactivate, "pin": _pin}[ctx.args.action](ctx)
 
 
 # -- cuenv init ------------------------------------------------------------------------------
@@ -90,8 +92,30 @@ def _deactivate(ctx: Context) -> Result:
     return Result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
 
 
+def _pin(ctx: Context) -> Result:
+    """The hook's question "which environment does this .cuenv file activate?": shell code that sets
+    ``__cuenv_pin_name`` (empty unless the file was allowed); why not goes to stderr, once per file."""
+    from cuenv.activation import fish, posix
+    from cuenv.envs import project
+    from cuenv.trust import consent
+
+    home = ctx.settings.home
+    consent.touch_checked(home)  # before reading: an edit after this makes the file newer than the stamp
+    name = ""
+    try:
+        name = project.approved(project.read(Path(ctx.args.file).absolute()), home).env
+    except project.PinNotAllowed as exc:
+        if exc.status != consent.DENIED:  # denied: silent, as the user asked
+            sys.stderr.write(f"cuenv: {exc.message}\ncuenv: {exc.hint}\n")
+    except CuenvError as exc:
+        sys.stderr.write(f"cuenv: {exc.message}\n" + (f"cuenv: {exc.hint}\n" if exc.hint else ""))
+    if ctx.args.shell == "fish":
+        return Result(text=f"set -g __cuenv_pin_name {fish.quote(name)}")
+    return Result(text=f"__cuenv_pin_name={posix.quote(name)}")
+
+
 def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin or None
-    """The environment to use: the argument, or the nearest .cuenv file's."""
+    """The environment to use: the argument, or the nearest .cuenv file's, once the user allowed it."""
     from cuenv.envs import project
 
     if ctx.args.name:
@@ -101,6 +125,7 @@ def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin
     if pin is None:
         raise UsageError(f"No environment named, and no {project.PROJECT_FILE} file in {cwd} or above.",
                          hint="Run `cuenv use NAME`, or write `env: NAME` into a .cuenv file in your project.")
+    project.approved(pin, ctx.settings.home)
     return pin.env, pin
 
 

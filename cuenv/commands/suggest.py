@@ -26,17 +26,21 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 _RECIPE_FRAMEWORK = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "tensorflow", "jax": "jax"}
 
 
-def candidates(framework: str, ctx) -> list:
+def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
     """Candidate stacks for ``framework``: every version of every recipe for it (labelled NAME@VERSION,
     so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
     from dataclasses import replace
 
     from cuenv.knowledge import builds
-    from cuenv.recipes.catalogue import load_catalogue
+    from cuenv.recipes.catalogue import RecipeError, load_catalogue
 
     wanted = _RECIPE_FRAMEWORK.get(framework)
     found = []
-    for recipe in load_catalogue(ctx.settings).all():
+    broken: list[RecipeError] = []  # one broken user recipe must not hide the others
+    recipes = load_catalogue(ctx.settings).all(broken)
+    if warnings is not None:
+        warnings += [f"{exc.message} {exc.hint}" for exc in broken]
+    for recipe in recipes:
         fw = recipe.framework.name if recipe.framework else None
         if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
             default = recipe.framework.version if recipe.framework else None
@@ -55,7 +59,7 @@ def run(ctx: Context) -> Result:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
     machine, warnings = machine_from_args(ctx)
-    best, reasoning = suggest(candidates(framework, ctx), machine)
+    best, reasoning = suggest(candidates(framework, ctx, warnings), machine)
     data = {
         "framework": framework,
         "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,

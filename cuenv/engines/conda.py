@@ -212,6 +212,9 @@ class CondaEngine(Engine):
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
         if not request.conda_channels:
             raise UsageError("A conda request needs at least one channel.", hint="Add channels to the recipe.")
+        from cuenv.trust import requirements as trusted
+
+        trusted.check_conda_request(request.conda_channels, request.conda_specs, source="the request")
         exe = self._exe()
         with tempfile.TemporaryDirectory(prefix="cuenv-conda-solve-") as tmp:
             argv = solve_argv(self.name, exe, request, Path(tmp) / "prefix", mirrors=self.mirrors)

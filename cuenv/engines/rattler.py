@@ -130,6 +130,9 @@ class RattlerEngine(Engine):
         self.require()
         if not request.conda_channels:
             raise UsageError("A conda request needs at least one channel.", hint="Add channels to the recipe.")
+        from cuenv.trust import requirements as trusted
+
+        trusted.check_conda_request(request.conda_channels, request.conda_specs, source="the request")
         vps = virtual_packages(target, kernel=_host_kernel(), host_glibc=_host_glibc())
         import rattler
         from rattler.exceptions import InvalidMatchSpecError, SolverError

@@ -288,6 +288,13 @@ class VenvEngine(Engine):
             u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
         if not request.requirements:
             return Solution(engine=self.name, platform=platform, python=python, packages=())
+        from cuenv.trust import requirements as trusted
+
+        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https indexes only.
+        for req in request.requirements:
+            trusted.check_requirement(req, source="the request")
+        for url in request.index_urls:
+            trusted.check_index_url(url, source="the request")
         pins = exact_pins(request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
             reqs = Path(tmp) / "requirements.in"

@@ -60,16 +60,16 @@ def blocking(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
-    """Make room for ``name``: an incomplete leftover is cleaned, a usable one needs --force."""
-    if not store.exists(name):
-        return
-    record = store.get(name, allow_incomplete=True)
-    if record.complete and not force:
-        raise UsageError(
-            f"Environment {name!r} already exists.",
-            hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
-        )
-    store.remove(name)
+    """Make room for ``name``: an incomplete leftover is cleaned, a usable one needs --force, a folder
+    cuenv did not make is refused."""
+    if store.exists(name):
+        record = store.get(name, allow_incomplete=True)
+        if record.complete and not force:
+            raise UsageError(
+                f"Environment {name!r} already exists.",
+                hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
+            )
+        store.remove(name)
 
 
 Reporter = Callable[[str, str], None]
@@ -133,7 +133,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     if recipe is None and ref is None:
         raise UsageError("Name a recipe to create from.", hint="`cuenv recipes` lists them; e.g. `cuenv create cuda-12.1`.")
     recipe, version = (recipe, None) if recipe is not None else resolve(load_catalogue(settings), str(ref))
-    env_name = validate_name(name or recipe.name)
+    env_name = validate_name(recipe.name if name is None else name)  # `-n ""` is an error, not the default
     store = Store.from_settings(settings)
     if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
         prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
@@ -233,7 +233,7 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
 
     solution = lock.solution_for(platform)
     engine = None if engine == "auto" else engine
-    env_name = validate_name(name or lock.recipe["name"])
+    env_name = validate_name(lock.recipe["name"] if name is None else name)
     findings = contract_findings(lock, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -291,6 +291,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         if update:
             store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
+            if not update:
+                store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
             engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
             layout = engine.layout(prefix)
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())

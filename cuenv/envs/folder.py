@@ -8,7 +8,9 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/verdict               the hook's cached verdict: fingerprint, then one finding a line
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
-    .locks/NAME.lock                  one file lock per environment name
+    .locks/NAME.lock                  one file lock per environment name, while it is held
+    .claims/NAME                      "cuenv is building NAME": written before the engine makes the prefix,
+                                      removed once NAME/.cuenv/complete proves it (a kill -9 leaves it)
 
 The hook (shell/cuenv.sh, shell/cuenv.fish) spells the same names in shell; a test holds them equal.
 """
@@ -28,6 +30,7 @@ SOLUTION_FILE: Final = "solution.json"
 VERDICT_FILE: Final = "verdict"
 COMPLETE: Final = "complete"
 LOCKS_DIR: Final = ".locks"
+CLAIMS_DIR: Final = ".claims"
 
 
 def meta_dir(prefix: Path) -> Path:

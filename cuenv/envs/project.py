@@ -7,18 +7,24 @@ Format (the shell hook parses the same rules, see shell/cuenv.sh)::
     lock: cuenv.lock        # optional, relative to the file
 
 The first line that is not a ``lock:`` line names the environment.
+
+A ``.cuenv`` file comes with every clone, so it is shared input (issue 14 §4): it is read within
+64 KiB, and it acts only once the user allowed its exact content at its path (cuenv.trust.consent;
+`cuenv allow`). The shell hook does not read it: it asks `cuenv shell-env SHELL pin FILE`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from cuenv.errors import UsageError
+from cuenv.errors import CuenvError, NotFound, UsageError
 
 PROJECT_FILE: Final = ".cuenv"
+_ENV_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,80}")  # an environment, or system:X.Y
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,21 @@ class ProjectPin:
     file: Path
     env: str
     lock: Path | None = None
+    content: bytes = field(default=b"", compare=False, repr=False)  # what an approval is keyed on
+
+
+class PinNotAllowed(CuenvError):
+    """A `.cuenv` file the user has not approved (or denied): said once, nothing activated."""
+
+    def __init__(self, pin: ProjectPin, status: str) -> None:
+        where = shlex.quote(str(pin.file))
+        if status == "denied":
+            super().__init__(f"{pin.file} is denied: not activating {pin.env}.",
+                             hint=f"Run `cuenv allow {where}` to allow it.")
+        else:
+            super().__init__(f"{pin.file} is not allowed yet: it would activate {pin.env}.",
+                             hint=f"Read it, then run `cuenv allow {where}` (or `cuenv deny {where}` to stop asking).")
+        self.status = status
 
 
 def parse(text: str, file: Path) -> ProjectPin:
@@ -42,16 +63,56 @@ def parse(text: str, file: Path) -> ProjectPin:
             env = squeezed[4:] if squeezed.startswith("env:") else squeezed
     if not env:
         raise UsageError(f"{file} does not name an environment.", hint="Write a line `env: NAME` in it.")
+    if not _ENV_NAME.fullmatch(env):
+        raise UsageError(f"{file} names {env[:40]!r}, which is not an environment name.",
+                         hint="Write a line `env: NAME` in it (letters, digits, '.', '_', '-').")
     return ProjectPin(file=file, env=env, lock=lock)
 
 
-def find(start: Path) -> ProjectPin | None:
-    """The nearest .cuenv file in ``start`` or a parent directory."""
+def read(file: Path) -> ProjectPin:
+    """The pin in ``file``: at most 64 KiB of UTF-8 (a multi-megabyte line blocked `cd` for minutes)."""
+    from dataclasses import replace
+
+    from cuenv.trust import limits
+
+    data = limits.read_bytes(file, what="Project file", limit=limits.PIN, hint="A .cuenv file holds `env: NAME`.")
+    text = limits.decode(data, what="Project file", path=file, hint="A .cuenv file holds `env: NAME`.")
+    return replace(parse(text, file), content=data)
+
+
+def nearest(start: Path) -> Path | None:
+    """The nearest .cuenv file in ``start`` or a parent directory (not read)."""
     for folder in (start, *start.parents):
         candidate = folder / PROJECT_FILE
         if candidate.is_file():
-            try:
-                return parse(candidate.read_text(encoding="utf-8", errors="replace"), candidate)
-            except OSError:
-                return None
+            return candidate
     return None
+
+
+def find(start: Path) -> ProjectPin | None:
+    """The pin of the nearest .cuenv file, read (not yet approved: see ``approved``)."""
+    file = nearest(start)
+    return read(file) if file is not None else None
+
+
+def locate(path: Path | None, *, cwd: Path) -> ProjectPin:
+    """The pin `cuenv allow/deny [PATH]` acts on: a .cuenv file, a folder holding one, or the nearest."""
+    if path is None:
+        file = nearest(cwd)
+        if file is None:
+            raise NotFound(f"No {PROJECT_FILE} file in {cwd} or above.", hint="Name the file: `cuenv allow PATH`.")
+    else:
+        file = path / PROJECT_FILE if path.is_dir() else path
+        if not file.is_file():
+            raise NotFound(f"{file} is not a {PROJECT_FILE} file.", hint="Name a .cuenv file or the folder holding it.")
+    return read(Path(file).absolute())
+
+
+def approved(pin: ProjectPin, home: Path) -> ProjectPin:
+    """``pin`` when the user allowed this content at this path; else ``PinNotAllowed``."""
+    from cuenv.trust import consent
+
+    status = consent.status(home, pin.file, pin.content)
+    if status != consent.ALLOWED:
+        raise PinNotAllowed(pin, status)
+    return pin

@@ -7,6 +7,11 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/complete  written last: an environment without it is incomplete, never usable
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
     .locks/NAME.lock      one file lock per environment name
+    .claims/NAME          cuenv is building NAME (see cuenv.envs.folder)
+
+Deletion proves ownership (issue 14 §3): only a real folder (never a symlink) directly inside a real
+``envs/`` that carries cuenv's ``.cuenv`` folder, or that cuenv claimed before building it, is ever
+deleted; anything else is reported and left alone.
 
 Prefixes embed their own path, so environments are built in place and the marker is written last
 (STYLE.md §7) instead of being built elsewhere and renamed.
@@ -31,6 +36,14 @@ from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
+
+
+class NotOurs(CuenvError):
+    """A folder under envs/ that cuenv did not make: reported, never deleted or used."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path} is not a cuenv environment (it has no .cuenv folder), so cuenv leaves it alone.",
+                         hint="Move or delete it yourself if you do not need it; `cuenv list` shows your environments.")
 
 
 def validate_name(name: str) -> str:
@@ -79,6 +92,25 @@ class Store:
     def exists(self, name: str) -> bool:
         return self.path(name).exists() or self.path(name).is_symlink()
 
+    def _claim_file(self, name: str) -> Path:
+        return self.envs_dir / folder.CLAIMS_DIR / validate_name(name)
+
+    def owns(self, name: str) -> bool:
+        """Whether ``name`` is a folder cuenv made: a real folder with a real ``.cuenv`` folder, or claimed."""
+        path = self.path(name)
+        if path.is_symlink() or not path.is_dir():
+            return False
+        meta = path / META_DIR
+        return (meta.is_dir() and not meta.is_symlink()) or self._claim_file(name).is_file()
+
+    def claim(self, name: str) -> None:
+        """Record that cuenv is about to build ``name`` (before any engine writes the prefix)."""
+        atomic.write_text(self._claim_file(name), "", durable=True)
+
+    def _release(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._claim_file(name).unlink()
+
     def _read(self, name: str) -> EnvRecord:
         path = self.path(name)
         meta_dir = path / META_DIR
@@ -93,6 +125,8 @@ class Store:
     def get(self, name: str, *, allow_incomplete: bool = False) -> EnvRecord:
         if not self.path(name).is_dir():
             raise NotFound(f"No environment named {name!r}.", hint=self._names_hint(name))
+        if not self.owns(name):
+            raise NotOurs(self.path(name))
         record = self._read(name)
         if not record.complete and not allow_incomplete:
             raise CuenvError(
@@ -106,7 +140,8 @@ class Store:
             entries = sorted(os.scandir(self.envs_dir), key=lambda e: e.name)
         except FileNotFoundError:
             return []
-        return [self._read(e.name) for e in entries if e.is_dir(follow_symlinks=False) and NAME_RE.fullmatch(e.name)]
+        return [self._read(e.name) for e in entries
+                if e.is_dir(follow_symlinks=False) and NAME_RE.fullmatch(e.name) and self.owns(e.name)]
 
     def _names_hint(self, name: str) -> str:
         import difflib
@@ -125,17 +160,28 @@ class Store:
 
         lock_dir = self.envs_dir / folder.LOCKS_DIR
         lock_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_dir / f"{validate_name(name)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
+        path = lock_dir / f"{validate_name(name)}.lock"
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                os.close(fd)
                 raise EnvironmentBusy(
                     f"Environment {name!r} is being changed by another cuenv process.",
                     hint="Wait for it to finish, then try again.",
                 ) from None
+            try:  # the holder before us may have unlinked the file after we opened it: lock the live one
+                if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        try:
             yield
         finally:
+            with contextlib.suppress(OSError):
+                path.unlink()  # still holding the lock: no lock file is left behind (issue 14)
             os.close(fd)
 
     def write_meta(self, name: str, meta: Mapping[str, Any]) -> None:
@@ -145,22 +191,31 @@ class Store:
 
     def mark_complete(self, name: str) -> None:
         atomic.write_text(self.path(name) / META_DIR / COMPLETE, "", durable=True)
+        self._release(name)  # the .cuenv folder proves it from now on
 
     def mark_incomplete(self, name: str) -> None:
+        meta = self.path(name) / META_DIR
+        if meta.is_symlink() or not meta.is_dir():
+            return  # never through a link: the marker lives in our own folder or nowhere
         with contextlib.suppress(FileNotFoundError):
-            (self.path(name) / META_DIR / COMPLETE).unlink()
+            (meta / COMPLETE).unlink()
 
     def remove(self, name: str) -> None:
-        """Delete an environment's folder, never following a symlink out of CUENV_HOME."""
+        """Delete an environment's folder: only a real folder cuenv made, directly inside a real envs/."""
         path = self.path(name)
-        home = self.envs_dir.resolve()
+        if self.envs_dir.is_symlink():
+            raise CuenvError(f"Refusing to delete {path}: {self.envs_dir} is a symlink, so it may point outside "
+                             f"cuenv's home.", hint="Point CUENV_HOME at the real folder, then remove it again.")
         if path.is_symlink():
             path.unlink()  # a link named like an environment: drop the link, never its target
+            self._release(name)
             return
         if not path.exists():
+            self._release(name)
             return
-        if path.resolve().parent != home:
-            raise CuenvError(f"Refusing to delete {path}: it is not inside {home}.")
+        if not self.owns(name):
+            raise NotOurs(path)
         self.mark_incomplete(name)  # a half-deleted environment must never look usable
         shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
+        self._release(name)
 

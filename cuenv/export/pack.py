@@ -3,11 +3,15 @@
 One uncompressed tar, manifest first::
 
     cuenv-pack.json     format, name, kind, method, the environment's meta.json and its lock
-    env.tar.gz          conda prefix: conda-pack's archive (prefixes rewritten by its conda-unpack)
+    env.tar.gz          conda prefix: conda-pack's archive of the packages' files
     wheels/*.whl        venv: every locked wheel, each checked against the lock's sha256
 
-A conda prefix embeds its path in text and binaries: conda-pack records where and rewrites it on
-the target. A venv embeds its path and its interpreter's path everywhere (venv-pack, unmaintained
+An archive is shared input (issue 14 §2): the manifest, its lock and its metadata are validated in
+full before anything is written, and nothing from the archive ever runs. A conda prefix embeds its
+path in text and binaries: conda-pack packs the packages' own files with their prefix placeholders,
+``cuenv.export.payload`` proves every file against the packages of the archive's lock, and cuenv's
+own relocation (cuenv.export.relocate) replaces the placeholders; conda-pack's ``conda-unpack``
+script is deleted, never run. A venv embeds its path and its interpreter's path everywhere (venv-pack, unmaintained
 since 2018, needs the same interpreter at the same path), so it is re-created from its lock on
 the target instead: the same install as `cuenv create` (uv, --require-hashes), from the wheels in
 the archive, with no network, under any Python of the locked version. Either way the environment
@@ -21,9 +25,9 @@ import io
 import json
 import os
 import shutil
-import sys
 import tarfile
 import tempfile
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Mapping
@@ -35,13 +39,13 @@ FORMAT: Final = 1
 MANIFEST: Final = "cuenv-pack.json"
 CONDA_PAYLOAD: Final = "env.tar.gz"
 WHEELS: Final = "wheels"
-UNPACK_TIMEOUT: Final = 1800.0
 
 
 class NotAPack(UsageError):
+    HINT: Final = "Make one with `cuenv pack NAME -o FILE` on the machine that has the environment."
+
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"{path} is not an archive made by `cuenv pack` ({why}).",
-                         hint="Make one with `cuenv pack NAME -o FILE` on the machine that has the environment.")
+        super().__init__(f"{path} is not an archive made by `cuenv pack` ({why}).", hint=self.HINT)
 
 
 # -- pack ------------------------------------------------------------------------------------
@@ -112,51 +116,108 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
 
 # -- unpack ------------------------------------------------------------------------------------
 def read_manifest(archive: Path) -> dict[str, Any]:
+    """The manifest, within cuenv's limits; its lock is checked by ``read_lock``."""
+    from cuenv.trust import limits
+
     try:
         with tarfile.open(archive, "r:") as tar:
             first = tar.next()
-            if first is None or first.name != MANIFEST:
+            if first is None or first.name != MANIFEST or not first.isfile():
                 raise NotAPack(archive, f"its first member is not {MANIFEST}")
-            data = json.loads(tar.extractfile(first).read())  # type: ignore[union-attr]  # a regular member, checked above
+            if first.size > limits.MANIFEST:
+                raise NotAPack(archive, f"its manifest is larger than {limits.size_text(limits.MANIFEST)}")
+            raw = tar.extractfile(first).read()  # type: ignore[union-attr]  # a regular member, checked above
     except FileNotFoundError:
         raise UsageError(f"{archive} does not exist.") from None
-    except (tarfile.TarError, ValueError, OSError) as exc:
+    except (tarfile.TarError, ValueError, OSError, EOFError) as exc:
         raise NotAPack(archive, str(exc) or type(exc).__name__) from None
+    data = limits.load_json(raw, what="The manifest of", file=str(archive), hint=NotAPack.HINT)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise NotAPack(archive, f"unknown format {data.get('format') if isinstance(data, dict) else '?'!r}")
-    if data.get("kind") not in ("conda", "venv") or not isinstance(data.get("meta"), dict):
+        shown = data.get("format") if isinstance(data, dict) else "?"
+        raise NotAPack(archive, f"unknown format {str(shown)[:20]!r}")
+    if data.get("kind") not in ("conda", "venv") or not isinstance(data.get("meta"), dict) \
+            or not isinstance(data.get("lock"), str) or not isinstance(data.get("name"), str):
         raise NotAPack(archive, "its manifest is damaged")
     return data
 
 
-def _extract_all(tar: tarfile.TarFile, dest: Path) -> None:
-    if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.10.12: no path escapes, no devices
-        tar.extractall(dest, filter="data")
-        return
-    for member in tar.getmembers():
-        target = (dest / member.name).resolve()
-        if not (target == dest.resolve() or dest.resolve() in target.parents) or member.isdev():
-            raise UsageError(f"Refusing archive member {member.name!r}: it would land outside {dest}.")
-    tar.extractall(dest)  # noqa: S202 - members checked above
+def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
+    """The archive's lock (a Solution), each package's fields checked as a lockfile's are."""
+    from cuenv.engines import Solution
+    from cuenv.lock.model import package_fields_problem
+    from cuenv.trust import limits
+
+    data = limits.load_json(manifest["lock"], what="The lock in", file=str(archive), hint=NotAPack.HINT)
+    try:
+        solution = Solution.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise NotAPack(archive, f"its lock is damaged ({type(exc).__name__}: {str(exc)[:80]})") from None
+    for pkg in solution.packages:
+        why = package_fields_problem(pkg.to_json())
+        if why is not None:
+            raise NotAPack(archive, f"its lock is damaged: package {why.rstrip('.')}")
+    return solution
 
 
-def _unpack_conda(archive: Path, manifest: Mapping[str, Any], prefix: Path) -> None:
-    from cuenv import runner
+def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) -> None:
+    """The environment's recorded metadata: variables on the allowlist, every recorded path inside its prefix."""
+    from cuenv.envs.meta import layout_from_json
+    from cuenv.trust import Untrusted, envvars
 
-    with tarfile.open(archive, "r:") as outer:
-        member = outer.getmember(CONDA_PAYLOAD)
-        with tarfile.open(fileobj=outer.extractfile(member), mode="r|gz") as inner:
-            prefix.mkdir(parents=True, exist_ok=True)
-            _extract_all(inner, prefix)
-    # conda-pack's own script rewrites the recorded prefixes; any Python runs it (cuenv's here).
-    runner.run([sys.executable, str(prefix / "bin" / "conda-unpack")], timeout=UNPACK_TIMEOUT)
-    for name in manifest.get("added") or ():  # conda-pack's activate/conda-unpack scripts: not part of the env
-        rel = Path(name)
-        if rel.is_absolute() or ".." in rel.parts:
-            continue
-        path = prefix / rel
-        if path.is_file() or path.is_symlink():
-            path.unlink()
+    meta = manifest["meta"]
+    envvars.check(meta.get("env_vars") or {}, source=f"archive {archive}", extra=trusted_env)
+    try:
+        layout = layout_from_json(meta["layout"])
+        prefix = str(layout.prefix).rstrip("/")
+        paths = [*layout.bin_dirs, *layout.lib_dirs, *layout.include_dirs, *(p for p in [layout.cuda_home] if p),
+                 *(Path(p) for p in meta.get("activate_scripts") or ())]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise NotAPack(archive, f"its metadata is damaged ({type(exc).__name__})") from None
+    for path in paths:
+        text = str(path)
+        if not prefix.startswith("/") or not (text == prefix or text.startswith(prefix + "/")) or "/../" in text + "/":
+            raise Untrusted(f"Refusing archive {archive}: it records {text[:80]!r}, outside its environment.",
+                            hint=NotAPack.HINT)
+
+
+def _extract_all(tar: tarfile.TarFile, dest: Path, archive: Path) -> None:
+    """Every member inside ``dest``: no absolute paths, no ``..``, no links out, no devices (tar-slip)."""
+    from cuenv.trust import Untrusted
+
+    try:
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.10.12
+            tar.extractall(dest, filter="data")
+            return
+        for member in tar.getmembers():
+            target = (dest / member.name).resolve()
+            if not (target == dest.resolve() or dest.resolve() in target.parents) or member.isdev():
+                raise tarfile.FilterError(f"{member.name!r} would land outside the environment")
+        tar.extractall(dest)  # noqa: S202 - members checked above
+    except tarfile.FilterError as exc:
+        raise Untrusted(f"Refusing archive {archive}: {str(exc)[:200]}.", hint=NotAPack.HINT) from None
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise NotAPack(archive, f"its payload is damaged: {str(exc)[:120] or type(exc).__name__}") from None
+
+
+def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path) -> None:
+    """Extract, prove every file against the lock, relocate with cuenv's own code; nothing from the archive runs."""
+    from cuenv.export import payload, relocate
+
+    try:
+        with tarfile.open(archive, "r:") as outer:
+            member = outer.getmember(CONDA_PAYLOAD)
+            with tarfile.open(fileobj=outer.extractfile(member), mode="r|gz") as inner:
+                prefix.mkdir(parents=True, exist_ok=True)
+                _extract_all(inner, prefix, archive)
+    except KeyError:
+        raise NotAPack(archive, f"{CONDA_PAYLOAD} is missing") from None
+    added = [a for a in manifest.get("added") or () if isinstance(a, str)]
+    records = payload.verify(prefix, solution.packages, added=added)
+    try:
+        relocate.relocate_files(prefix, records)
+    except ValueError as exc:
+        raise CuenvError(f"Cannot relocate the environment to {prefix}: {exc}.",
+                         hint="Use a shorter CUENV_HOME, or create the environment from its lock (`cuenv sync`).") from None
 
 
 def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
@@ -182,7 +243,6 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
 def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[str, str], machine: Any,
            force: bool, progress=None) -> tuple[Any, list[Any]]:
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
-    from cuenv.engines import Solution
     from cuenv.envs import folder
     from cuenv.envs.create import blocking, prepare_prefix, render_activation
     from cuenv.envs.meta import stack_from_meta
@@ -192,9 +252,13 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     from cuenv.machine.fingerprint import fingerprint
 
     manifest = read_manifest(archive)
-    env_name = validate_name(name or manifest["name"])
-    solution = Solution.from_json(json.loads(manifest["lock"]))
-    stack = stack_from_meta(manifest["meta"])
+    env_name = validate_name(manifest["name"] if name is None else name)
+    solution = read_lock(archive, manifest)  # everything shared is checked before anything is written
+    _check_meta(archive, manifest, settings.trusted_env_vars)
+    try:
+        stack = stack_from_meta(manifest["meta"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise NotAPack(archive, f"its metadata is damaged ({type(exc).__name__})") from None
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -208,8 +272,9 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
         prepare_prefix(store, env_name, force=force)
         prefix = store.path(env_name)
         try:
+            store.claim(env_name)  # before anything is extracted: a half-made environment is still ours
             if manifest["kind"] == "conda":
-                _unpack_conda(archive, manifest, prefix)
+                _unpack_conda(archive, manifest, solution, prefix)
             else:
                 _unpack_venv(archive, solution, prefix, cache_dir=Path(settings.cache_dir), environ=environ, progress=progress)
             lock_hash = folder.write_solution(prefix, solution.to_json())
@@ -217,7 +282,10 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
                 raise CuenvError(f"The lock in {archive} does not match its recorded hash.", hint="The archive was altered; pack it again.")
             meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
             meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
-            meta["unpacked_from"] = {"archive": str(archive), "source_prefix": manifest.get("source_prefix")}
+            meta["unpacked_from"] = {"archive": str(archive), "source_prefix": str(manifest.get("source_prefix"))[:4096]}
+            from cuenv.envs.diskuse import disk_usage
+
+            meta["size_bytes"] = disk_usage(prefix)  # what is here, not what the manifest claims
             store.write_meta(env_name, meta)
             render_activation(store, env_name, settings)
             store.mark_complete(env_name)

@@ -1,14 +1,17 @@
 """An environment's recorded paths moved to another prefix (issue 7: images, pack/unpack).
 
-Pure: a path under the old prefix gets the new prefix, anything else is kept. The prefix's own
-files are moved by the well-kept tools (conda-pack, or a re-install from the lock); only what
-cuenv itself records (meta.json's layout, conda activate.d scripts) is rewritten here.
+Pure: a path under the old prefix gets the new prefix, anything else is kept. A venv is moved by
+re-installing it from its lock; a conda prefix from an archive gets its packages' prefix
+placeholders replaced here (``replace_prefix``, as conda does at install time), never by a script
+from the archive (issue 14). What cuenv itself records (meta.json's layout, conda activate.d
+scripts) is rewritten here too.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from cuenv.envs.cudalayout import CudaLayout
 
@@ -49,3 +52,35 @@ def moved_meta(meta: Mapping[str, Any], *, name: str, new: str | Path) -> dict[s
     out["layout"] = layout_to_json(moved_layout(layout, new))
     out["activate_scripts"] = [moved(p, layout.prefix, new) for p in meta.get("activate_scripts", ())]
     return out
+
+
+# -- file contents: a conda payload's recorded prefix placeholders (issue 14 §2) ---------------------
+def replace_prefix(data: bytes, *, mode: str, placeholder: str, new: str) -> bytes:
+    """``data`` with ``placeholder`` replaced by ``new``, as conda does at install time.
+
+    Text files: every occurrence. Binary files: C strings keep their length, so each string holding
+    the placeholder is padded with NULs; a ``new`` longer than the placeholder cannot fit."""
+    old_b, new_b = placeholder.encode(), new.encode()
+    if mode == "text":
+        return data.replace(old_b, new_b)
+    if len(new_b) > len(old_b):
+        raise ValueError(f"the new prefix {new} is longer than the {len(old_b)} characters the package reserved")
+
+    def padded(match: re.Match[bytes]) -> bytes:
+        whole = match.group()
+        count = whole.count(old_b)
+        return whole.replace(old_b, new_b) + b"\0" * ((len(old_b) - len(new_b)) * count)
+
+    return re.sub(re.escape(old_b) + rb"([^\0]*?)\0", padded, data)
+
+
+def relocate_files(prefix: Path, records: Iterable[Any]) -> None:
+    """Rewrite each record's file (``path``, ``placeholder``, ``mode``) in place for ``prefix``."""
+    for record in records:
+        path = Path(prefix) / record.path
+        data = path.read_bytes()
+        new = replace_prefix(data, mode=record.mode, placeholder=record.placeholder, new=str(prefix))
+        if new != data:
+            with open(path, "r+b") as fh:  # in place: the file's mode and links stay as extracted
+                fh.write(new)
+                fh.truncate()

@@ -12,7 +12,11 @@ from functools import total_ordering
 
 from cuenv.errors import UsageError
 
-_DOTTED = re.compile(r"^\s*(\d+)(?:\.(\d+))*\s*$")
+# At most 9 digits a part: int() of a 5,000-digit string raises ValueError (issue 14).
+_DOTTED = re.compile(r"^\s*\d{1,9}(?:\.\d{1,9})*\s*$")
+# How many dotted parts each kind may have: NVIDIA driver versions have 2 or 3 ("550.54", "535.104.05"),
+# CUDA releases up to 3 ("12.1.105"), compute capabilities 2 ("8.6"; "8.6.7" is no GPU). Others: 4.
+_MAX_PARTS = {"driver version": 3, "CUDA version": 3, "compute capability": 2}
 
 
 @total_ordering
@@ -57,9 +61,10 @@ class Dotted:
 
 def parse_dotted(text: str, *, what: str = "version") -> tuple[int, ...]:
     """Parse "12.1" or "535.104.05" into integers, or raise a UsageError naming ``what``."""
-    if not isinstance(text, str) or not _DOTTED.match(text):
+    if not isinstance(text, str) or not _DOTTED.match(text) or text.count(".") >= _MAX_PARTS.get(what, 4):
+        shown = text if not isinstance(text, str) or len(text) <= 40 else text[:37] + "..."
         raise UsageError(
-            f"{text!r} is not a valid {what}.",
+            f"{shown!r} is not a valid {what}.",
             hint=f"Write the {what} as dotted numbers, for example " + _EXAMPLES.get(what, "12.1") + ".",
         )
     return tuple(int(p) for p in text.strip().split("."))
@@ -70,6 +75,7 @@ _EXAMPLES = {
     "CUDA version": "12.1",
     "compute capability": "8.6",
     "gcc version": "12",
+    "Python version": "3.11",
 }
 
 
@@ -86,7 +92,7 @@ def cc(text: str) -> Dotted:
     """A compute capability written "8.6" (also accepts "sm_86", "compute_86" and "86")."""
     raw = text.strip().lower() if isinstance(text, str) else text
     if isinstance(raw, str):
-        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)([0-9])[afp]?", raw)
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?", raw)
         if m and "." not in raw:
             return Dotted((int(m.group(1)), int(m.group(2))))
     return Dotted.parse(text, what="compute capability")

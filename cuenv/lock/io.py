@@ -11,7 +11,7 @@ import platform as _platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
@@ -48,14 +48,15 @@ class LockRead:
         return data
 
 
-def read_lock(path: str | Path, *, platform: str | None = None):
-    """Read and validate a lockfile of any kind; refuses one without packages for ``platform``."""
-    return read_any(path, platform=platform).lock
+def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = ()):
+    """Read and validate a lockfile of any kind; refuses one without packages for ``platform``.
+    ``trusted_env`` is the user's extension of the variables a lock may set (cuenv.trust.envvars)."""
+    return read_any(path, platform=platform, trusted_env=trusted_env).lock
 
 
 def read_any(path: str | Path, *, platform: str | None = None, environment: str | None = None,
              python: str | None = None, engine: str | None = None, environ: Mapping[str, str] | None = None,
-             install: bool = True) -> LockRead:
+             install: bool = True, trusted_env: Iterable[str] = ()) -> LockRead:
     """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
     choose what of it; ``engine`` is --engine). ``install`` False (a dry run, a check) reports as
     warnings what an install would refuse: PyPI packages on top of conda ones, source builds."""
@@ -70,7 +71,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
             flag = "--environment" if environment is not None else "--python"
             raise UsageError(f"{flag} does not apply to a cuenv lockfile: it holds one environment and its Python.",
                              hint=f"Leave out {flag}.")
-        return LockRead(parse(text, file=str(p), platform=platform))
+        return LockRead(parse(text, file=str(p), platform=platform, trusted_env=trusted_env))
     return _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
                          engine=engine, environ=environ or {}, install=install)
 
@@ -89,21 +90,14 @@ def is_lockfile(target: str) -> bool:
     return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
 
 
-MAX_LOCKFILE = 256 << 20  # bytes: the largest real lockfiles are a few MB; more is broken or hostile
-
-
 def _read_text(p: Path) -> str:
+    """The file's text, bounded (a lockfile is shared input: cuenv.trust.limits.LOCK)."""
+    from cuenv.trust import limits
+
     try:
-        if p.stat().st_size > MAX_LOCKFILE:
-            raise UsageError(f"{p} is {p.stat().st_size >> 20} MiB; cuenv reads lockfiles up to {MAX_LOCKFILE >> 20} MiB.",
-                             hint="Check that it is the lockfile you meant.")
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return limits.read_text(p, what="Lockfile", limit=limits.LOCK)
+    except NotFound:
         raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None
-    except IsADirectoryError:
-        raise UsageError(f"{p} is a folder, not a lockfile.", hint="Name the lockfile itself, e.g. pixi.lock.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"Cannot read lockfile {p}: {getattr(exc, 'strerror', None) or exc}.") from None
 
 
 def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: str | None, python: str | None,

@@ -34,6 +34,8 @@ _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64
                           "osx-64": "osx", "osx-arm64": "osx"}
 # Where an index serves its files when that is another host than the index's own.
 _FILE_HOSTS: Final = {"pypi.org": ("files.pythonhosted.org",)}
+_WORD: Final = re.compile(r"[!-~\u00a0-\U0010ffff]+")  # no space, no control character
+_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 _HEX: Final = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "md5": re.compile(r"^[0-9a-f]{32}$")}
 _TOP_KEYS: Final = ("version", "recipe", "engine", "python", "platforms", "sources", "contract", "made_on", "packages")
 _PACKAGE_KEYS: Final = ("name", "version", "build", "kind", "channel", "subdir", "index_url", "url", "filename",
@@ -245,20 +247,30 @@ def content_hash(lock: Lock) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------
-def parse(text: str, *, file: str | None = None, platform: str | None = None) -> Lock:
+def parse(text: str, *, file: str | None = None, platform: str | None = None,
+          trusted_env: Iterable[str] = ()) -> Lock:
     """Validate strictly; raise LockError (one line) at the first problem.
 
+    A lock is shared input (issue 14): everything is checked here, before anything is downloaded,
+    including the variables it sets (cuenv.trust.envvars; ``trusted_env`` is the user's extension).
     With ``platform``, a lock without packages for it is refused too (the machine's own platform).
     """
     import yaml
 
+    from cuenv.trust import envvars, limits
+
     try:
-        data = yaml.safe_load(text)
+        too_big = limits.yaml_shape_problem(text)
+        if too_big is not None:
+            raise LockError(f"The YAML {too_big}.", file=file)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise LockError(f"Broken YAML{where}: {problem}.", file=file) from None
+    except (ValueError, RecursionError) as exc:  # an integer of 5,000 digits
+        raise LockError(f"A value cannot be read: {str(exc).splitlines()[0][:120]}.", file=file) from None
     r = _Reader(file)
     if not isinstance(data, dict):
         raise LockError("Not a cuenv lockfile (expected a mapping with `version: 1`).", file=file)
@@ -276,7 +288,11 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None) ->
     env = r.mapping(recipe, "env", "recipe")
     for k, v in env.items():
         if not isinstance(k, str) or not isinstance(v, str):
-            raise LockError(f"recipe.env.{k}: expected a string value.", file=file)
+            raise LockError(f"recipe.env.{str(k)[:40]}: expected a string value.", file=file)
+    bad_env = envvars.problems(env, extra=trusted_env)
+    if bad_env:
+        name, why = bad_env[0]
+        raise LockError(f"recipe.env{'.' + name if name else ''}: {why}.", hint=envvars.HINT, file=file)
     engine = r.string(data, "engine")
     python = r.string(data, "python", optional=True)
     platforms = r.strings(data, "platforms")
@@ -403,6 +419,9 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         raise r.fail(f"{where}: expected a mapping.")
     r.keys(entry, where, required=("name", "version", "kind", "url"), allowed=_PACKAGE_KEYS)
     values = {k: r.string(entry, k, where, optional=k not in ("name", "version", "kind", "url")) for k in _PACKAGE_KEYS}
+    why = package_fields_problem(values)
+    if why is not None:
+        raise r.fail(f"{where}.{why}")
     name = values["name"]
     where = f"{where} ({name})"
     kind = values["kind"]
@@ -432,6 +451,18 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
         if not url.startswith(channel + "/"):
             raise r.fail(f"{where}: URL {url} is outside its channel {channel}.")
     return Package(**values)
+
+
+def package_fields_problem(values: Mapping[str, Any]) -> str | None:
+    """Why a package's fields cannot go into uv's requirements file or conda's argv ("key: why"), or None.
+
+    Each is one word of printable text, and the name is a package name (a lock or an archive is shared)."""
+    for k, v in values.items():
+        if v is not None and (not isinstance(v, str) or _WORD.fullmatch(v) is None or len(v) > 2000):
+            return f"{k}: {str(v)[:60]!r} is not a single word of printable text."
+    if not _NAME.fullmatch(str(values.get("name") or "")):
+        return f"name: {values.get('name')!r} is not a package name."
+    return None
 
 
 def served_by(url: str, index: str) -> bool:

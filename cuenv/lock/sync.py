@@ -27,7 +27,7 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
 
     here = host_platform()
     read = read_any(lock_path, platform=platform or here, environment=environment, python=python, engine=engine,
-                    environ=environ, install=not dry_run)
+                    environ=environ, install=not dry_run, trusted_env=settings.trusted_env_vars)
     chosen = read.lock.platforms[0] if read.foreign is not None else (platform or here)
     if chosen != here and not dry_run:
         raise UsageError(f"This machine is {here}; the {chosen} packages of {lock_path} cannot be installed here.",
@@ -58,7 +58,7 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     from cuenv.lock.model import content_hash, drift
 
     record = Store.from_settings(settings).get(name)
-    lock = read_lock(lock_path, platform=record.meta.get("platform"))
+    lock = read_lock(lock_path, platform=record.meta.get("platform"), trusted_env=settings.trusted_env_vars)
     solution = lock.solution_for(record.meta["platform"])
     found = drift(solution.packages, get_engine(record.meta["engine"], environ).installed(record.path))
     return DriftCheck(name, lock_path, found, len(solution.packages), record.meta.get("lock_hash") == content_hash(lock))

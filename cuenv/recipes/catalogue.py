@@ -344,11 +344,13 @@ def from_data(data: dict, *, path: Path | None = None, origin: str = "builtin") 
 
 
 def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin: str = "builtin",
-          path: Path | None = None) -> Recipe:
-    """Parse and validate; raise ``RecipeError`` at the first problem."""
+          path: Path | None = None, trusted_env: Iterable[str] = ()) -> Recipe:
+    """Parse and validate; raise ``RecipeError`` at the first problem.
+
+    ``trusted_env``: the user's extension of the variables a recipe may set (cuenv.trust.envvars)."""
     from cuenv.recipes.lint import check_text
 
-    data, problems = check_text(text, file, stem=stem, thorough=False)
+    data, problems = check_text(text, file, stem=stem, thorough=False, trusted_env=trusted_env)
     if problems:
         first = sorted(problems.items, key=lambda p: (p.line or 0, p.key))[0]
         more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -356,12 +358,16 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
     return from_data(data, path=path, origin=origin)
 
 
-def load(path: Path, *, origin: str = "builtin") -> Recipe:
-    from cuenv.userfiles import read_text
+def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()) -> Recipe:
+    """One recipe file, read within cuenv's limits (a recipe folder may come from anyone)."""
+    from cuenv.trust import Untrusted, limits
 
-    text = read_text(path, what="Recipe file")
+    try:
+        text = limits.read_text(path, what="Recipe file", limit=limits.RECIPE)
+    except Untrusted as exc:  # a RecipeError: one broken file hides only itself from `cuenv recipes`
+        raise RecipeError(exc.message, hint=f"Run `cuenv recipes lint {path}`, or fix or remove the file.") from None
     stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
-    return parse(text, file=str(path), stem=stem, origin=origin, path=path)
+    return parse(text, file=str(path), stem=stem, origin=origin, path=path, trusted_env=trusted_env)
 
 
 def split_ref(ref: str) -> tuple[str, str | None]:
@@ -379,6 +385,7 @@ class Catalogue:
 
     builtin: Path
     user_dirs: tuple[Path, ...] = ()
+    trusted_env: tuple[str, ...] = ()  # the user's extension of the variables a recipe may set
 
     def _dirs(self) -> list[tuple[Path, str]]:
         return [(d, "user") for d in self.user_dirs] + [(self.builtin, "builtin")]
@@ -409,7 +416,7 @@ class Catalogue:
             hint = f"Closest: {', '.join(close)}. " if close else ""
             raise NotFound(f"Unknown recipe {name!r}.", hint=hint + "Run `cuenv recipes` for the list.")
         path, origin = hit
-        return load(path, origin=origin)
+        return load(path, origin=origin, trusted_env=self.trusted_env)
 
     def get(self, ref: str) -> tuple[Recipe, str | None]:
         """Resolve "NAME" or "NAME@VERSION" to (recipe, framework version or None for bare stacks).
@@ -420,8 +427,17 @@ class Catalogue:
         recipe = self.find(name)
         return recipe, recipe.check_version(version)
 
-    def all(self) -> list[Recipe]:
-        return [self.find(n) for n in self.names()]
+    def all(self, broken: list[RecipeError] | None = None) -> list[Recipe]:
+        """Every recipe; with ``broken``, a recipe that does not load is collected there and skipped."""
+        out = []
+        for name in self.names():
+            try:
+                out.append(self.find(name))
+            except RecipeError as exc:
+                if broken is None:
+                    raise
+                broken.append(exc)
+        return out
 
     def shadowed(self, name: str) -> list[Path]:
         """Files of ``name`` that lose to the one in use (for `recipes show`)."""
@@ -438,7 +454,8 @@ def _sort_key(name: str) -> tuple:
 def load_catalogue(settings: Any, extra_dirs: Iterable[Path] = ()) -> Catalogue:
     """The catalogue for these settings: ``extra_dirs`` first, then ``settings.recipe_dirs``, then built-ins."""
     dirs = tuple(extra_dirs) + tuple(getattr(settings, "recipe_dirs", ()) or ())
-    return Catalogue(builtin=builtin_dir(), user_dirs=tuple(dict.fromkeys(Path(d) for d in dirs)))
+    return Catalogue(builtin=builtin_dir(), user_dirs=tuple(dict.fromkeys(Path(d) for d in dirs)),
+                     trusted_env=tuple(getattr(settings, "trusted_env_vars", ()) or ()))
 
 
 __all__ = ["Arch", "Catalogue", "CondaInstall", "Framework", "Override", "Python", "Recipe", "RecipeError",

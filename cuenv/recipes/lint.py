@@ -17,14 +17,11 @@ import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Iterable
 
 SCHEMA_PATH: Final = Path(__file__).with_name("recipe.schema.json")
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 PLACEHOLDER_RE: Final = re.compile(r"\{([^{}]*)\}")
-# Activation owns these; a recipe setting them would break `cuenv use` / deactivate.
-RESERVED_ENV: Final = frozenset({"PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CONDA_PREFIX",
-                                  "PYTHONHOME", "CUENV_ACTIVE"})
 
 Path_ = tuple  # a key path: ("install", "venv", "requirements", 2)
 
@@ -92,8 +89,14 @@ def _yaml():
 
 def load_yaml(text: str, problems: Problems) -> Any:
     """Parse ``text``; broken YAML and duplicate keys go to ``problems``. Returns the data (None if broken)."""
+    from cuenv.trust import limits
+
     yaml = _yaml()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    too_big = limits.yaml_shape_problem(text)  # first: libyaml's composer recurses in C (issue 14)
+    if too_big is not None:
+        problems.add((), "yaml", f"the file {too_big}")
+        return None
     try:
         node = yaml.compose(text, Loader=loader_cls)
     except yaml.MarkedYAMLError as exc:
@@ -101,8 +104,8 @@ def load_yaml(text: str, problems: Problems) -> Any:
         what = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
         problems.add((), "yaml", f"not valid YAML: {what}", line=mark.line + 1 if mark else None)
         return None
-    except yaml.YAMLError as exc:
-        problems.add((), "yaml", f"not valid YAML: {exc}")
+    except yaml.YAMLError as exc:  # a ReaderError (a control character): its first line says it
+        problems.add((), "yaml", f"not valid YAML: {(str(exc).splitlines() or ['?'])[0]}")
         return None
     if node is None:
         return None
@@ -140,7 +143,7 @@ def _scalar(node, constructor, yaml) -> Any:
         return repr(node.tag)  # a mapping used as a key: reported as a non-string key
     try:
         return constructor.construct_object(node, deep=True)
-    except yaml.constructor.ConstructorError:
+    except (yaml.constructor.ConstructorError, ValueError):  # ValueError: an integer of 5,000 digits
         return node.value
 
 
@@ -290,7 +293,7 @@ def _show(value: Any) -> str:
 # Rules beyond the schema
 # ---------------------------------------------------------------------------------------------
 
-def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool) -> None:
+def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool, trusted_env: tuple[str, ...] = ()) -> None:
     # packaging.requirements and .specifiers cost ~15 ms to import: only the linter pays for them; loading
     # for `cuenv check` skips those two rules (engines parse requirements again when they install).
     from packaging.version import InvalidVersion, Version
@@ -350,9 +353,15 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool)
         if isinstance(arch, dict) and not arch.get("sass") and not arch.get("ptx"):
             problems.add(key, "missing", "lists no compute capability: give sass, ptx or both")
 
-    for var in _dict(data.get("env")):
-        if var in RESERVED_ENV:
-            problems.add(("env", var), "bad-name", f"{var} is managed by activation; a recipe cannot set it")
+    from cuenv.trust import envvars
+    from cuenv.trust import requirements as trusted
+
+    for var, value in _dict(data.get("env")).items():  # shared input: the allowlist (issue 14)
+        why = envvars.name_problem(var, extra=trusted_env)
+        if why is not None:
+            problems.add(("env", var), "bad-name", f"a recipe cannot set it: {why}")
+        elif isinstance(value, str) and envvars.value_problem(var, value):
+            problems.add(("env", var), "bad-value", str(envvars.value_problem(var, value)))
 
     for engine, section in _dict(data.get("install")).items():
         if not isinstance(section, dict):
@@ -366,7 +375,7 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool)
                     problems.add(("install", engine, "versions", i), "bad-version",
                                  f"{v!r} is not one of framework.versions ({', '.join(versions)})")
         list_key = "requirements" if engine == "venv" else "specs"
-        for i, text in enumerate(section.get(list_key) or ()):
+        for i, text in enumerate(_list(section.get(list_key))):
             if not isinstance(text, str):
                 continue
             at: tuple[str | int, ...] = ("install", engine, list_key, i)
@@ -377,14 +386,19 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool)
             if "{version}" in text and not isinstance(framework, dict):
                 problems.add(at, "bad-value", "{version} needs a framework")
                 continue
-            if engine == "venv" and thorough:
-                from packaging.requirements import InvalidRequirement, Requirement
+            sample = text.replace("{version}", versions[0] if versions else "0")
+            why = (trusted.requirement_problem(sample, parse=thorough) if engine == "venv"
+                   else trusted.conda_spec_problem(sample))
+            if why is not None:
+                problems.add(at, "bad-value", f"{text!r} {why}")
+        for i, channel in enumerate(_list(section.get("channels")) if engine == "conda" else ()):
+            why = trusted.channel_problem(channel) if isinstance(channel, str) else None
+            if why is not None:
+                problems.add(("install", engine, "channels", i), "bad-value", f"{channel!r} {why}")
 
-                sample = text.replace("{version}", versions[0] if versions else "0")
-                try:
-                    Requirement(sample)
-                except InvalidRequirement as exc:
-                    problems.add(at, "bad-value", f"{text!r} is not a valid requirement: {str(exc).splitlines()[0]}")
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> dict:
@@ -395,7 +409,8 @@ def _dict(value: Any) -> dict:
 # Entry points
 # ---------------------------------------------------------------------------------------------
 
-def check_text(text: str, file: str, *, stem: str | None = None, thorough: bool = True) -> tuple[Any, Problems]:
+def check_text(text: str, file: str, *, stem: str | None = None, thorough: bool = True,
+               trusted_env: Iterable[str] = ()) -> tuple[Any, Problems]:
     """Parse and validate one recipe's text. Returns (data, problems); data is None when not a mapping.
 
     ``thorough=False`` (loading) skips parsing requirement strings and Python specifiers."""
@@ -408,20 +423,25 @@ def check_text(text: str, file: str, *, stem: str | None = None, thorough: bool 
                      line=problems.line_of(()))
         return None, problems
     validate_schema(data, problems)
-    _semantics(data, problems, stem, thorough)
+    _semantics(data, problems, stem, thorough, tuple(trusted_env))
     return data, problems
 
 
-def lint_file(path: Path) -> list[Problem]:
-    """Every problem of one recipe file (an unreadable file is one problem)."""
+def lint_file(path: Path, *, trusted_env: Iterable[str] = ()) -> list[Problem]:
+    """Every problem of one recipe file (an unreadable, oversized or non-UTF-8 file is one problem)."""
+    from cuenv.errors import NotFound
+    from cuenv.trust import Untrusted, limits
+
     problems = Problems(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = limits.read_text(path, what="Recipe file", limit=limits.RECIPE)
+    except NotFound:
         problems.add((), "io", "no such file")
         return problems.items
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.add((), "io", f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    except Untrusted as exc:
+        why = exc.message.replace(f"Cannot read recipe file {path}: ", "cannot read: ").replace(f"Recipe file {path} ", "")
+        problems.add((), "io", why.rstrip("."))
         return problems.items
-    _, found = check_text(text, str(path), stem=path.name[:-5] if path.name.endswith(".yaml") else path.stem)
+    stem = path.name[:-5] if path.name.endswith(".yaml") else path.stem
+    _, found = check_text(text, str(path), stem=stem, trusted_env=trusted_env)
     return sorted(found.items, key=lambda p: (p.line or 0, p.key))

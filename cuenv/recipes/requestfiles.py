@@ -26,9 +26,9 @@ _VERSION_IN_SPEC: Final = re.compile(r"^[A-Za-z0-9_.\-]+(?:::)?\s*(?:==?|\s)\s*(
 
 def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | None, platform: str = "linux-64"):
     """A validated cuenv.recipes.catalogue.Recipe from ``path`` (kind: environment-yml | requirements)."""
-    from cuenv.userfiles import read_text
+    from cuenv.trust import limits
 
-    text = read_text(path, what="File")
+    text = limits.read_text(path, what="File", limit=limits.REQUEST_FILE)  # shared input (issue 14)
     if kind == "environment-yml":
         doc = from_environment_yml(text, file=str(path), name=name, cuda=cuda, platform=platform)
     else:
@@ -50,12 +50,17 @@ def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | Non
 def from_environment_yml(text: str, *, file: str, name: str | None, cuda: str | None, platform: str) -> dict[str, Any]:
     import yaml
 
+    from cuenv.trust import limits
+
+    limits.check_yaml(text, what="File", file=file)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise UsageError(f"{file}: broken YAML{f' at line {mark.line + 1}' if mark else ''}: "
-                         f"{getattr(exc, 'problem', None) or exc}.") from None
+                         f"{getattr(exc, 'problem', None) or (str(exc).splitlines() or ['?'])[0]}.") from None
+    except ValueError as exc:  # an integer of 5,000 digits
+        raise UsageError(f"{file}: a value cannot be read: {str(exc)[:100]}.") from None
     if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
         raise UsageError(f"{file}: not a conda environment file (no `dependencies:` list).")
     channels = data.get("channels")

@@ -40,7 +40,7 @@ arch:
   ptx: ["9.0"]
 platforms: ["linux-64", "linux-aarch64"]
 env:
-  CUENV_TEST_LOCK: "yes"
+  CUDA_TEST_LOCK: "yes"
 smoke_test:
   python: "print('ok')"
 install:

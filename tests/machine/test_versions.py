@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from cuenv.errors import UsageError
 from cuenv.knowledge import versions
 
-parts = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=5)
+parts = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=3)  # a driver version has at most 3
 
 
 def _text(p: list[int]) -> str:
@@ -68,3 +68,15 @@ def test_known_orderings():
     assert versions.cuda("12.10") > versions.cuda("12.9")
     assert versions.cc("8.6") < versions.cc("9.0")
     assert versions.cuda("12.0") == versions.cuda("12")
+
+
+@pytest.mark.parametrize(("parse", "text"), [
+    (versions.driver, "550.1.2.3.4"), (versions.driver, "550.54.14.1"), (versions.cc, "8.6.7"),
+    (versions.cuda, "12.1.105.1"), (versions.driver, "1" * 5000), (versions.cuda, "12." + "1" * 5000),
+    (versions.cc, "sm_" + "8" * 5000), (versions.cc, "8." + "6" * 5000),
+])
+def test_too_many_parts_or_digits_are_usage_errors(parse, text):
+    # five-part drivers, three-part compute capabilities and 5,000-digit numbers (issue 14)
+    with pytest.raises(UsageError, match="is not a valid") as info:
+        parse(text)
+    assert len(info.value.message) < 120

@@ -106,7 +106,7 @@ def test_semantic_rules(write_recipe):
     problems = _by_key(lint_file(write_recipe(text)))
     assert problems['overrides["2.3.0"]'].line == 21 and "not one of framework.versions" in problems['overrides["2.3.0"]'].message
     assert problems["framework.version"].line == 5 and "not in framework.versions" in problems["framework.version"].message
-    assert problems["env.LD_LIBRARY_PATH"].line == 17 and "managed by activation" in problems["env.LD_LIBRARY_PATH"].message
+    assert problems["env.LD_LIBRARY_PATH"].line == 17 and "dynamic loader" in problems["env.LD_LIBRARY_PATH"].message
     assert problems["install.venv.requirements[0]"].line == 27
     assert "unknown placeholder {variant}" in problems["install.venv.requirements[0]"].message
     assert problems["python.default"].line == 10 and "outside supported" in problems["python.default"].message

@@ -121,9 +121,12 @@ def test_empty_result_unsets_and_empty_value_stays_empty_after_restore():
 @pytest.mark.parametrize(
     ("env_vars", "prefix", "message"),
     [
-        ({"PATH": "/x"}, P, "cannot activate"),
+        ({"PATH": "/x"}, P, "never activates it"),
         ({"lower": "x"}, P, "cannot activate"),
-        ({"PS1": "x"}, P, "cannot activate"),
+        ({"PS1": "x"}, P, "never activates it"),
+        ({"PROMPT_COMMAND": "touch /tmp/pwned"}, P, "bash runs it as a command at every prompt"),
+        ({"LD_PRELOAD": "/tmp/evil.so"}, P, "never activates it"),
+        ({"BASH_ENV": "/tmp/x"}, P, "never activates it"),
         ({}, "/h/en:vs/t", "contains ':'"),
         ({}, "rel/t", "not an absolute path"),
     ],

@@ -24,15 +24,20 @@ def test_parse_project_file(tmp_path: Path):
     assert find(tmp_path / "a" / "b") == ProjectPin(file=f, env="cuda-12.4")
 
 
-def _project(tmp_path: Path, name: str = "cuda-12.4") -> Path:
+def _project(tmp_path: Path, name: str = "cuda-12.4", *, allow_in: World | None = None) -> Path:
+    """A project with a .cuenv pin; with ``allow_in``, approved in that world's home (as `cuenv allow` does)."""
     proj = tmp_path / "my project"
     (proj / "src" / "deep").mkdir(parents=True)
     (proj / ".cuenv").write_text(f"# this project's CUDA\nenv: {name}\nlock: cuenv.lock\n")
+    if allow_in is not None:
+        from cuenv.trust import consent
+
+        consent.allow(allow_in.home, proj / ".cuenv", (proj / ".cuenv").read_bytes())
     return proj
 
 
 def test_use_without_name_takes_the_nearest_cuenv_file(shell: str, world: World, tmp_path: Path):
-    proj = _project(tmp_path)
+    proj = _project(tmp_path, allow_in=world)
     out = run_shell(shell, "; ".join([hook_source(shell, world, tmp_path), "cuenv use", 'echo "$CUENV_ACTIVE"']),
                     world.environ(tmp_path), cwd=proj / "src" / "deep")
     assert out.returncode == 0, out.stderr
@@ -40,7 +45,7 @@ def test_use_without_name_takes_the_nearest_cuenv_file(shell: str, world: World,
 
 
 def test_pinned_env_missing_points_at_the_lockfile(world: World, tmp_path: Path):
-    proj = _project(tmp_path, "not-built-yet")
+    proj = _project(tmp_path, "not-built-yet", allow_in=world)
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert out.stdout.strip() == "rc=2"
     assert f"hint: Create it from its lockfile: `cuenv sync {proj}/cuenv.lock -n not-built-yet`." in out.stderr
@@ -57,7 +62,7 @@ AUTO = {
 @pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
 def test_auto_activation_on_cd(shell_name: str, world: World, tmp_path: Path):
     shell_or_skip(shell_name)
-    proj = _project(tmp_path)
+    proj = _project(tmp_path, allow_in=world)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     before, after = tmp_path / "before", tmp_path / "after"

@@ -1,0 +1,241 @@
+"""Bounded reads and bounded parsers for every file cuenv reads (issue 14 §5).
+
+Every read has a size limit: ``doctor --report /dev/zero`` grew to 24 GB and ``CUENV_CONFIG=/dev/zero``
+hung before. Text is strict UTF-8 without NUL bytes (a binary file is named as such). YAML is
+scanned as an event stream before it is built: more than ``MAX_DEPTH`` levels of nesting (libyaml's
+composer recurses in C and crashed the process at 100,000 brackets) or more than ``MAX_NODES``
+nodes once aliases are expanded (an alias bomb hung `cuenv recipes`) is refused, and the scan stops
+at the first level or node too many, so refusing costs little. JSON is depth-checked the same way.
+Integers too long to convert (``v: 1111...`` with 5,000 digits) and every other parser failure end
+in one ``Untrusted`` line naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.errors import NotFound
+from cuenv.trust import Untrusted
+
+KiB: Final = 1024
+MiB: Final = 1024 * KiB
+# One limit per kind of file, far above any real one: the largest built-in recipe is ~2 KiB, a torch
+# lock for three platforms ~150 KiB, a doctor report ~50 KiB, a .cuenv pin two lines.
+CONFIG: Final = 1 * MiB
+RECIPE: Final = 1 * MiB
+REQUEST_FILE: Final = 4 * MiB
+LOCK: Final = 32 * MiB
+MANIFEST: Final = 32 * MiB
+REPORT: Final = 32 * MiB
+META: Final = 4 * MiB
+PIN: Final = 64 * KiB
+MAX_DEPTH: Final = 64
+MAX_NODES: Final = 500_000
+
+
+def size_text(n: int) -> str:
+    return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n // KiB} KiB" if n >= KiB else f"{n} bytes"
+
+
+def read_bytes(path: Path | str, *, what: str, limit: int, hint: str | None = None) -> bytes:
+    """At most ``limit`` bytes of ``path``; a larger (or endless) file is refused without reading it all.
+
+    ``what`` names the file for messages ("Config file", "Lockfile"). A missing file is ``NotFound``."""
+    path = Path(path)
+    try:
+        # O_NONBLOCK: opening a FIFO nobody writes to must not hang; reads are blocking again below.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise NotFound(f"{what} {path} does not exist.", hint=hint) from None
+    except OSError as exc:
+        raise Untrusted(f"Cannot read {what.lower()} {path}: {_why(exc)}.", hint=hint) from None
+    try:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, min(limit + 1 - got, MiB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError as exc:
+        raise Untrusted(f"Cannot read {what.lower()} {path}: {_why(exc)}.", hint=hint) from None
+    finally:
+        os.close(fd)
+    if got > limit:
+        raise Untrusted(f"{what} {path} is larger than {size_text(limit)}, more than cuenv reads from such a file.",
+                        hint=hint or "Check that the path names the right file.")
+    return b"".join(chunks)
+
+
+def decode(data: bytes, *, what: str, path: Path | str, hint: str | None = None) -> str:
+    """Strict UTF-8 text without NUL bytes; anything else is named a binary or non-UTF-8 file."""
+    if b"\0" in data:
+        raise Untrusted(f"{what} {path} is a binary file, not text.", hint=hint or "Check that the path names the right file.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise Untrusted(f"{what} {path} is not UTF-8 text (byte {exc.start + 1}, line {line}).",
+                        hint=hint or "Save the file as UTF-8.") from None
+
+
+def read_text(path: Path | str, *, what: str, limit: int, hint: str | None = None) -> str:
+    """``read_bytes`` then ``decode``: the one way cuenv reads a text file someone else may have written."""
+    return decode(read_bytes(path, what=what, limit=limit, hint=hint), what=what, path=path, hint=hint)
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.EISDIR:
+        return "it is a folder"
+    return exc.strerror or type(exc).__name__
+
+
+# -- YAML ----------------------------------------------------------------------------------------
+def _yaml():
+    import yaml
+
+    return yaml
+
+
+def _loader():
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def check_yaml(text: str, *, what: str, file: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+    """Refuse YAML nested deeper than ``max_depth`` or with more than ``max_nodes`` nodes once every alias
+    is expanded. Syntax errors are left to the caller's parser, which reports them with their line."""
+    why = yaml_shape_problem(text, max_depth=max_depth, max_nodes=max_nodes)
+    if why is not None:
+        hint = ("Write the values out instead of repeating anchors (&name / *name)." if "alias" in why
+                else "Check the file: no cuenv file needs that much nesting.")
+        raise Untrusted(f"{what} {file} {why}.", hint=hint)
+
+
+def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> str | None:
+    """Why ``text`` is too deep or too big once aliases are expanded (a phrase: "is nested ..."), or None.
+
+    Scans the event stream (no recursion) and stops at the first level or node too many."""
+    yaml = _yaml()
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    # A stack of open collections: [anchor, expanded nodes inside, deepest level inside (relative)].
+    stack: list[list[Any]] = [[None, 0, 0]]
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth)
+    total = 0
+
+    def add(nodes: int, depth: int) -> str | None:
+        nonlocal total
+        total += nodes
+        top = stack[-1]
+        top[1] += nodes
+        top[2] = max(top[2], depth)
+        if total > max_nodes:
+            return f"expands to more than {max_nodes} YAML nodes (an alias bomb?)"
+        if len(stack) - 1 + depth > max_depth:
+            return f"is nested more than {max_depth} levels deep"
+        return None
+
+    try:
+        for event in yaml.parse(text, Loader=_loader()):
+            why = None
+            if isinstance(event, starts):
+                stack.append([event.anchor, 0, 0])
+                if len(stack) - 1 > max_depth:
+                    return f"is nested more than {max_depth} levels deep"
+            elif isinstance(event, ends):
+                anchor, nodes, depth = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = (nodes + 1, depth + 1)
+                why = add(nodes + 1, depth + 1)
+            elif isinstance(event, yaml.AliasEvent):
+                why = add(*sizes.get(event.anchor, (1, 1)))
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, 1)
+                why = add(1, 1)
+            if why is not None:
+                return why
+    except yaml.YAMLError:
+        return None  # the caller's own parse reports it, with its line
+    return None
+
+
+def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> Any:
+    """Safe YAML within the limits; broken YAML, a too-long integer or a recursion is one ``Untrusted`` line."""
+    yaml = _yaml()
+    check_yaml(text, what=what, file=file)
+    try:
+        return yaml.load(text, Loader=_loader())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise Untrusted(f"{what} {file}{where} is not valid YAML: {problem}.", hint=hint or "Fix the file.") from None
+    except (ValueError, RecursionError, OverflowError) as exc:
+        raise Untrusted(f"{what} {file} holds a value cuenv cannot read: {_first_line(exc)}.",
+                        hint=hint or "Fix the file.") from None
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+def depth_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why parsed data is too deep or too big for the recursive code that reads it, or None. Iterative."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while todo:
+        item, depth = todo.pop()
+        seen += 1
+        if depth > max_depth:
+            return f"is nested more than {max_depth} levels deep"
+        if seen > MAX_NODES:
+            return f"holds more than {MAX_NODES} values"
+        if isinstance(item, dict):
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend((v, depth + 1) for v in item)
+    return None
+
+
+def load_json(text: str | bytes, *, what: str, file: str, hint: str | None = None, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON within the limits: invalid JSON, deep nesting or a too-long number is one ``Untrusted`` line."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise Untrusted(f"{what} {file} is nested more than {max_depth} levels deep.",
+                        hint=hint or "Check that the path names the right file.") from None
+    except UnicodeDecodeError:
+        raise Untrusted(f"{what} {file} is not UTF-8 text.", hint=hint or "Check that the path names the right file.") from None
+    except ValueError as exc:  # json.JSONDecodeError, and int conversions over the digit limit
+        where = f" line {exc.lineno}" if hasattr(exc, "lineno") else ""
+        raise Untrusted(f"{what} {file}{where} is not valid JSON: {_first_line(exc)}.",
+                        hint=hint or "Check that the path names the right file.") from None
+    why = depth_problem(data, max_depth)
+    if why is not None:
+        raise Untrusted(f"{what} {file} {why}.", hint=hint or "Check that the path names the right file.")
+    return data
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "msg", None) or exc).strip()
+    return (text.splitlines() or [type(exc).__name__])[0][:200]
+
+
+# -- values from the command line or a file ------------------------------------------------------------
+def short_text(value: Any, *, what: str, limit: int = 200) -> str:
+    """A one-line value of at most ``limit`` characters (a version, a name, a flag's value)."""
+    if not isinstance(value, str):
+        raise Untrusted(f"{what} must be text, not {type(value).__name__}.")
+    if len(value) > limit:
+        raise Untrusted(f"{what} is {len(value)} characters long (at most {limit}).", hint="Check the value.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise Untrusted(f"{what} {value[:40]!r} holds a line break or another control character.", hint="Check the value.")
+    return value
