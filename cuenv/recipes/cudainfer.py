@@ -19,14 +19,21 @@ Facts about frameworks come from the knowledge base (cuenv.knowledge.matrix / bu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Iterable, Sequence
+from typing import Final
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import builds, matrix
 from cuenv.knowledge.stack import Stack
 from cuenv.recipes.envyml import CondaSpec, EnvironmentFile
-from cuenv.recipes.pipreqs import PipOptions, PipRequirement, RequestFileError, RequirementsFile, Where
+from cuenv.recipes.pipreqs import (
+    PipOptions,
+    PipRequirement,
+    RequestFileError,
+    RequirementsFile,
+    Where,
+)
 
 STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
 _CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolkit", "cuda-runtime", "cuda-cudart",
@@ -130,11 +137,12 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
             out.append(Evidence(spec.where, spec.text, "nvcc (CUDA from the other pins)", "none", nvcc=True))
     if name == "pytorch" and spec.build:
         build = re.search(r"cuda(\d+)\.(\d+)", spec.build)
-        cudnn = re.search(r"cudnn(\d+)\.(\d+)", spec.build)
+        with_cudnn = re.search(r"cudnn(\d+)\.(\d+)", spec.build)
         if build:
             cuda = f"{int(build.group(1))}.{int(build.group(2))}"
             out.append(Evidence(spec.where, spec.text, f"a PyTorch build for CUDA {cuda}", "exact", cuda,
-                                int(build.group(1)), cudnn=f"{cudnn.group(1)}.{cudnn.group(2)}" if cudnn else None))
+                                int(build.group(1)),
+                                cudnn=f"{with_cudnn.group(1)}.{with_cudnn.group(2)}" if with_cudnn else None))
         elif "cpu" in spec.build:
             out.append(Evidence(spec.where, spec.text, "a CPU-only PyTorch build", "cpu"))
     if name == "cudnn":
@@ -253,9 +261,10 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         return out
     if name.startswith("nvidia-cudnn") and version:
         m = re.match(r"(\d+)\.(\d+)", version)
-        suffix = _NVIDIA_ANY.match(name)
-        out.append(Evidence(w, pin, f"cuDNN {m.group(1)}.{m.group(2)}" if m else "cuDNN", "major" if suffix else "none",
-                            None, int(suffix.group(1)) if suffix else None,
+        cudnn_major = _NVIDIA_ANY.match(name)
+        out.append(Evidence(w, pin, f"cuDNN {m.group(1)}.{m.group(2)}" if m else "cuDNN",
+                            "major" if cudnn_major else "none", None,
+                            int(cudnn_major.group(1)) if cudnn_major else None,
                             cudnn=f"{m.group(1)}.{m.group(2)}" if m else None))
         return out
     cupy = _CUPY.match(name)
@@ -272,10 +281,10 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         cuda = matrix.variant_cuda("cu" + local_cu.group(1))
         out.append(Evidence(w, pin, f"CUDA {cuda} (+{local} build)", "exact", cuda, int(cuda.split(".")[0])))  # type: ignore[union-attr]
         return out
-    suffix = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name)
-    extra = next((m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
-    if suffix or extra:
-        major = int((suffix or extra).group(1))  # type: ignore[union-attr]
+    named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
+        (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
+    if named:
+        major = int(named.group(1))
         out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, major))
     return out
 
@@ -336,19 +345,19 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
         raise RequestFileError(b.where, b.pin, f"needs {b.says}, but {a.where} ({a.pin}) needs {a.says}; one "
                                "environment holds one CUDA major (their libraries share file names).",
                                hint="Make the pins agree on one CUDA major, or split the project into two environments.")
-    exact = [e for e in gpu if e.strength == "exact"]
+    exact = [(e.cuda, e) for e in gpu if e.strength == "exact" and e.cuda]
     notes: list[str] = []
     if exact:
-        best = max(exact, key=lambda e: _vkey(e.cuda))  # type: ignore[arg-type]
-        others = sorted({e.cuda for e in exact} - {best.cuda})  # type: ignore[misc]
+        cuda, best = max(exact, key=lambda pair: _vkey(pair[0]))
+        others = sorted({c for c, _ in exact} - {cuda}, key=_vkey)
         if others:
-            notes.append(f"The pins name CUDA {', '.join(others)} and {best.cuda}; the environment needs the newest, "
-                         f"{best.cuda} (its driver runs the others too).")
+            notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
+                         f"{cuda} (its driver runs the others too).")
         how = f"from {best.pin} ({best.where}): {best.says}"
-        return Inference(best.cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, best.cuda), tuple(notes))
-    floors = [e for e in gpu if e.strength == "min"]
+        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes))
+    floors = [e for e in gpu if e.strength == "min" and e.cuda]
     if floors:
-        low = max(floors, key=lambda e: _vkey(e.cuda))  # type: ignore[arg-type]
+        low = max(floors, key=lambda e: _vkey(e.cuda or "0.0"))
         how = (f"from {low.pin} ({low.where}): {low.says}; cuenv checks the oldest allowed, the solver may pick a "
                "newer one the driver supports")
         return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None)
@@ -401,5 +410,16 @@ def validate_cuda(text: str) -> str:
     return text
 
 
-__all__ = ["Evidence", "Inference", "STRENGTHS", "applies", "conda_evidence", "cuda_of_version", "decide",
-           "evidence_of", "infer", "pip_evidence", "validate_cuda"]
+__all__ = [
+    "STRENGTHS",
+    "Evidence",
+    "Inference",
+    "applies",
+    "conda_evidence",
+    "cuda_of_version",
+    "decide",
+    "evidence_of",
+    "infer",
+    "pip_evidence",
+    "validate_cuda",
+]

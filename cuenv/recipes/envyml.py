@@ -16,7 +16,7 @@ every refusal names the line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,7 +41,7 @@ class CondaSpec:
     version: str | None = None  # rattler's reading: "11.8.*", ">=3.8", "==1.11.0"
     build: str | None = None  # "py3.9_cuda11.3*", "*cuda*"
     channel: str | None = None  # "pytorch" for pytorch::pytorch-cuda
-    where: Where = Where("<environment.yml>")
+    where: Where = field(default_factory=lambda: Where("<environment.yml>"))
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final, Iterable, Iterator
+from typing import Final
 
 from cuenv.errors import UsageError
 
@@ -88,7 +89,7 @@ class Unsupported:
     hint: str
 
     @classmethod
-    def of(cls, error: RequestFileError) -> "Unsupported":
+    def of(cls, error: RequestFileError) -> Unsupported:
         return cls(error.where, error.construct, error.why, error.hint or "")
 
     def error(self) -> RequestFileError:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Final, Mapping
+from typing import Any, Final
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Stack

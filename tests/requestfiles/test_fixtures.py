@@ -90,7 +90,7 @@ def test_local_projects_are_kept_as_unsupported_lines():
     need = projectfile.read_need(FIXTURES / "graphdeco-inria__gaussian-splatting/environment.yml")
     assert [u.construct for u in need.unsupported] == ["submodules/diff-gaussian-rasterization", "submodules/simple-knn"]
     assert [u.where.line for u in need.unsupported] == [17, 18]
-    assert "cudatoolkit-dev" in str([e for e in need.evidence if e.nvcc][0])
+    assert "cudatoolkit-dev" in str(next(e for e in need.evidence if e.nvcc))
 
 
 def test_unpinned_torch_is_unknown_not_cpu():

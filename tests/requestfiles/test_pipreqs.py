@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.recipes.pipreqs import PipOptions, RequestFileError, parse_file, parse_requirement, parse_text, Where
+from cuenv.recipes.pipreqs import (
+    PipOptions,
+    RequestFileError,
+    Where,
+    parse_file,
+    parse_requirement,
+    parse_text,
+)
 
 SHA = "sha256:" + "0123456789abcdef" * 4
 
