@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from cuenv.engines.base import Package, Request
+from cuenv.engines.base import Package, Progress, Request, Solution, emit
 from cuenv.envs.cudalayout import CudaLayout
 
 _SPEC_NAME = re.compile(r"^\s*([A-Za-z0-9_.\-]+(?:::[A-Za-z0-9_.\-]+)?)")
@@ -76,3 +76,24 @@ def conda_layout(prefix: Path) -> CudaLayout:
         include_dirs=tuple(p for p in (prefix / "include", *[t / "include" for t in targets]) if p.is_dir()),
         cuda_home=prefix,
     )
+
+
+def with_pip_layer(prefix: Path, solution: Solution, layer: Request | None, *, environ: Mapping[str, str],
+                   cache_dir: Path, progress: Progress | None = None) -> Solution | None:
+    """After a conda engine linked ``solution``'s conda packages: install its locked wheels (from a lock),
+    or resolve and install ``layer`` (an environment.yml's ``pip:`` section). Returns the solution with the
+    layer's wheels added, or None when nothing was added to it."""
+    from dataclasses import replace
+
+    from cuenv.engines import piplayer
+
+    locked = tuple(p for p in solution.packages if p.kind == "pypi")
+    if locked:
+        piplayer.install(prefix, locked, environ=environ, cache_dir=cache_dir, progress=progress)
+        return None
+    if layer is None or not layer.requirements:
+        return None
+    emit(progress, "solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}")
+    wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None)
+    piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress)
+    return replace(solution, packages=solution.packages + wheels)

@@ -32,6 +32,7 @@ from cuenv.engines.base import (
     SolveError,
     Target,
     Unsatisfiable,
+    check_requested_hashes,
     check_solution_engine,
     emit,
 )
@@ -259,20 +260,45 @@ class VenvEngine(Engine):
     # solve ------------------------------------------------------------------------------------
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
         python = request.python or f"{sys.version_info.major}.{sys.version_info.minor}"
-        platform = request.platform
+        packages = self.resolve_wheels(request, python=python, glibc=target.glibc, cache_dir=cache_dir)
+        check_one_cuda_major(packages)
+        return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
+
+    def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
+                       provided: Mapping[str, str] | None = None, no_deps: bool = False) -> tuple[Package, ...]:
+        """``request.requirements`` resolved to exact wheels (URL and sha256) for ``python`` on the request's
+        platform, with its indexes, find-links pages, constraints and --pre; its --hash values checked.
+
+        ``provided``: distributions already in the prefix (name -> version): they constrain the resolution
+        and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
+        """
+        if not request.requirements:
+            return ()
+        provided = dict(provided or {})
         where = "the package index" + ("es " if len(request.index_urls) > 1 else " ") + (
             ", ".join(request.index_urls) or "(uv's default, PyPI)"
         )
-        if not request.requirements:
-            return Solution(engine=self.name, platform=platform, python=python, packages=())
-        pins = exact_pins(request.requirements)
+        pins = None if provided or request.constraints else exact_pins(request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
             reqs = Path(tmp) / "requirements.in"
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
             out = Path(tmp) / "pylock.toml"
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
-                    "--python-version", python, "--python-platform", uv_python_platform(platform, target.glibc),
+                    "--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc),
                     "--only-binary", ":all:", *index_args(request.index_urls)]
+            for url in request.find_links:
+                args += ["--find-links", url]
+            if request.prerelease:
+                args += ["--prerelease", "allow"]
+            if no_deps:
+                args.append("--no-deps")
+            constraints = list(request.constraints) + [f"{n}=={v}" for n, v in sorted(provided.items())]
+            if constraints:
+                cons = Path(tmp) / "constraints.txt"
+                cons.write_text("".join(c + "\n" for c in constraints), encoding="utf-8")
+                args += ["--constraint", str(cons)]
+            for name in sorted(provided):
+                args += ["--no-emit-package", name]
             packages = None
             if pins:
                 # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
@@ -286,8 +312,8 @@ class VenvEngine(Engine):
             if packages is None:
                 self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
                 packages = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
-        check_one_cuda_major(packages)
-        return Solution(engine=self.name, platform=platform, python=python, packages=packages)
+        check_requested_hashes(packages, request.hashes)
+        return packages
 
     # install ----------------------------------------------------------------------------------
     def find_python(self, version: str | None, *, cache_dir: Path) -> str:
@@ -311,7 +337,8 @@ class VenvEngine(Engine):
             hint=f"Install Python {version} (for example `uv python install {version}`), or use --python {here}.",
         )
 
-    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None,
+                layer: Request | None = None) -> Solution | None:
         check_solution_engine(self, solution)
         check_one_cuda_major(solution.packages)
         reqs_text = requirements_lines(solution.packages)  # refuses a package without a hash, before any work
@@ -335,6 +362,7 @@ class VenvEngine(Engine):
             build_cuda_home(prefix / CUDA_HOME_DIR, nvidia_components(site))
         (prefix / INSTALLED_LOCK).write_text(json.dumps(solution.to_json(), indent=1, sort_keys=True), encoding="utf-8")
         emit(progress, "done", str(prefix))
+        return None
 
     # read a prefix ----------------------------------------------------------------------------
     def layout(self, prefix: Path) -> CudaLayout:

@@ -12,8 +12,9 @@ clean up.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.meta import build_meta
@@ -111,10 +112,13 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
 
 
 def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None, new_env: bool = True) -> CreatePlan:
+                machine, force: bool, recipe=None, new_env: bool = True, stack: Stack | None = None,
+                request_extras: Mapping[str, Any] | None = None) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
-    ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``.
+    ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``;
+    with it come the ``stack`` the file's pins name and ``request_extras`` (Request fields a recipe does
+    not hold: a conda file's pip layer, --find-links, --pre, constraints, hashes).
     ``new_env`` is False when nothing will be installed (`cuenv lock RECIPE`): an environment of the
     same name is then no obstacle.
     """
@@ -129,10 +133,12 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     store = Store.from_settings(settings)
     if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
         prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
-    engine_name, why = resolve_engine(engine, environ, default=settings.engine)
+    engine_name, why = resolve_engine(engine, environ, default=settings.engine, families=recipe.engines(version))
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
-    stack = recipe.stack(version, engine=kind)
+    if request_extras:
+        request = replace(request, **request_extras)
+    stack = stack or recipe.stack(version, engine=kind)
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -140,7 +146,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
                       stack=stack, findings=findings)
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
-                 "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
+                 "requested": [*request.conda_specs, *request.requirements], "env_vars": recipe.env_vars,
                  "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
     return plan
 
@@ -204,7 +210,11 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         if update:
             store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
-            engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
+            request = plan.meta.get("request")
+            layer = request if engine.family == "conda" and request is not None and request.requirements else None
+            with_layer = engine.install(prefix, plan.solution, cache_dir=cache, progress=progress, layer=layer)
+            if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
+                plan.solution = with_layer
             layout = engine.layout(prefix)
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
