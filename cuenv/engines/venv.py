@@ -92,9 +92,11 @@ def cuda_major_of(name: str, version: str) -> int | None:
         return int(match.group(1))
     if _UNSUFFIXED_CUDA.match(name):
         try:
-            return int(version.split(".")[0])
+            major = int(version.split(".")[0])
         except ValueError:
             return None
+        # cuFile keeps its own numbering (nvidia-cufile 1.15 ships with CUDA 13): no CUDA major in it.
+        return major if major >= 11 else None
     return None
 
 

@@ -174,6 +174,23 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
     return plan
 
 
+def check_solution_cuda(plan: CreatePlan) -> None:
+    """The resolver's NVIDIA wheels must be of the stack's CUDA major: an unpinned framework can pull
+    another CUDA's wheels than the one the environment is checked and recorded for (issue 15)."""
+    from cuenv.engines.venv import cuda_major_of
+
+    if plan.stack.cuda is None or plan.locked is not None:
+        return
+    want = int(plan.stack.cuda.split(".")[0])
+    for pkg in plan.solution.packages:
+        major = cuda_major_of(pkg.name, pkg.version) if pkg.kind == "pypi" else None
+        if major is not None and major != want:
+            raise UsageError(f"The resolver picked CUDA {major} wheels ({pkg.name} {pkg.version}) for an environment "
+                             f"checked for CUDA {plan.stack.cuda}.",
+                             hint=f"Pin the framework to a CUDA {want} build (e.g. torch==X+cu{plan.stack.cuda.replace('.', '')} "
+                             "with its index), or pass the --cuda the packages really use.")
+
+
 def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
@@ -202,6 +219,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         if not dry_run and not update:
             prepare_prefix(store, plan.name, force=force)
         plan.solution = obtain_solution(plan, engine, machine, cache, progress)
+        check_solution_cuda(plan)
         if dry_run:
             return plan
         prefix = store.path(plan.name)

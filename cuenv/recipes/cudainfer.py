@@ -374,7 +374,7 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     elif cpu:
         how = f"no pin asks for CUDA ({cpu[0].pin} at {cpu[0].where} is {cpu[0].says})"
     else:
-        how = f"no pin in {file} asks for CUDA"
+        how = "no pin asks for CUDA"
     return Inference(None, cudnn, nvcc, how, tuple(evidence), None)
 
 

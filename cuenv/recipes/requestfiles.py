@@ -57,8 +57,8 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
         _check_pip_options(pip, path)
     need.require_cuda()
     if need.stack.cuda is None:
-        raise UsageError(f"{path}: {need.how}, so it needs no CUDA; cuenv builds CUDA environments.",
-                         hint="Pass --cuda X.Y to build it with that CUDA runtime.")
+        raise UsageError(f"{path} needs no CUDA: {need.how}.",
+                         hint="cuenv builds CUDA environments: pass --cuda X.Y to build it with that CUDA.")
     doc, extras = _document(path, need, pip, name=name, platform=platform)
     recipe = _validated(doc, path)
     notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked)
