@@ -11,6 +11,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.recipes.projectfile import Closest, ProjectNeed
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -18,8 +19,11 @@ _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepad
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("framework", nargs="?", default="torch", metavar="FRAMEWORK",
+    parser.add_argument("framework", nargs="?", default=None, metavar="FRAMEWORK",
                         help="torch (default), paddle, tensorflow, jax, or cuda (a bare toolkit)")
+    parser.add_argument("--for", dest="for_file", metavar="FILE",
+                        help="a project's environment.yml or requirements.txt: its framework, and whether its own stack runs")
+    parser.add_argument("--cuda", metavar="X.Y", help="with --for: the CUDA the file's packages use, when its pins do not say")
     add_machine_flags(parser)
 
 
@@ -47,10 +51,32 @@ def candidates(framework: str, ctx) -> list:
     return found or builds.candidates(framework)
 
 
-def run(ctx: Context) -> Result:
-    from cuenv.knowledge.compat import suggest
+def _for_file(ctx: Context) -> tuple[ProjectNeed, Closest | None, str]:
+    """(need, closest recipe, framework) for --for FILE."""
+    from pathlib import Path
 
-    framework = _ALIASES.get(ctx.args.framework.lower())
+    from cuenv.recipes.catalogue import load_catalogue
+    from cuenv.recipes.projectfile import catalogue_stacks, closest_recipe, framework_family, read_need
+
+    if ctx.args.framework:
+        raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
+    need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda)
+    need.require_cuda()
+    closest = closest_recipe(need.stack, catalogue_stacks(load_catalogue(ctx.settings)))
+    return need, closest, framework_family(need.stack.framework) or "cuda"
+
+
+def run(ctx: Context) -> Result:
+    from cuenv.knowledge.compat import check, suggest, verdict
+
+    found = None
+    if ctx.args.for_file:
+        found = _for_file(ctx)
+        framework = found[2]
+    else:
+        if ctx.args.cuda:
+            raise UsageError("--cuda goes with --for FILE.", hint="Without a file, cuenv suggests from every build.")
+        framework = _ALIASES.get((ctx.args.framework or "torch").lower())
     if framework is None:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
@@ -64,4 +90,14 @@ def run(ctx: Context) -> Result:
     }
     head = f"best {framework} build: {best.label}" if best else f"no {framework} build runs on this machine"
     text = "\n".join([head] + [f"  {line}" for line in reasoning])
+    if found:
+        need, closest, _ = found
+        findings = check(need.stack, machine)
+        runs = verdict(findings)
+        first = next((f for f in findings if f.severity == "error"), None)
+        state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
+        data["file"] = need.to_json()
+        data["file_runs"] = runs
+        data["closest_recipe"] = {"ref": closest.ref, "reason": closest.reason} if closest else None
+        text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
     return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)

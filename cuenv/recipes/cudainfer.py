@@ -398,9 +398,12 @@ def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cu
         strength, _, _ = cuda_of_version(spec.version) if spec else ("none", None, None)
         version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
         if strength == "exact" and version:
-            stack = builds.torch_stack(version.group(1), "cu" + inference.cuda.replace(".", ""))
-            if stack is not None:
-                inference = replace(inference, framework=stack)
+            variant = "cu" + inference.cuda.replace(".", "")
+            # A release the knowledge base does not know still names the framework (for the closest recipe).
+            stack = builds.torch_stack(version.group(1), variant) or Stack(
+                label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
+                framework_version=version.group(1), variant=variant)
+            inference = replace(inference, framework=stack)
     return inference
 
 

@@ -53,6 +53,25 @@ class ProjectNeed:
             raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
                              hint="Pin a CUDA build in the file (e.g. torch==2.5.1+cu121), or pass --cuda X.Y.")
 
+    def describe(self, closest: "Closest | None" = None) -> list[str]:
+        """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""
+        s = self.stack
+        parts = [f"CUDA {s.cuda}" if s.cuda else "no CUDA"]
+        if s.cudnn:
+            parts.append(f"cuDNN {'.'.join(s.cudnn.split('.')[:2])}")
+        if s.framework:
+            parts.append(f"{s.framework} {s.framework_version or ''}".strip())
+        if s.has_nvcc:
+            parts.append("nvcc")
+        built = "conda packages and a pip layer" if self.mixed else (
+            "conda packages" if self.engine_family == "conda" else "PyPI wheels (venv)")
+        lines = [f"  needs: {', '.join(parts)}; built from {built}", f"  how: {self.how}"]
+        if closest is not None:
+            lines.append(f"  closest recipe: {closest.ref} ({closest.reason})")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  cannot install: {u}" for u in self.unsupported]
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         s = self.stack
         return {
@@ -138,6 +157,27 @@ class Closest:
     reason: str
 
 
+def framework_family(name: str | None) -> str | None:
+    """ "paddlepaddle-gpu" -> "paddle", "pytorch" -> "torch": recipes and builds name frameworks differently."""
+    if not name:
+        return None
+    for family, prefixes in (("torch", ("torch", "pytorch")), ("paddle", ("paddle",)), ("tensorflow", ("tensorflow",)),
+                             ("jax", ("jax",))):
+        if name.startswith(prefixes):
+            return family
+    return name
+
+
+def catalogue_stacks(catalogue: Any) -> dict[str, Stack]:
+    """Every build the catalogue offers: ref (NAME or NAME@VERSION, as `cuenv create` takes it) -> stack."""
+    out: dict[str, Stack] = {}
+    for recipe in catalogue.all():
+        for version in recipe.versions or (None,):
+            ref = recipe.name if version in (None, recipe.default_version) else f"{recipe.name}@{version}"
+            out[ref] = recipe.stack(version)
+    return out
+
+
 def closest_recipe(need: Stack, candidates: Mapping[str, Stack]) -> Closest | None:
     """The catalogue build nearest to ``need``: same framework first, then the same CUDA, then the same
     major with the nearest minor, then the same framework release. ``candidates``: ref -> stack."""
@@ -150,7 +190,7 @@ def closest_recipe(need: Stack, candidates: Mapping[str, Stack]) -> Closest | No
         if s.cuda is None:
             return (-1,)
         major, minor = (int(x) for x in s.cuda.split(".")[:2])
-        same_fw = (s.framework or None) == (need.framework or None)
+        same_fw = framework_family(s.framework) == framework_family(need.framework)
         same_release = bool(need.framework_version and s.framework_version
                             and s.framework_version.split(".")[:2] == need.framework_version.split(".")[:2])
         return (same_fw, major == want_major, s.cuda == need.cuda, -abs(minor - want_minor) if major == want_major
@@ -163,9 +203,10 @@ def closest_recipe(need: Stack, candidates: Mapping[str, Stack]) -> Closest | No
     parts = [f"CUDA {stack.cuda}" + (" (the same)" if stack.cuda == need.cuda else f" (the project pins {need.cuda})")]
     if stack.framework:
         parts.append(f"{stack.framework} {stack.framework_version or ''}".strip())
-    if need.framework and stack.framework != need.framework:
+    if need.framework and framework_family(stack.framework) != framework_family(need.framework):
         parts.append(f"no {need.framework} recipe matches; this is the nearest bare CUDA stack")
     return Closest(ref=ref, stack=stack, reason=", ".join(parts))
 
 
-__all__ = ["KINDS", "READERS", "Closest", "ProjectNeed", "closest_recipe", "kind_of", "python_of", "read_need"]
+__all__ = ["KINDS", "READERS", "Closest", "ProjectNeed", "catalogue_stacks", "closest_recipe", "framework_family",
+           "kind_of", "python_of", "read_need"]
