@@ -186,9 +186,9 @@ def _channels(node: Any, line: int | None, file: str, notes: list[str]) -> tuple
     for item in node.items:
         value = item.value.strip()  # type: ignore[union-attr]
         if not (value.replace("/", "").replace("-", "").replace("_", "").replace(".", "").isalnum()
-                or value.startswith(("https://", "http://"))):
+                or value.startswith(("https://", "http://", "file://"))):
             raise RequestFileError(Where(file, item.line), f"channel {value!r}", "is not a channel name or URL.",
-                                   hint="Write a name such as conda-forge, or an https:// URL.")
+                                   hint="Write a name such as conda-forge, or an https:// (or file://) URL.")
     channels, anaconda = expand_channels(listed)
     if anaconda:
         notes.append(f"{file}:{line}: {DEFAULTS_NOTE}.")

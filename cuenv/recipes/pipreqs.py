@@ -118,9 +118,17 @@ class PipRequirement:
         return bool(self.url) and self.url.startswith(_VCS)  # type: ignore[union-attr]
 
     def exact_version(self) -> str | None:
-        """The version of an ``==X`` pin (``+local`` kept), else None."""
+        """The version of an ``==X`` pin (``+local`` kept), or of a wheel URL's file name, else None."""
         match = re.fullmatch(r"===?\s*([^,;\s*]+)", self.specifier.strip())
-        return match.group(1) if match else None
+        if match:
+            return match.group(1)
+        if self.url and not self.vcs:
+            from urllib.parse import unquote
+
+            filename = unquote(self.url.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1])
+            wheel = re.match(r"^[A-Za-z0-9_.]+-([0-9][^-]*)-", filename) if filename.endswith(".whl") else None
+            return wheel.group(1) if wheel else None
+        return None
 
 
 @dataclass(frozen=True)
