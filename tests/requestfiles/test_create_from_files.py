@@ -68,6 +68,37 @@ def test_a_pip_layer_needs_python_in_the_prefix(cli, work, envs, local_channel, 
     assert not (envs / "from-yml").exists()
 
 
+@pytest.mark.network
+def test_a_pip_layer_installs_into_the_conda_prefix_after_the_conda_packages(cli, work, envs, local_channel,
+                                                                             venv_python_channel, no_conda):
+    import sys
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "environment.yml").write_text(
+        f"name: mixed\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
+        f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n  - pip:\n"
+        f"    - {RUNTIME} --hash={RUNTIME_SHA}\n")
+    code, out, err = cli("create", "-f", "environment.yml", "--json", environ=no_conda)
+    assert code == 0, err
+    data = json.loads(out)
+    kinds = {(p["name"], p["kind"]) for p in data["packages"]}
+    assert {("cuda-cudart", "conda"), ("python", "conda"), ("nvidia-cuda-runtime-cu12", "pypi")} <= kinds
+    have = get_engine("rattler", os.environ).installed(envs / "mixed")
+    assert {(p.name, p.kind) for p in have} >= {("cuda-cudart", "conda"), ("nvidia-cuda-runtime-cu12", "pypi")}
+    assert list((envs / "mixed").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
+    lock = json.loads((envs / "mixed" / ".cuenv" / "solution.json").read_text())
+    assert [p["sha256"] for p in lock["packages"] if p["name"] == "nvidia-cuda-runtime-cu12"] == [RUNTIME_SHA[7:]]
+
+    # The mixed environment exports to an environment.yml with a pip: section that builds it again.
+    code, out, err = cli("export", "mixed", "--format", "environment-yml")
+    assert code == 0, err
+    (work / "again.yml").write_text(out)
+    code, out, err = cli("create", "-f", "again.yml", "-n", "again", environ=no_conda)
+    assert code == 0, err
+    assert {(p.name, p.version, p.kind) for p in get_engine("rattler", os.environ).installed(envs / "again")} == \
+        {(p.name, p.version, p.kind) for p in have}
+
+
 # -- real public files whose channels and indexes are out of reach: the plan, before any download ------
 
 def plan(path: Path, *, driver: str = "550.54.14", cc: str = "8.0", engine: str | None = None, cuda: str | None = None,

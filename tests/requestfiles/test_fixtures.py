@@ -24,10 +24,10 @@ def test_every_fixture_has_its_source_recorded():
 
 # file -> (kind, engine family, mixed, cuda, has nvcc, framework, framework version, unsupported lines)
 EXPECTED = {
-    "CompVis__stable-diffusion/environment.yaml": ("environment-yml", "conda", True, "11.3", False, None, None, 1),
-    "NVlabs__stylegan3/environment.yml": ("environment-yml", "conda", True, "11.1", False, None, None, 0),
-    "lllyasviel__ControlNet/environment.yaml": ("environment-yml", "conda", True, "11.3", False, None, None, 0),
-    "graphdeco-inria__gaussian-splatting/environment.yml": ("environment-yml", "conda", True, "11.6", True, None, None, 2),
+    "CompVis__stable-diffusion/environment.yaml": ("environment-yml", "conda", True, "11.3", False, "torch", "1.11.0", 1),
+    "NVlabs__stylegan3/environment.yml": ("environment-yml", "conda", True, "11.1", False, "torch", "1.9.1", 0),
+    "lllyasviel__ControlNet/environment.yaml": ("environment-yml", "conda", True, "11.3", False, "torch", "1.12.1", 0),
+    "graphdeco-inria__gaussian-splatting/environment.yml": ("environment-yml", "conda", True, "11.6", True, "torch", "1.12.1", 2),
     "facebookresearch__dinov2/conda.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 0),
     "facebookresearch__dinov2/conda-extras.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 0),
     "facebookresearch__dinov2/requirements.txt": ("requirements", "venv", False, "11.7", False, "torch", "2.0.0", 0),
