@@ -86,6 +86,10 @@ def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsF
 
 def _check_pip_options(pip: RequirementsFile, path: Path) -> None:
     o = pip.options
+    if o.no_index:
+        raise UsageError(f"{path}: --no-index leaves only --find-links pages to install from; cuenv resolves and "
+                         "locks from package indexes.",
+                         hint="Remove --no-index (an index URL with -i works, a mirror included).")
     source = [n for n in o.no_binary if n != ":none:"]
     if source:
         raise UsageError(f"{path}: --no-binary {','.join(source)} asks pip to build from source; cuenv installs only "
