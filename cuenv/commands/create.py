@@ -34,7 +34,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                      help="build -f/-r without the lines cuenv cannot install (local projects, VCS checkouts)")
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
     parser.add_argument("--engine", choices=CHOICES,
-                        help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
+                        help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv; "
+                             "rattler for conda-only files)")
     parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
     parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
     parser.add_argument("--force", action="store_true",
