@@ -17,14 +17,22 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Final, Mapping
+from typing import Final
 
-from cuenv.engines.base import Package, Progress, Request, SolveError, check_requested_hashes, emit
+from cuenv.engines.base import (
+    Package,
+    Progress,
+    Request,
+    SolveError,
+    check_requested_hashes,
+    emit,
+)
 
 INSTALLER: Final = "uv"  # what uv writes into a dist-info's INSTALLER: how the layer's packages are told apart
-_WOULD_INSTALL: Final = re.compile(r"^\s*\+\s*([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$", re.M)
+_WOULD_INSTALL: Final = re.compile(r"^\s*\+\s*([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$", re.MULTILINE)
 
 
 def prefix_python(prefix: Path) -> Path:

@@ -163,6 +163,10 @@ class RequirementsFile:
     files: tuple[str, ...] = ()  # every file read, the top one first
     notes: tuple[str, ...] = ()  # what was read and deliberately ignored
     unsupported: tuple[Unsupported, ...] = ()  # lines read but not installable, in file order
+    option_lines: tuple[tuple[str, Where], ...] = ()  # (option, where it was first given), for messages
+
+    def where_of(self, option: str) -> Where:
+        return dict(self.option_lines).get(option) or Where(self.files[0] if self.files else "requirements.txt")
 
     def requirement_texts(self) -> tuple[str, ...]:
         return tuple(r.text for r in self.requirements)
@@ -207,10 +211,12 @@ class _State:
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
+    option_lines: dict[str, Where] = field(default_factory=dict)
 
     def result(self) -> RequirementsFile:
         return RequirementsFile(tuple(self.requirements), tuple(self.constraints), self.options,
-                                tuple(self.files), tuple(dict.fromkeys(self.notes)), tuple(self.unsupported))
+                                tuple(self.files), tuple(dict.fromkeys(self.notes)), tuple(self.unsupported),
+                                tuple(self.option_lines.items()))
 
 
 def _read_file(path: Path, state: _State, *, kind: str, depth: int, chain: tuple[Path, ...],
@@ -370,6 +376,7 @@ def _option_line(line: str, where: Where, state: _State, *, base: Path | None, k
                  chain: tuple[Path, ...]) -> None:
     opts = state.options
     for name, value in _options(line, where):
+        state.option_lines.setdefault(name, where)
         if name in ("requirement", "constraint"):
             state.options = opts
             _include(value, where, state, base=base, kind="constraint" if name == "constraint" or kind == "constraint"

@@ -53,7 +53,7 @@ class ProjectNeed:
             raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
                              hint="Pin a CUDA build in the file (e.g. torch==2.5.1+cu121), or pass --cuda X.Y.")
 
-    def describe(self, closest: "Closest | None" = None) -> list[str]:
+    def describe(self, closest: Closest | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""
         s = self.stack
         parts = [f"CUDA {s.cuda}" if s.cuda else "no CUDA"]

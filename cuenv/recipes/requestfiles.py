@@ -54,7 +54,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
                          f"{'them' if len(blocked) > 1 else 'it'} afterwards.")
     if pip is not None:
         pip = _without(pip, blocked)
-        _check_pip_options(pip, path)
+        _check_pip_options(pip)
     need.require_cuda()
     if need.stack.cuda is None:
         raise UsageError(f"{path} needs no CUDA: {need.how}.",
@@ -84,16 +84,16 @@ def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsF
                                            if (r.where.file, r.where.line) not in gone))
 
 
-def _check_pip_options(pip: RequirementsFile, path: Path) -> None:
+def _check_pip_options(pip: RequirementsFile) -> None:
     o = pip.options
     if o.no_index:
-        raise UsageError(f"{path}: --no-index leaves only --find-links pages to install from; cuenv resolves and "
-                         "locks from package indexes.",
+        raise UsageError(f"{pip.where_of('no-index')}: --no-index leaves only --find-links pages to install from; "
+                         "cuenv resolves and locks from package indexes.",
                          hint="Remove --no-index (an index URL with -i works, a mirror included).")
     source = [n for n in o.no_binary if n != ":none:"]
     if source:
-        raise UsageError(f"{path}: --no-binary {','.join(source)} asks pip to build from source; cuenv installs only "
-                         "wheels, each locked by URL and sha256.",
+        raise UsageError(f"{pip.where_of('no-binary')}: --no-binary {','.join(source)} asks pip to build from "
+                         "source; cuenv installs only wheels, each locked by URL and sha256.",
                          hint="Remove the --no-binary line; publish a wheel of the package if none exists.")
     if o.require_hashes:
         for req in pip.requirements:
