@@ -80,7 +80,7 @@ class Request:
     hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (canonical name, allowed "sha256:<hex>")
 
 
-def check_requested_hashes(packages: "tuple[Package, ...]", hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
     """The solve's artifacts against the ``--hash`` values a requirements file gave, before any download:
     pip's hash-checking mode, applied to the lock."""
     import re

@@ -87,7 +87,7 @@ def parse_text(text: str, *, file: str = "environment.yml", base: Path | None = 
                                "is not a conda environment file (no `dependencies:` mapping at the top).",
                                hint="An environment.yml has `name:`, `channels:` and `dependencies:` keys.")
     notes: list[str] = []
-    for key, (node, line) in root.items.items():
+    for key, (_node, line) in root.items.items():
         if key not in _KNOWN_KEYS:
             notes.append(f"{file}:{line}: key `{key}` is ignored (conda ignores it too).")
     name = _scalar(root.get("name"), file, "name")
