@@ -134,3 +134,25 @@ def test_decide_picks_the_newest_exact_pin_or_refuses(items):
         assert inference.cuda == max((e.cuda for e in exact), key=lambda c: tuple(map(int, c.split("."))))
     elif not gpu:
         assert inference.cuda is None
+
+
+lines = st.one_of(
+    requirement_lines().map(lambda r: r[2]),
+    st.sampled_from(["-r other.txt", "-c other.txt", "--extra-index-url https://download.pytorch.org/whl/cu121",
+                     "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html", "--pre", "-e .",
+                     "git+https://github.com/openai/CLIP.git", "torch==2.4.0+cu118", "jax[cuda12]==0.4.30",
+                     "--hash=sha256:00", "${X}", "  # comment", "\\", "-r /etc/passwd", "cupy-cuda11x"]),
+    st.text(alphabet=string.printable, max_size=40),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(lines, max_size=8), st.lists(lines, max_size=4))
+def test_check_on_any_requirements_file_ends_cleanly(cli, tmp_path, body, other):
+    (tmp_path / "other.txt").write_text("\n".join(other) + "\n")
+    (tmp_path / "requirements.txt").write_text("\n".join(body) + "\n")
+    code, out, err = cli("check", str(tmp_path / "requirements.txt"), "--driver", "550.54.14", "--cc", "8.0")
+    assert code in (0, 1, 2), err
+    assert "Traceback" not in err and "internal error" not in err
+    if code == 2:
+        assert err.startswith("error: ") and len(err.splitlines()) <= 2
