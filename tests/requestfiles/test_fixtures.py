@@ -3,6 +3,7 @@ the CUDA stack each one needs, how it was found, and what cuenv cannot install f
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ def test_every_fixture_has_its_source_recorded():
     assert listed == on_disk
     for s in sources:
         assert s["repository"].count("/") == 1 and len(s["commit"]) == 40 and s["file"].endswith(s["path"])
+        # unmodified: the bytes are still the ones taken from the repository
+        assert hashlib.sha256((FIXTURES / s["file"]).read_bytes()).hexdigest() == s["sha256"], s["file"]
 
 
 # file -> (kind, engine family, mixed, cuda, has nvcc, framework, framework version, unsupported lines)
