@@ -64,7 +64,7 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
             cons = Path(tmp) / "constraints.txt"
             cons.write_text("".join(c + "\n" for c in layer.constraints), encoding="utf-8")
             args += ["--constraint", str(cons)]
-        done = venv._uv_run(args, cache_dir=cache_dir, timeout=600, where="the pip layer's indexes")
+        done = venv.uv_run(args, cache_dir=cache_dir, timeout=600, where="the pip layer's indexes")
     pins = tuple(f"{name}=={version}" for name, version in _WOULD_INSTALL.findall(done.stderr + "\n" + done.stdout))
     if not pins:
         return ()
@@ -88,14 +88,14 @@ def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:
         reqs = Path(tmp) / "requirements.txt"
         reqs.write_text(text, encoding="utf-8")
-        VenvEngine(environ)._uv_run(
+        VenvEngine(environ).uv_run(
             ["pip", "install", "--python", str(python), "--no-deps", "--require-hashes", "-r", str(reqs)],
             cache_dir=cache_dir, timeout=3600, where="the locked URLs")
 
 
 def installed(prefix: Path) -> tuple[Package, ...]:
     """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark)."""
-    from cuenv.engines.venv import _dist_info_package
+    from cuenv.engines.venv import dist_info_package
 
     out = []
     for dist_info in sorted(prefix.glob("lib/python3*/site-packages/*.dist-info")):
@@ -104,7 +104,7 @@ def installed(prefix: Path) -> tuple[Package, ...]:
         except OSError:
             continue
         if mark == INSTALLER:
-            pkg = _dist_info_package(dist_info)
+            pkg = dist_info_package(dist_info)
             if pkg is not None:
                 out.append(pkg)
     return tuple(out)

@@ -253,7 +253,7 @@ class VenvEngine(Engine):
         )
         return env
 
-    def _uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
+    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
         done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
@@ -312,7 +312,7 @@ class VenvEngine(Engine):
                     if {canonical(p.name): p.version for p in found} == pins:
                         packages = found
             if packages is None:
-                self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
                 packages = parse_pylock(out.read_text(encoding="utf-8"), index_urls=request.index_urls)
         check_requested_hashes(packages, request.hashes)
         return packages
@@ -323,7 +323,7 @@ class VenvEngine(Engine):
         here = f"{sys.version_info.major}.{sys.version_info.minor}"
         if version is None or version == here:
             return sys.executable
-        done = self._uv_run(
+        done = self.uv_run(
             ["python", "list", "--only-installed", "--output-format", "json"],
             cache_dir=cache_dir, timeout=60, where="local Pythons",
         )
@@ -346,7 +346,7 @@ class VenvEngine(Engine):
         reqs_text = requirements_lines(solution.packages)  # refuses a package without a hash, before any work
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
-        self._uv_run(
+        self.uv_run(
             ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
@@ -354,7 +354,7 @@ class VenvEngine(Engine):
         with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(reqs_text, encoding="utf-8")
-            self._uv_run(
+            self.uv_run(
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
                  "--allow-empty-requirements", "--link-mode", "hardlink"],
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs",
@@ -385,7 +385,7 @@ class VenvEngine(Engine):
         if site is None:
             return ()
         verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
-        found = (p for p in map(_dist_info_package, site.glob("*.dist-info")) if p)
+        found = (p for p in map(dist_info_package, site.glob("*.dist-info")) if p)
         # A package that is still the verified artifact keeps the hash install checked.
         return tuple(sorted((verified.get((p.name, p.version, p.url), p) for p in found), key=lambda p: p.key))
 
@@ -414,7 +414,7 @@ def nvidia_components(site: Path) -> tuple[Path, ...]:
     return tuple(sorted(comps, key=lambda p: (p.name != "cu13", p.name)))
 
 
-def _dist_info_package(dist_info: Path) -> Package | None:
+def dist_info_package(dist_info: Path) -> Package | None:
     """A Package from an installed dist-info: name and version from METADATA, URL and hash from
     direct_url.json (PEP 610), which uv writes for requirements installed by URL."""
     meta = _read(dist_info / "METADATA")
