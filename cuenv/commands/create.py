@@ -144,6 +144,12 @@ def run(ctx: Context) -> Result:
             from cuenv.lock.make import contract_line
 
             lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
+        request = plan.meta.get("request")
+        layer = request.requirements if request is not None and request.conda_specs else ()
+        if layer:  # a conda file's pip: section is resolved against the installed conda packages
+            data["pip_layer"] = list(layer)
+            lines.append("then, with pip's rules against those conda packages, the pip: section:")
+            lines += [f"  {r}" for r in layer]
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")

@@ -78,6 +78,10 @@ def test_a_pip_layer_installs_into_the_conda_prefix_after_the_conda_packages(cli
         f"name: mixed\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
         f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n  - pip:\n"
         f"    - {RUNTIME} --hash={RUNTIME_SHA}\n")
+    code, out, err = cli("create", "-f", "environment.yml", "--dry-run", environ=no_conda)
+    assert code == 0, err
+    assert out.splitlines()[-2:] == ["then, with pip's rules against those conda packages, the pip: section:",
+                                     f"  {RUNTIME}"]
     code, out, err = cli("create", "-f", "environment.yml", "--json", environ=no_conda)
     assert code == 0, err
     data = json.loads(out)
