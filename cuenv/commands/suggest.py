@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
@@ -70,6 +70,7 @@ def run(ctx: Context) -> Result:
     from cuenv.knowledge.compat import check, suggest, verdict
 
     found = None
+    framework: str | None
     if ctx.args.for_file:
         found = _for_file(ctx)
         framework = found[2]
@@ -82,7 +83,7 @@ def run(ctx: Context) -> Result:
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
     machine, warnings = machine_from_args(ctx)
     best, reasoning = suggest(candidates(framework, ctx), machine)
-    data = {
+    data: dict[str, Any] = {
         "framework": framework,
         "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
                                            "framework_version": best.framework_version, "variant": best.variant},

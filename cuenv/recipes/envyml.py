@@ -182,9 +182,9 @@ def _channels(node: Any, line: int | None, file: str, notes: list[str]) -> tuple
     if not isinstance(node, _Seq) or not all(isinstance(i, _Scalar) and i.value.strip() for i in node.items):
         raise RequestFileError(Where(file, line), "channels", "must be a list of channel names or URLs.",
                                hint="Write one `- conda-forge` per line.")
-    listed = [i.value.strip() for i in node.items]  # type: ignore[union-attr]
+    listed = [i.value.strip() for i in node.items]
     for item in node.items:
-        value = item.value.strip()  # type: ignore[union-attr]
+        value = item.value.strip()
         if not (value.replace("/", "").replace("-", "").replace("_", "").replace(".", "").isalnum()
                 or value.startswith(("https://", "http://", "file://"))):
             raise RequestFileError(Where(file, item.line), f"channel {value!r}", "is not a channel name or URL.",
