@@ -152,6 +152,12 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
     return out
 
 
+def _exact(where: Where, pin: str, says: str, cuda: str, *, cudnn: str | None = None,
+           stack: Stack | None = None) -> Evidence:
+    """Evidence of one exact CUDA ("12.1"); its major follows from it."""
+    return Evidence(where, pin, says, "exact", cuda, int(cuda.split(".")[0]), cudnn=cudnn, stack=stack)
+
+
 def _target_env(python: str) -> dict[str, str]:
     return {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
             "platform_python_implementation": "CPython", "implementation_name": "cpython",
@@ -194,18 +200,16 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         index = _index_variant(options)
         variant = local or (index[0] if index else None)
         how = f"+{local} build" if local else (f"from the index {index[1]}" if index else None)
-        if variant and variant.startswith("cu") and matrix.variant_cuda(variant):
-            cuda = matrix.variant_cuda(variant)
+        cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
+        default = matrix.torch_pypi_default(base) if name == "torch" and base else None
+        if variant and cuda:
             stack = builds.torch_stack(base, variant) if name == "torch" and base else None
-            out.append(Evidence(w, pin, f"CUDA {cuda} ({how})", "exact", cuda, int(cuda.split(".")[0]),  # type: ignore[union-attr]
-                                stack=stack))
+            out.append(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack))
         elif variant == "cpu" or (variant or "").startswith("rocm"):
             out.append(Evidence(w, pin, f"a {'CPU-only' if variant == 'cpu' else 'ROCm'} build ({how})", "cpu"))
-        elif name == "torch" and base and matrix.torch_pypi_default(base):
-            default = matrix.torch_pypi_default(base)
-            cuda = matrix.variant_cuda(default)  # type: ignore[arg-type]
-            out.append(Evidence(w, pin, f"CUDA {cuda} (the PyPI wheel of torch {base} for Linux x86_64)", "exact",
-                                cuda, int(cuda.split(".")[0]), stack=builds.torch_stack(base, None)))  # type: ignore[union-attr]
+        elif default and (default_cuda := matrix.variant_cuda(default)):
+            out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
+                              default_cuda, stack=builds.torch_stack(base, None)))
         elif name == "torch":
             out.append(_undetermined(req, "torch"))
         return out
@@ -234,11 +238,10 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             out.append(Evidence(w, pin, "a CPU-only TensorFlow", "cpu"))
         elif not release:
             out.append(_undetermined(req, "TensorFlow"))
-        elif matrix.tf_build(release) is not None:
-            build = matrix.tf_build(release)
+        elif (build := matrix.tf_build(release)) is not None and build.cuda:
             stack = builds.tensorflow_stack(release.split("+")[0])
-            out.append(Evidence(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",  # type: ignore[union-attr]
-                                "exact", build.cuda, int(build.cuda.split(".")[0]), cudnn=build.cudnn, stack=stack))  # type: ignore[union-attr]
+            out.append(_exact(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",
+                              build.cuda, cudnn=build.cudnn, stack=stack))
         return out
     if name == "paddlepaddle-gpu" and version:
         post = re.match(r"^(.+?)\.(post\d{3,})$", version)
@@ -272,14 +275,13 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         digits, wildcard = cupy.group(1), cupy.group(2)
         if wildcard or len(digits) == 2:
             out.append(Evidence(w, pin, f"CUDA {int(digits[:2])} (major only)", "major", None, int(digits[:2])))
-        elif matrix.variant_cuda("cu" + digits):
-            cuda = matrix.variant_cuda("cu" + digits)
-            out.append(Evidence(w, pin, f"CUDA {cuda}", "exact", cuda, int(cuda.split(".")[0])))  # type: ignore[union-attr]
+        elif cupy_cuda := matrix.variant_cuda("cu" + digits):
+            out.append(_exact(w, pin, f"CUDA {cupy_cuda}", cupy_cuda))
         return out
     local_cu = _LOCAL_CU.search(local) if local else None
-    if local_cu and matrix.variant_cuda("cu" + local_cu.group(1)):
-        cuda = matrix.variant_cuda("cu" + local_cu.group(1))
-        out.append(Evidence(w, pin, f"CUDA {cuda} (+{local} build)", "exact", cuda, int(cuda.split(".")[0])))  # type: ignore[union-attr]
+    plus_cuda = matrix.variant_cuda("cu" + local_cu.group(1)) if local_cu else None
+    if plus_cuda:
+        out.append(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda))
         return out
     named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
         (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
@@ -330,7 +332,8 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     nvcc = any(e.nvcc for e in evidence)
     majors: dict[int, Evidence] = {}
     for e in gpu:
-        majors.setdefault(e.major, e)  # type: ignore[arg-type]
+        if e.major is not None:
+            majors.setdefault(e.major, e)
     if cuda_flag is not None:
         flag_major = int(cuda_flag.split(".")[0])
         other = next((e for e in gpu if e.major != flag_major), None)
@@ -361,10 +364,10 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
         how = (f"from {low.pin} ({low.where}): {low.says}; cuenv checks the oldest allowed, the solver may pick a "
                "newer one the driver supports")
         return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None)
-    if gpu:
-        e = gpu[0]
-        raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {e.major}.x.",
-                               hint=f"Pass --cuda {e.major}.Y (for example --cuda {_newest_of_major(e.major)}), "  # type: ignore[arg-type]
+    if majors:
+        major, e = next(iter(majors.items()))
+        raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
+                               hint=f"Pass --cuda {major}.Y (for example --cuda {_newest_of_major(major)}), "
                                "or pin the CUDA runtime in the file.")
     cpu = [e for e in evidence if e.strength == "cpu"]
     unknown = [e for e in evidence if e.strength == "unknown"]

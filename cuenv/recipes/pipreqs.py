@@ -115,7 +115,7 @@ class PipRequirement:
 
     @property
     def vcs(self) -> bool:
-        return bool(self.url) and self.url.startswith(_VCS)  # type: ignore[union-attr]
+        return self.url is not None and self.url.startswith(_VCS)
 
     def exact_version(self) -> str | None:
         """The version of an ``==X`` pin (``+local`` kept), or of a wheel URL's file name, else None."""
@@ -281,8 +281,9 @@ def _logical_line(line: str, where: Where, state: _State, *, base: Path | None, 
                   chain: tuple[Path, ...]) -> None:
     if not line or line.startswith("#"):
         return
-    if _ENV_VAR.search(line):
-        raise RequestFileError(where, _ENV_VAR.search(line).group(0),  # type: ignore[union-attr]
+    variable = _ENV_VAR.search(line)
+    if variable:
+        raise RequestFileError(where, variable.group(0),
                                "pip would fill this in from an environment variable; cuenv reads the file as written, "
                                "so the result would depend on the shell.",
                                hint="Write the value itself in the file.")

@@ -15,7 +15,7 @@ _LOCKFILES = Path(__file__).resolve().parent.parent / "lockfiles" / "conftest.py
 def _channel_builder():
     spec = importlib.util.spec_from_file_location("_lockfiles_channel", _LOCKFILES)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]  # the spec of an existing file always has a loader
     return module
 
 
