@@ -32,6 +32,7 @@ def conda(spec: str):
     ("tensorflow[and-cuda]==2.15.0", [("exact", "12.2", 12, "8.9")]),
     ("tensorflow-cpu==2.15.0", [("cpu", None, None, None)]),
     ("paddlepaddle-gpu==2.6.1.post118", [("exact", "11.8", 11, "8.6")]),
+    ("-i https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu==3.0.0", [("exact", "12.6", 12, "9.5")]),
     ("nvidia-cuda-runtime-cu12==12.1.105", [("exact", "12.1", 12, None)]),
     ("nvidia-cuda-nvcc==13.0.88", [("exact", "13.0", 13, None)]),
     ("nvidia-cudnn-cu12==8.9.2.26", [("major", None, 12, "8.9")]),
