@@ -41,6 +41,8 @@ _CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolk
                       "cuda", "cuda-libraries")
 _CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev", "cuda-toolkit", "cuda")
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
+# conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
+_CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
 _NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
@@ -149,6 +151,9 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         strength, cudnn, _ = cuda_of_version(spec.version)
         if strength == "exact":
             out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
+    if name in _CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
+        out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
+                            "unknown"))
     return out
 
 

@@ -50,8 +50,9 @@ class ProjectNeed:
         """Refuse a project whose CUDA cannot be told (an unpinned torch), rather than call it CPU-only."""
         if self.stack.cuda is None and self.undetermined:
             e = self.undetermined[0]
+            example = "cuda-version=12.1 or pytorch-cuda=12.1" if self.kind == "environment-yml" else "torch==2.5.1+cu121"
             raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
-                             hint="Pin a CUDA build in the file (e.g. torch==2.5.1+cu121), or pass --cuda X.Y.")
+                             hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda X.Y.")
 
     def describe(self, closest: Closest | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""

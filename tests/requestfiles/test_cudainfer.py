@@ -59,7 +59,8 @@ def test_pip_pins(text, expected):
     ("cuda-nvcc", [("none", None, None, True)]),
     ("cudatoolkit-dev=11.6", [("exact", "11.6", 11, True)]),
     ("pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0", [("exact", "11.3", 11, False)]),
-    ("pytorch 2.1.* *cuda*", []),
+    ("pytorch 2.1.* *cuda*", [("unknown", None, None, False)]),
+    ("pytorch", [("unknown", None, None, False)]),
     ("pytorch=2.1.0=py3.11_cpu_0", [("cpu", None, None, False)]),
 ])
 def test_conda_pins(spec, expected):

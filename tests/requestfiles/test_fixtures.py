@@ -105,6 +105,13 @@ def test_unpinned_torch_is_unknown_not_cpu():
     assert projectfile.read_need(FIXTURES / "openai__whisper/requirements.txt", cuda="12.1").stack.cuda == "12.1"
 
 
+def test_an_unpinned_conda_pytorch_is_unknown_too():
+    need = projectfile.read_need(FIXTURES / "pytorch__serve/examples/speech2text_wav2vec2/environment.yml")
+    with pytest.raises(Exception) as err:
+        need.require_cuda()
+    assert "environment.yml:9: pytorch: " in str(err.value) and "cuda-version=12.1" in err.value.hint
+
+
 def test_the_cpu_build_of_torchserve_needs_no_cuda():
     need = projectfile.read_need(FIXTURES / "pytorch__serve/requirements/torch_linux.txt")
     assert need.stack.cuda is None and not need.undetermined
