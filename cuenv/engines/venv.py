@@ -57,10 +57,9 @@ _OTHER_PLATFORMS: Final = {
     "osx-arm64": "aarch64-apple-darwin",
 }
 # NVIDIA's CUDA 13 wheels dropped the -cuXX suffix; these unsuffixed names carry the CUDA major
-# in their version instead.
-_UNSUFFIXED_CUDA: Final = re.compile(
-    r"^nvidia-(cuda-[a-z-]+|cublas|cufft|cufile|curand|cusolver|cusparse|cusparselt|npp|nvjitlink|nvjpeg|nvvm|nvtx)$"
-)
+# in their version instead. cuFFT, cuSOLVER, cuSPARSE, cuRAND and cuFile keep their own numbering
+# (nvidia-cufft 12.0 and nvidia-curand 10.4 ship with CUDA 13), so they say nothing of the CUDA major.
+_UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
 _SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
 
 
@@ -92,11 +91,9 @@ def cuda_major_of(name: str, version: str) -> int | None:
         return int(match.group(1))
     if _UNSUFFIXED_CUDA.match(name):
         try:
-            major = int(version.split(".")[0])
+            return int(version.split(".")[0])
         except ValueError:
             return None
-        # cuFile keeps its own numbering (nvidia-cufile 1.15 ships with CUDA 13): no CUDA major in it.
-        return major if major >= 11 else None
     return None
 
 

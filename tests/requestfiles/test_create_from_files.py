@@ -238,3 +238,24 @@ def test_an_unpinned_framework_that_resolves_to_another_cuda_is_refused(cli, wor
     (work / "requirements.txt").write_text("nvidia-cuda-runtime\n")  # CUDA 13's unsuffixed wheel
     code, out, err = cli("create", "-r", "requirements.txt", "-n", "x", "--cuda", "12.1", "--dry-run")
     assert code == 2 and "The resolver picked CUDA 13 wheels (nvidia-cuda-runtime" in err
+
+
+@pytest.mark.network
+def test_a_real_file_from_pypi_resolves_in_a_dry_run(cli):
+    """alpaca-lora's requirements: the git+ line skipped by flag, the unpinned torch given a CUDA; whatever PyPI's
+    newest wheels are, every NVIDIA wheel resolved is of that CUDA major, or the create says which one is not."""
+    from cuenv.engines.venv import cuda_major_of
+
+    path = str(FIXTURES / "tloen__alpaca-lora/requirements.txt")
+    code, out, err = cli("create", "-r", path, "-n", "alpaca", "--skip-unsupported", "--cuda", "13.0", "--dry-run",
+                         "--target-driver", "580.65.06", "--target-cc", "9.0", "--json")
+    assert "requirements.txt:9: peft @ git+https://github.com/huggingface/peft.git: is a VCS checkout" in err
+    if code == 2:
+        assert "The resolver picked CUDA " in err and " wheels (" in err
+        return
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"] == "venv" and data["source"]["cuda_from"] == "from --cuda 13.0"
+    names = {p["name"] for p in data["packages"]}
+    assert {"torch", "transformers", "gradio"} <= names and "peft" not in names
+    assert {cuda_major_of(p["name"], p["version"]) for p in data["packages"]} <= {None, 13}
