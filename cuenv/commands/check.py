@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
-    from cuenv.recipes.projectfile import Closest, ProjectNeed
+    from cuenv.recipes.projectfile import ProjectNeed
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -152,7 +152,7 @@ def run(ctx: Context) -> Result:
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Closest | None] | None:
+def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | None:
     """(need, closest recipe) for a TARGET that is a project's environment.yml or requirements file, else None."""
     from cuenv.knowledge.specs import looks_like_spec
 
@@ -169,15 +169,25 @@ def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Closest | None] 
         if getattr(ctx.args, "cuda", None):
             raise UsageError("--cuda goes with a project file.", hint="A recipe, environment or spec says its CUDA.")
         return None
-    from cuenv.recipes.catalogue import load_catalogue
-    from cuenv.recipes.projectfile import catalogue_stacks, closest_recipe, read_need
+    from cuenv.recipes.projectfile import read_need
 
     need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind)
     need.require_cuda()
-    return need, closest_recipe(need.stack, catalogue_stacks(load_catalogue(ctx.settings)))
+    return need, closest_build(need.stack, ctx)
 
 
-def _check_project_file(ctx: Context, need: ProjectNeed, closest: Closest | None) -> Result:
+def closest_build(stack: Stack, ctx: Context) -> Stack | None:
+    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
+    from cuenv.commands.suggest import candidates
+    from cuenv.lock.check import closest
+    from cuenv.recipes.projectfile import framework_family
+
+    if stack.cuda is None:
+        return None
+    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
+
+
+def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 
@@ -191,7 +201,7 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Closest | None
     findings = check(need.stack, machine, gcc=a.gcc)
     ok = verdict(findings)
     data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "file": need.to_json(),
-            "closest_recipe": {"ref": closest.ref, "reason": closest.reason} if closest else None}
+            "closest_recipe": closest.label if closest else None}
     return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 

@@ -11,7 +11,8 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.recipes.projectfile import Closest, ProjectNeed
+    from cuenv.knowledge.stack import Stack as _Stack
+    from cuenv.recipes.projectfile import ProjectNeed
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -51,18 +52,18 @@ def candidates(framework: str, ctx) -> list:
     return found or builds.candidates(framework)
 
 
-def _for_file(ctx: Context) -> tuple[ProjectNeed, Closest | None, str]:
+def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
     """(need, closest recipe, framework) for --for FILE."""
     from pathlib import Path
 
-    from cuenv.recipes.catalogue import load_catalogue
-    from cuenv.recipes.projectfile import catalogue_stacks, closest_recipe, framework_family, read_need
+    from cuenv.commands.check import closest_build
+    from cuenv.recipes.projectfile import framework_family, read_need
 
     if ctx.args.framework:
         raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
     need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda)
     need.require_cuda()
-    closest = closest_recipe(need.stack, catalogue_stacks(load_catalogue(ctx.settings)))
+    closest = closest_build(need.stack, ctx)
     return need, closest, framework_family(need.stack.framework) or "cuda"
 
 
@@ -99,6 +100,6 @@ def run(ctx: Context) -> Result:
         state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
         data["file"] = need.to_json()
         data["file_runs"] = runs
-        data["closest_recipe"] = {"ref": closest.ref, "reason": closest.reason} if closest else None
+        data["closest_recipe"] = closest.label if closest else None
         text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
     return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)

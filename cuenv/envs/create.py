@@ -21,7 +21,7 @@ from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 
 
 class CheckFailed(CuenvError):

@@ -2,15 +2,15 @@
 `cuenv suggest --for FILE` and `cuenv create -f/-r` all ask first.
 
 :func:`kind_of` tells the kinds apart by file name (or ``kind=`` when the name says nothing);
-:data:`READERS` maps each kind to a reader returning a :class:`ProjectNeed`. A new kind (a lockfile
-format) adds one entry to ``KINDS`` and one to ``READERS``; nothing else changes.
+:data:`READERS` maps each kind to a reader returning a :class:`ProjectNeed`. Lockfile kinds are named in
+``KINDS`` so that a lockfile is never misread as an environment file; cuenv.lock.check reads them.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +25,7 @@ KINDS: Final[tuple[tuple[str, str], ...]] = (
     ("conda-lock", r"(^|\.)conda-lock\.ya?ml$"),
     ("pixi-lock", r"^pixi\.lock$"),
     ("pylock", r"^pylock(\.[^.]+)?\.toml$"),
+    ("uv-lock", r"^uv\.lock$"),
     ("environment-yml", r"\.ya?ml$"),
     ("requirements", r"(\.txt|\.in|^requirements[^/]*)$"),
 )
@@ -54,7 +55,7 @@ class ProjectNeed:
             raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
                              hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda X.Y.")
 
-    def describe(self, closest: Closest | None = None) -> list[str]:
+    def describe(self, closest: Stack | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""
         s = self.stack
         parts = [f"CUDA {s.cuda}" if s.cuda else "no CUDA"]
@@ -68,7 +69,7 @@ class ProjectNeed:
             "conda packages" if self.engine_family == "conda" else "PyPI wheels (venv)")
         lines = [f"  needs: {', '.join(parts)}; built from {built}", f"  how: {self.how}"]
         if closest is not None:
-            lines.append(f"  closest recipe: {closest.ref} ({closest.reason})")
+            lines.append(f"  closest recipe: {closest.label} (`cuenv create {closest.label}`)")
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  cannot install: {u}" for u in self.unsupported]
         return lines
@@ -101,9 +102,9 @@ def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -
     """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major."""
     found = kind_of(path, kind)
     reader = READERS.get(found)
-    if reader is None:
-        raise UsageError(f"{path}: {found} files are not read by this cuenv yet.",
-                         hint="Use the environment.yml or requirements file the lock was made from.")
+    if reader is None:  # a lockfile: cuenv.lock.check reads those, with their own options
+        raise UsageError(f"{path} is a lockfile ({found}), not an environment.yml or requirements file.",
+                         hint=f"`cuenv check {path}` reads it and names the closest recipe.")
     return reader(path, cuda)
 
 
@@ -149,14 +150,7 @@ READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {
 }
 
 
-# -- the closest catalogue recipe ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Closest:
-    ref: str  # NAME or NAME@VERSION, as `cuenv create` takes it
-    stack: Stack
-    reason: str
-
+# -- frameworks ------------------------------------------------------------------------------------
 
 def framework_family(name: str | None) -> str | None:
     """ "paddlepaddle-gpu" -> "paddle", "pytorch" -> "torch": recipes and builds name frameworks differently."""
@@ -169,45 +163,4 @@ def framework_family(name: str | None) -> str | None:
     return name
 
 
-def catalogue_stacks(catalogue: Any) -> dict[str, Stack]:
-    """Every build the catalogue offers: ref (NAME or NAME@VERSION, as `cuenv create` takes it) -> stack."""
-    out: dict[str, Stack] = {}
-    for recipe in catalogue.all():
-        for version in recipe.versions or (None,):
-            ref = recipe.name if version in (None, recipe.default_version) else f"{recipe.name}@{version}"
-            out[ref] = recipe.stack(version)
-    return out
-
-
-def closest_recipe(need: Stack, candidates: Mapping[str, Stack]) -> Closest | None:
-    """The catalogue build nearest to ``need``: same framework first, then the same CUDA, then the same
-    major with the nearest minor, then the same framework release. ``candidates``: ref -> stack."""
-    if need.cuda is None:
-        return None
-    want_major, want_minor = (int(x) for x in need.cuda.split(".")[:2])
-
-    def score(item: tuple[str, Stack]) -> tuple:
-        _, s = item
-        if s.cuda is None:
-            return (-1,)
-        major, minor = (int(x) for x in s.cuda.split(".")[:2])
-        same_fw = framework_family(s.framework) == framework_family(need.framework)
-        same_release = bool(need.framework_version and s.framework_version
-                            and s.framework_version.split(".")[:2] == need.framework_version.split(".")[:2])
-        return (same_fw, major == want_major, s.cuda == need.cuda, -abs(minor - want_minor) if major == want_major
-                else -99, same_release, s.has_nvcc == need.has_nvcc)
-
-    ranked = sorted(candidates.items(), key=score, reverse=True)
-    if not ranked or score(ranked[0])[0] == -1:
-        return None
-    ref, stack = ranked[0]
-    parts = [f"CUDA {stack.cuda}" + (" (the same)" if stack.cuda == need.cuda else f" (the project pins {need.cuda})")]
-    if stack.framework:
-        parts.append(f"{stack.framework} {stack.framework_version or ''}".strip())
-    if need.framework and framework_family(stack.framework) != framework_family(need.framework):
-        parts.append(f"no {need.framework} recipe matches; this is the nearest bare CUDA stack")
-    return Closest(ref=ref, stack=stack, reason=", ".join(parts))
-
-
-__all__ = ["KINDS", "READERS", "Closest", "ProjectNeed", "catalogue_stacks", "closest_recipe", "framework_family",
-           "kind_of", "python_of", "read_need"]
+__all__ = ["KINDS", "READERS", "ProjectNeed", "framework_family", "kind_of", "python_of", "read_need"]

@@ -25,11 +25,12 @@ def test_check_a_project_file(cli, name, machine, code, closest):
     got, out, err = cli("check", path, *machine)
     assert got == code, err
     lines = out.splitlines()
-    assert lines[0].startswith(f"{path}: ") and lines[1].startswith("  needs: CUDA ")
-    assert lines[2].startswith("  how: from ") and f"  closest recipe: {closest} (" in out
+    assert lines[0].startswith(f"{path}: ") and lines[1].startswith("  machine: ")
+    assert lines[2].startswith("  needs: CUDA ") and lines[3].startswith("  how: from ")
+    assert f"  closest recipe: {closest} (`cuenv create {closest}`)" in out
     got, out, err = cli("check", path, *machine, "--json")
     data = json.loads(out)
-    assert data["closest_recipe"]["ref"] == closest and data["file"]["how"].startswith("from ")
+    assert data["closest_recipe"] == closest and data["file"]["how"].startswith("from ")
 
 
 def test_check_says_what_cannot_be_installed(cli):
@@ -61,7 +62,7 @@ def test_suggest_for_a_file_takes_its_framework(cli):
     code, out, err = cli("suggest", "--for", str(FIXTURES / "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml"),
                          *OLD, "--json")
     data = json.loads(out)
-    assert data["framework"] == "cuda" and data["file_runs"] is False and data["closest_recipe"]["ref"] == "cuda-12.4"
+    assert data["framework"] == "cuda" and data["file_runs"] is False and data["closest_recipe"] == "cuda-12.4"
 
 
 def test_suggest_takes_a_framework_or_a_file(cli):
