@@ -173,18 +173,9 @@ def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | 
 
     need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind)
     need.require_cuda()
+    from cuenv.commands.suggest import closest_build
+
     return need, closest_build(need.stack, ctx)
-
-
-def closest_build(stack: Stack, ctx: Context) -> Stack | None:
-    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
-    from cuenv.commands.suggest import candidates
-    from cuenv.lock.check import closest
-    from cuenv.recipes.projectfile import framework_family
-
-    if stack.cuda is None:
-        return None
-    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
 
 
 def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result:

@@ -52,11 +52,20 @@ def candidates(framework: str, ctx) -> list:
     return found or builds.candidates(framework)
 
 
+def closest_build(stack: _Stack, ctx: Context) -> _Stack | None:
+    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
+    from cuenv.lock.check import closest
+    from cuenv.recipes.projectfile import framework_family
+
+    if stack.cuda is None:
+        return None
+    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
+
+
 def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
     """(need, closest recipe, framework) for --for FILE."""
     from pathlib import Path
 
-    from cuenv.commands.check import closest_build
     from cuenv.recipes.projectfile import framework_family, read_need
 
     if ctx.args.framework:
