@@ -4,7 +4,8 @@ An environment, a wheel, a shared object or a folder is also judged by the kerne
 (issue 20): the SASS and PTX in each library's fat binaries, against the machine's GPUs.
 
 A lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock) is judged by the stack its
-packages need, with how that was read and the closest catalogue recipe (issue 15 §4).
+packages need, with how that was read and the closest catalogue recipe (issue 15 §4); so is a project's
+environment.yml or requirements file, by the stack its pins ask for (issue 15 §3).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
+    from cuenv.recipes.projectfile import ProjectNeed
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -31,10 +33,13 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="what to check: a recipe, an environment, a package spec such as torch==2.1.0+cu121,"
                              " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
                              " a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read,"
-                             " or a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock)")
+                             " a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock),"
+                             " or a project's environment.yml or requirements.txt")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
+    parser.add_argument("--cuda", metavar="X.Y",
+                        help="for an environment.yml or requirements file: the CUDA its packages use, when its pins do not say")
     lock = parser.add_argument_group("lockfiles")
     lock.add_argument("--environment", metavar="ENV", help="a pixi.lock's environment (default: default, as pixi)")
     lock.add_argument("--platform", metavar="PLATFORM", help="the lock's platform (default: this machine's)")
@@ -134,6 +139,9 @@ def run(ctx: Context) -> Result:
 
     if is_lockfile(ctx.args.target):
         return _check_lockfile(ctx)
+    found = project_file(ctx.args.target, ctx)
+    if found is not None:
+        return _check_project_file(ctx, *found)
     a = ctx.args
     if a.environment or a.platform or a.python:
         raise UsageError("--environment, --platform and --python go with a lockfile.",
@@ -160,6 +168,51 @@ def run(ctx: Context) -> Result:
         data["note"] = note
         text += f"\n\nnote: {note}"
     return Result(data=data, text=text,
+                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+
+
+def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | None:
+    """(need, closest recipe) for a TARGET that is a project's environment.yml or requirements file, else None."""
+    from cuenv.knowledge.specs import looks_like_spec
+
+    path = Path(text)
+    kind = None
+    if not looks_like_spec(text) and path.is_file():
+        from cuenv.recipes.projectfile import kind_of
+
+        try:
+            kind = kind_of(path)
+        except UsageError:  # a wheel, a shared object: read for its kernels instead
+            kind = None
+    if kind not in ("environment-yml", "requirements"):
+        if getattr(ctx.args, "cuda", None):
+            raise UsageError("--cuda goes with a project file.", hint="A recipe, environment or spec says its CUDA.")
+        return None
+    from cuenv.recipes.projectfile import read_need
+
+    need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind)
+    need.require_cuda()
+    from cuenv.commands.suggest import closest_build
+
+    return need, closest_build(need.stack, ctx)
+
+
+def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result:
+    from cuenv.knowledge import versions
+    from cuenv.knowledge.compat import check, describe_machine, verdict
+
+    a = ctx.args
+    if a.environment or a.platform or a.python:
+        raise UsageError("--environment, --platform and --python go with a lockfile.",
+                         hint="An environment.yml or requirements file names its own packages.")
+    if a.gcc:
+        versions.Dotted.parse(a.gcc, what="gcc version")
+    machine, warnings = machine_from_args(ctx)
+    findings = check(need.stack, machine, gcc=a.gcc)
+    ok = verdict(findings)
+    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "file": need.to_json(),
+            "closest_recipe": closest.label if closest else None}
+    return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 

@@ -27,12 +27,15 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     src.add_argument("--environment", metavar="ENV", help="with --from-lock pixi.lock: its environment (default: default)")
     src.add_argument("--platform", metavar="PLATFORM",
                      help="with --from-lock: the lock's platform (default: this machine's; another only with --dry-run)")
-    src.add_argument("-f", "--file", metavar="ENVIRONMENT_YML", help="a conda environment.yml")
-    src.add_argument("-r", "--requirements", metavar="FILE", help="a pip requirements.txt (needs --cuda)")
-    src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default for -f: read from its specs)")
+    src.add_argument("-f", "--file", metavar="ENVIRONMENT_YML", help="a conda environment.yml (its pip: section too)")
+    src.add_argument("-r", "--requirements", metavar="FILE", help="a pip requirements.txt (-r/-c includes, indexes)")
+    src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default: read from their pins)")
+    src.add_argument("--skip-unsupported", action="store_true",
+                     help="build -f/-r without the lines cuenv cannot install (local projects, VCS checkouts)")
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
     parser.add_argument("--engine", choices=CHOICES,
-                        help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
+                        help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv; "
+                             "rattler for conda-only files)")
     parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
     parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
     parser.add_argument("--force", action="store_true",
@@ -71,18 +74,24 @@ def _plan(ctx: Context, machine):
         raise UsageError("Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt"
                          + (f" (got {', '.join(given)})." if given else "."),
                          hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
-    if a.cuda and not (a.file or a.requirements):
-        raise UsageError("--cuda goes with -f or -r.", hint="A recipe or a lockfile already says its CUDA.")
+    if (a.cuda or a.skip_unsupported) and not (a.file or a.requirements):
+        flag = "--cuda" if a.cuda else "--skip-unsupported"
+        raise UsageError(f"{flag} goes with -f or -r.", hint="A recipe or a lockfile is installed as it is.")
     if a.from_lock:
         return _plan_from_lock(ctx, machine)
-    recipe = None
     if a.file or a.requirements:
-        from cuenv.recipes.requestfiles import recipe_from_file
+        from cuenv.recipes.requestfiles import from_file
 
-        recipe = recipe_from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
-                                  name=a.name, cuda=a.cuda)
+        built = from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
+                          name=a.name, cuda=a.cuda, skip_unsupported=a.skip_unsupported)
+        plan = plan_create(ctx.settings, ctx.environ, ref=None, name=a.name, engine=a.engine, python=a.python,
+                           machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
+                           request_extras=built.request_extras)
+        plan.meta["source"] = {"file": str(a.file or a.requirements), "cuda_from": built.how,
+                               "notes": list(built.notes)}
+        return plan, None
     return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force, recipe=recipe), None
+                       machine=machine, force=a.force), None
 
 
 def _plan_from_lock(ctx: Context, machine):
@@ -104,6 +113,11 @@ def run(ctx: Context) -> Result:
     plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
+    source = plan.meta.get("source")
+    if source:  # how a project file was read: said before anything is downloaded
+        progress.note(f"CUDA {plan.stack.cuda}: {source['cuda_from']}")
+        for line in source["notes"]:
+            progress.note(f"note: {line}")
     for line in build_warnings(plan.findings) + list(read.warnings if read else ()):
         progress.note(f"warning: {line}")
     for line in read.notes if read else ():
@@ -128,6 +142,8 @@ def run(ctx: Context) -> Result:
         data.update(read.to_json())
     if note:
         data["note"] = note
+    if source:
+        data["source"] = source
     if a.dry_run:
         lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
         lines += [f"  {p['name']} {p['version']}" for p in packages]
@@ -135,6 +151,12 @@ def run(ctx: Context) -> Result:
             from cuenv.lock.make import contract_line
 
             lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
+        request = plan.meta.get("request")
+        layer = request.requirements if request is not None and request.conda_specs else ()
+        if layer:  # a conda file's pip: section is resolved against the installed conda packages
+            data["pip_layer"] = list(layer)
+            lines.append("then, with pip's rules against those conda packages, the pip: section:")
+            lines += [f"  {r}" for r in layer]
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
@@ -11,6 +11,8 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.knowledge.stack import Stack as _Stack
+    from cuenv.recipes.projectfile import ProjectNeed
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -18,8 +20,11 @@ _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepad
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("framework", nargs="?", default="torch", metavar="FRAMEWORK",
+    parser.add_argument("framework", nargs="?", default=None, metavar="FRAMEWORK",
                         help="torch (default), paddle, tensorflow, jax, or cuda (a bare toolkit)")
+    parser.add_argument("--for", dest="for_file", metavar="FILE",
+                        help="a project's environment.yml or requirements.txt: its framework, and whether its own stack runs")
+    parser.add_argument("--cuda", metavar="X.Y", help="with --for: the CUDA the file's packages use, when its pins do not say")
     add_machine_flags(parser)
 
 
@@ -51,16 +56,48 @@ def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
     return found or builds.candidates(framework)
 
 
-def run(ctx: Context) -> Result:
-    from cuenv.knowledge.compat import suggest
+def closest_build(stack: _Stack, ctx: Context) -> _Stack | None:
+    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
+    from cuenv.lock.check import closest
+    from cuenv.recipes.projectfile import framework_family
 
-    framework = _ALIASES.get(ctx.args.framework.lower())
+    if stack.cuda is None:
+        return None
+    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
+
+
+def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
+    """(need, closest recipe, framework) for --for FILE."""
+    from pathlib import Path
+
+    from cuenv.recipes.projectfile import framework_family, read_need
+
+    if ctx.args.framework:
+        raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
+    need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda)
+    need.require_cuda()
+    closest = closest_build(need.stack, ctx)
+    return need, closest, framework_family(need.stack.framework) or "cuda"
+
+
+def run(ctx: Context) -> Result:
+    from cuenv.knowledge.compat import check, suggest, verdict
+
+    found = None
+    framework: str | None
+    if ctx.args.for_file:
+        found = _for_file(ctx)
+        framework = found[2]
+    else:
+        if ctx.args.cuda:
+            raise UsageError("--cuda goes with --for FILE.", hint="Without a file, cuenv suggests from every build.")
+        framework = _ALIASES.get((ctx.args.framework or "torch").lower())
     if framework is None:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
     machine, warnings = machine_from_args(ctx)
     best, reasoning = suggest(candidates(framework, ctx, warnings), machine)
-    data = {
+    data: dict[str, Any] = {
         "framework": framework,
         "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
                                            "framework_version": best.framework_version, "variant": best.variant},
@@ -68,4 +105,14 @@ def run(ctx: Context) -> Result:
     }
     head = f"best {framework} build: {best.label}" if best else f"no {framework} build runs on this machine"
     text = "\n".join([head] + [f"  {line}" for line in reasoning])
+    if found:
+        need, closest, _ = found
+        findings = check(need.stack, machine)
+        runs = verdict(findings)
+        first = next((f for f in findings if f.severity == "error"), None)
+        state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
+        data["file"] = need.to_json()
+        data["file_runs"] = runs
+        data["closest_recipe"] = closest.label if closest else None
+        text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
     return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)

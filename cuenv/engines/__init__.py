@@ -1,10 +1,11 @@
 """Install engines behind one interface (see base.py), and the choice among them.
 
-``auto`` picks a conda-family executable on PATH, else venv (issue 4 §2). Among the conda family
+``auto`` picks a conda-family executable on PATH, else venv (issue 4 §2); what only conda packages
+can build (an environment.yml) goes to rattler when no conda is on PATH (issue 15). Among the conda family
 the order is micromamba, mamba, conda: all three solve with libmamba, so they agree on results, and
 that order is the fastest start-up first (micromamba is one static binary; mamba and conda start a
-Python interpreter, conda the heaviest one). ``rattler`` is never chosen by ``auto``: the issue
-keeps ``auto`` to "the conda the user has, else uv"; ask for it by name.
+Python interpreter, conda the heaviest one). For what both can build, ``auto`` stays "the conda the
+user has, else uv" (issue 4); ask for rattler by name.
 """
 
 from __future__ import annotations
@@ -76,18 +77,28 @@ def get_engine(name: str, environ: Mapping[str, str], *, mirrors: Mirrors | None
     )
 
 
-def resolve_engine(requested: str | None, environ: Mapping[str, str], default: str = "auto") -> tuple[str, str]:
-    """Turn ``auto`` (or nothing) into an engine name, and say why (for ``doctor`` and ``info``)."""
+def resolve_engine(requested: str | None, environ: Mapping[str, str], default: str = "auto",
+                   families: tuple[str, ...] | None = None) -> tuple[str, str]:
+    """Turn ``auto`` (or nothing) into an engine name, and say why (for ``doctor`` and ``info``).
+
+    ``families``: the install sections what is being built has ("conda", "venv"); None means both.
+    ``auto`` takes the conda the user has when a conda section exists, else venv; a build with only a
+    conda section (an environment.yml, issue 15) goes to rattler when no conda is on PATH.
+    """
     choice, origin = (requested, "requested") if requested else (default, "the configured default")
     if choice != "auto":
         if choice not in ENGINE_NAMES:
             get_engine(choice, environ)  # raises the UsageError listing valid names
         return choice, f"{choice}: {origin}"
-    for tool in CONDA_FAMILY:
-        exe = find_conda_executable(tool, environ)
-        if exe is not None:
-            return tool, f"auto ({origin}): found {tool} at {exe}"
-    return "venv", f"auto ({origin}): no {', '.join(CONDA_FAMILY)} on PATH, so venv (uv, PyPI wheels)"
+    families = families or ("conda", "venv")
+    if "conda" in families:
+        for tool in CONDA_FAMILY:
+            exe = find_conda_executable(tool, environ)
+            if exe is not None:
+                return tool, f"auto ({origin}): found {tool} at {exe}"
+    if "venv" in families:
+        return "venv", f"auto ({origin}): no {', '.join(CONDA_FAMILY)} on PATH, so venv (uv, PyPI wheels)"
+    return "rattler", f"auto ({origin}): conda packages and no {', '.join(CONDA_FAMILY)} on PATH, so rattler (in-process)"
 
 
 def available(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:

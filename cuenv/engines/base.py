@@ -74,8 +74,26 @@ class Request:
     conda_channels: tuple[str, ...] = ()
     conda_specs: tuple[str, ...] = ()
     index_urls: tuple[str, ...] = ()  # pypi indexes in priority order (the first wins)
-    requirements: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()  # PEP 508 strings; for a conda engine, the pip layer installed last
     platform: str = "linux-64"
+    # pip's options from a requirements file (issue 15), as data: never a raw line (issue 14).
+    find_links: tuple[str, ...] = ()  # http(s) pages of wheel links
+    prerelease: bool = False  # --pre
+    constraints: tuple[str, ...] = ()  # PEP 508 strings (-c files)
+    hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (canonical name, allowed "sha256:<hex>")
+
+
+def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    """The solve's artifacts against the ``--hash`` values a requirements file gave, before any download:
+    pip's hash-checking mode, applied to the lock."""
+    import re
+
+    allowed = dict(hashes)
+    for pkg in packages:
+        wanted = allowed.get(re.sub(r"[-_.]+", "-", pkg.name).lower())
+        if wanted and f"sha256:{pkg.sha256}" not in wanted:
+            raise HashMismatch(f"{pkg.name} {pkg.version} ({pkg.filename or pkg.url})",
+                               expected=" or ".join(wanted), actual=f"sha256:{pkg.sha256}")
 
 
 @dataclass(frozen=True)
@@ -241,8 +259,12 @@ class Engine(abc.ABC):
         """Resolve ``request`` for ``target`` without installing anything."""
 
     @abc.abstractmethod
-    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
-        """Install exactly ``solution`` into ``prefix``: no solve, every hash verified."""
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None,
+                layer: Request | None = None) -> Solution | None:
+        """Install exactly ``solution`` into ``prefix``: no solve, every hash verified.
+
+        ``layer`` (conda engines): a pip layer to resolve against the installed conda packages and install
+        last; the solution with its wheels added is returned (None: ``solution`` is what was installed)."""
 
     @abc.abstractmethod
     def layout(self, prefix: Path) -> CudaLayout:
@@ -271,10 +293,12 @@ def check_solution_engine(engine: Engine, solution: Solution) -> None:
             f"This lock was made by the {solution.engine} engine; the {engine.name} engine cannot install it.",
             hint=f"Use --engine {solution.engine}.",
         )
-    wanted = "pypi" if engine.family == "venv" else "conda"
-    strays = sorted({p.name for p in solution.packages if p.kind != wanted})
+    if engine.family == "conda":
+        return  # conda packages, and a pip layer's wheels installed after them (issue 15)
+    strays = sorted({p.name for p in solution.packages if p.kind != "pypi"})
     if strays:
-        raise UsageError(f"The {engine.name} engine installs only {wanted} packages; the lock also has: {', '.join(strays)}.")
+        raise UsageError(f"The {engine.name} engine installs only pypi packages; the lock also has: {', '.join(strays)}.",
+                         hint="Install it with a conda engine: --engine rattler.")
 
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from cuenv.engines.base import Package, Request
+from cuenv.engines.base import Package, Progress, Request, Solution, emit
 from cuenv.engines.mirrors import Mirrors, channel_url
 from cuenv.envs.cudalayout import CudaLayout
 
@@ -109,3 +109,22 @@ def conda_layout(prefix: Path) -> CudaLayout:
         include_dirs=tuple(p for p in (prefix / "include", *[t / "include" for t in targets]) if p.is_dir()),
         cuda_home=prefix,
     )
+
+
+def with_pip_layer(prefix: Path, solution: Solution, layer: Request | None, *, environ: Mapping[str, str],
+                   cache_dir: Path, progress: Progress | None = None) -> Solution | None:
+    """After a conda engine linked ``solution``'s conda packages: install its locked wheels (from a lock),
+    or resolve and install ``layer`` (an environment.yml's ``pip:`` section). Returns the solution with the
+    layer's wheels added, or None when nothing was added to it."""
+    from cuenv.engines import piplayer
+
+    locked = tuple(p for p in solution.packages if p.kind == "pypi")
+    if locked:
+        piplayer.install(prefix, locked, environ=environ, cache_dir=cache_dir, progress=progress)
+        return None
+    if layer is None or not layer.requirements:
+        return None
+    emit(progress, "solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}")
+    wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None)
+    piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress)
+    return replace(solution, packages=solution.packages + wheels)

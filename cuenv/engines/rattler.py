@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.engines import fetch
+from cuenv.engines import fetch, piplayer
 from cuenv.engines.base import (
     DownloadFailed,
     Engine,
@@ -41,6 +41,7 @@ from cuenv.engines.condaprefix import (
     read_conda_meta,
     restore_urls,
     specs_with_python,
+    with_pip_layer,
 )
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
@@ -168,14 +169,15 @@ class RattlerEngine(Engine):
         return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
 
     # install ----------------------------------------------------------------------------------
-    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None,
+                layer: Request | None = None) -> Solution | None:
         self.require()
         check_solution_engine(self, solution)
         import rattler
 
         archives = cache_dir / "rattler" / "archives"
         local: list[tuple[Package, Path]] = []
-        for pkg in solution.packages:  # every hash first: nothing is linked unless all match
+        for pkg in (p for p in solution.packages if p.kind == "conda"):  # every hash first: nothing is linked unless all match
             emit(progress, "verify", pkg.filename or pkg.url)
             local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress, mirrors=self.mirrors)))
         records = []
@@ -194,13 +196,15 @@ class RattlerEngine(Engine):
         prefix.mkdir(parents=True, exist_ok=True)
         _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
+        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir, progress=progress)
         emit(progress, "done", str(prefix))
+        return installed
 
     def layout(self, prefix: Path) -> CudaLayout:
         return conda_layout(prefix)
 
     def installed(self, prefix: Path) -> tuple[Package, ...]:
-        return read_conda_meta(prefix)
+        return read_conda_meta(prefix) + piplayer.installed(prefix)
 
 
 def _package(record: Any) -> Package:

@@ -32,6 +32,7 @@ from cuenv.engines.base import (
     SolveError,
     Target,
     Unsatisfiable,
+    check_requested_hashes,
     check_solution_engine,
     emit,
 )
@@ -57,11 +58,9 @@ _OTHER_PLATFORMS: Final = {
     "osx-arm64": "aarch64-apple-darwin",
 }
 # NVIDIA's CUDA 13 wheels dropped the -cuXX suffix; these unsuffixed names carry the CUDA major
-# in their version instead.
-# CUDA 13's unsuffixed wheels: these carry the CUDA release in their version (nvidia-cuda-runtime 13.0.96) ...
+# in their version instead. cuFFT, cuSOLVER, cuSPARSE, cuRAND and cuFile keep their own numbering
+# (nvidia-cufft 12.0 and nvidia-curand 10.4 ship with CUDA 13), so they say nothing of the CUDA major.
 _UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
-# ... these the library's own (nvidia-cufft 12.0.0.61 belongs to CUDA 13.0, per cuda-toolkit 13.0.2's pins):
-# their major says nothing about CUDA, so they do not count in the one-major check.
 _UNSUFFIXED_LIBRARY: Final = re.compile(r"^nvidia-(cufft|cufile|curand|cusolver|cusparse|cusparselt)$")
 _SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
 
@@ -272,7 +271,7 @@ class VenvEngine(Engine):
         )
         return env
 
-    def _uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
+    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
         done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
@@ -281,13 +280,21 @@ class VenvEngine(Engine):
     # solve ------------------------------------------------------------------------------------
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
         python = request.python or f"{sys.version_info.major}.{sys.version_info.minor}"
-        platform = request.platform
-        indexes = request.index_urls or (PYPI_SIMPLE,)
-        fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
-        where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
-            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
+        packages = self.resolve_wheels(request, python=python, glibc=target.glibc, cache_dir=cache_dir)
+        check_one_cuda_major(packages)
+        return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
+
+    def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
+                       provided: Mapping[str, str] | None = None, no_deps: bool = False) -> tuple[Package, ...]:
+        """``request.requirements`` resolved to exact wheels (URL and sha256) for ``python`` on the request's
+        platform, with its indexes (through their mirrors), find-links pages, constraints and --pre; its
+        --hash values checked.
+
+        ``provided``: distributions already in the prefix (name -> version): they constrain the resolution
+        and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
+        """
         if not request.requirements:
-            return Solution(engine=self.name, platform=platform, python=python, packages=())
+            return ()
         from cuenv.trust import requirements as trusted
 
         # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https indexes only.
@@ -295,14 +302,32 @@ class VenvEngine(Engine):
             trusted.check_requirement(req, source="the request")
         for url in request.index_urls:
             trusted.check_index_url(url, source="the request")
-        pins = exact_pins(request.requirements)
+        provided = dict(provided or {})
+        indexes = request.index_urls or (PYPI_SIMPLE,)
+        fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
+        where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
+            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
+        pins = None if provided or request.constraints else exact_pins(request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
             reqs = Path(tmp) / "requirements.in"
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
             out = Path(tmp) / "pylock.toml"
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
-                    "--python-version", python, "--python-platform", uv_python_platform(platform, target.glibc),
+                    "--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc),
                     "--only-binary", ":all:", *index_args(fetch_from)]
+            for url in request.find_links:
+                args += ["--find-links", url]
+            if request.prerelease:
+                args += ["--prerelease", "allow"]
+            if no_deps:
+                args.append("--no-deps")
+            constraints = list(request.constraints) + [f"{n}=={v}" for n, v in sorted(provided.items())]
+            if constraints:
+                cons = Path(tmp) / "constraints.txt"
+                cons.write_text("".join(c + "\n" for c in constraints), encoding="utf-8")
+                args += ["--constraint", str(cons)]
+            for name in sorted(provided):
+                args += ["--no-emit-package", name]
             packages = None
             if pins:
                 # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
@@ -315,11 +340,11 @@ class VenvEngine(Engine):
                     if {canonical(p.name): p.version for p in found} == pins:
                         packages = found
             if packages is None:
-                self._uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
                 packages = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
                                            named=bool(request.index_urls))
-        check_one_cuda_major(packages)
-        return Solution(engine=self.name, platform=platform, python=python, packages=packages)
+        check_requested_hashes(packages, request.hashes)
+        return packages
 
     def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
         """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
@@ -343,7 +368,7 @@ class VenvEngine(Engine):
         here = f"{sys.version_info.major}.{sys.version_info.minor}"
         if version is None or version == here:
             return sys.executable
-        done = self._uv_run(
+        done = self.uv_run(
             ["python", "list", "--only-installed", "--output-format", "json"],
             cache_dir=cache_dir, timeout=60, where="local Pythons",
         )
@@ -359,13 +384,14 @@ class VenvEngine(Engine):
             hint=f"Install Python {version} (for example `uv python install {version}`), or use --python {here}.",
         )
 
-    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None) -> None:
+    def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None,
+                layer: Request | None = None) -> Solution | None:
         check_solution_engine(self, solution)
         check_one_cuda_major(solution.packages)
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
-        self._uv_run(
+        self.uv_run(
             ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
@@ -373,7 +399,7 @@ class VenvEngine(Engine):
         with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(reqs_text, encoding="utf-8")
-            self._uv_run(
+            self.uv_run(
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
                  "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs",
@@ -383,6 +409,7 @@ class VenvEngine(Engine):
             build_cuda_home(prefix / CUDA_HOME_DIR, nvidia_components(site))
         (prefix / INSTALLED_LOCK).write_text(json.dumps(solution.to_json(), indent=1, sort_keys=True), encoding="utf-8")
         emit(progress, "done", str(prefix))
+        return None
 
     # read a prefix ----------------------------------------------------------------------------
     def layout(self, prefix: Path) -> CudaLayout:
@@ -404,7 +431,7 @@ class VenvEngine(Engine):
             return ()
         verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
         by_name = {(p.name, p.version, ""): p for p in _recorded_packages(prefix)}
-        found = (p for p in map(_dist_info_package, site.glob("*.dist-info")) if p)
+        found = (p for p in map(dist_info_package, site.glob("*.dist-info")) if p)
         # A package that is still the verified artifact keeps the hash install checked. One installed
         # by name and hash from an index (through a mirror) has no direct_url.json: its recorded
         # entry is the artifact uv verified.
@@ -436,7 +463,7 @@ def nvidia_components(site: Path) -> tuple[Path, ...]:
     return tuple(sorted(comps, key=lambda p: (p.name != "cu13", p.name)))
 
 
-def _dist_info_package(dist_info: Path) -> Package | None:
+def dist_info_package(dist_info: Path) -> Package | None:
     """A Package from an installed dist-info: name and version from METADATA, URL and hash from
     direct_url.json (PEP 610), which uv writes for requirements installed by URL."""
     meta = _read(dist_info / "METADATA")

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -118,10 +118,13 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
 
 
 def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None, new_env: bool = True) -> CreatePlan:
+                machine, force: bool, recipe=None, new_env: bool = True, stack: Stack | None = None,
+                request_extras: Mapping[str, Any] | None = None) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
-    ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``.
+    ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``;
+    with it come the ``stack`` the file's pins name and ``request_extras`` (Request fields a recipe does
+    not hold: a conda file's pip layer, --find-links, --pre, constraints, hashes).
     ``new_env`` is False when nothing will be installed (`cuenv lock RECIPE`): an environment of the
     same name is then no obstacle.
     """
@@ -137,10 +140,12 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     store = Store.from_settings(settings)
     if new_env and not force and store.exists(env_name) and store.get(env_name, allow_incomplete=True).complete:
         prepare_prefix(store, env_name, force=False)  # raises "already exists" before any work
-    engine_name, why = resolve_engine(engine, environ, default=settings.engine)
+    engine_name, why = resolve_engine(engine, environ, default=settings.engine, families=recipe.engines(version))
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
-    stack = recipe.stack(version, engine=kind)
+    if request_extras:
+        request = replace(request, **request_extras)
+    stack = stack or recipe.stack(version, engine=kind)
     request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
@@ -149,7 +154,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
                       stack=stack, findings=findings)
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
-                 "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
+                 "requested": [*request.conda_specs, *request.requirements], "env_vars": recipe.env_vars,
                  "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
                  "route": route}
     return plan
@@ -248,6 +253,23 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
     return plan
 
 
+def check_solution_cuda(plan: CreatePlan) -> None:
+    """The resolver's NVIDIA wheels must be of the stack's CUDA major: an unpinned framework can pull
+    another CUDA's wheels than the one the environment is checked and recorded for (issue 15)."""
+    from cuenv.engines.venv import cuda_major_of
+
+    if plan.stack.cuda is None or plan.locked is not None:
+        return
+    want = int(plan.stack.cuda.split(".")[0])
+    for pkg in plan.solution.packages:
+        major = cuda_major_of(pkg.name, pkg.version) if pkg.kind == "pypi" else None
+        if major is not None and major != want:
+            raise UsageError(f"The resolver picked CUDA {major} wheels ({pkg.name} {pkg.version}) for an environment "
+                             f"checked for CUDA {plan.stack.cuda}.",
+                             hint=f"Pin the framework to a CUDA {want} build (e.g. torch==X+cu{plan.stack.cuda.replace('.', '')} "
+                             "with its index), or pass the --cuda the packages really use.")
+
+
 def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
@@ -283,6 +305,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         if not dry_run and not update:
             prepare_prefix(store, plan.name, force=force)
         plan.solution = obtain_solution(plan, engine, machine, cache, progress)
+        check_solution_cuda(plan)
         if dry_run:
             return plan
         prefix = store.path(plan.name)
@@ -293,7 +316,11 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
         try:
             if not update:
                 store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
-            engine.install(prefix, plan.solution, cache_dir=cache, progress=progress)
+            request = plan.meta.get("request")
+            layer = request if engine.family == "conda" and request is not None and request.requirements else None
+            with_layer = engine.install(prefix, plan.solution, cache_dir=cache, progress=progress, layer=layer)
+            if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
+                plan.solution = with_layer
             layout = engine.layout(prefix)
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""

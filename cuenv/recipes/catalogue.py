@@ -12,9 +12,10 @@ import difflib
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Iterable
+from typing import Any, Final
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.knowledge.stack import Stack

@@ -1,38 +1,167 @@
-"""Another tool's environment files as cuenv recipes: `cuenv create -f environment.yml` and
-`cuenv create -r requirements.txt --cuda 12.1` (issue 6 §6).
+"""Another tool's environment files as cuenv builds: `cuenv create -f environment.yml` and
+`cuenv create -r requirements.txt` (issue 6 §6, issue 15).
 
-Each file becomes a recipe document that goes through the same validation as a recipe file
-(cuenv.recipes.catalogue.parse), so the environment gets a Stack, a check against the machine, metadata and a
-lock like any other. What the file cannot say comes from flags or from the knowledge base:
-the CUDA version (--cuda, or an environment.yml spec such as ``cuda-version=12.1``), and the
-architectures (what that CUDA release's ptxas compiles for, as the built-in cuda-X.Y recipes say).
-Pure apart from reading the one file.
+The file is read by cuenv.recipes.projectfile (the parsers and the CUDA inference); here it becomes a
+recipe document that goes through the same validation as a recipe file, so the environment gets a
+check against the machine, metadata and a lock like any other. What a recipe cannot hold travels
+beside it as data for the engine's Request: a conda file's ``pip:`` layer, pip's --find-links, --pre,
+-c constraints and --hash values. What the file cannot say comes from flags (--cuda, -n) or from the
+knowledge base (the architectures that CUDA release's ptxas compiles for, when no framework pin names
+its own). Pure apart from reading the files.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from cuenv.errors import UsageError
-
-# Specs whose version says which CUDA an environment.yml is for.
-_CUDA_SPECS: Final = ("cuda-version", "pytorch-cuda", "cudatoolkit", "cuda-runtime", "cuda-cudart", "cuda-toolkit")
-_NVCC_SPECS: Final = ("cuda-nvcc", "cuda-toolkit", "cudatoolkit-dev", "cuda")
-_VERSION_IN_SPEC: Final = re.compile(r"^[A-Za-z0-9_.\-]+(?:::)?\s*(?:==?|\s)\s*(\d+\.\d+)")
+from cuenv.knowledge.stack import Stack
+from cuenv.recipes.pipreqs import RequirementsFile, Unsupported
 
 
-def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | None, platform: str = "linux-64"):
-    """A validated cuenv.recipes.catalogue.Recipe from ``path`` (kind: environment-yml | requirements)."""
-    from cuenv.trust import limits
+@dataclass(frozen=True)
+class FromFile:
+    """What `create -f/-r` builds: the recipe, the stack the file needs, and the Request fields beyond the recipe."""
 
-    text = limits.read_text(path, what="File", limit=limits.REQUEST_FILE)  # shared input (issue 14)
-    if kind == "environment-yml":
-        doc = from_environment_yml(text, file=str(path), name=name, cuda=cuda, platform=platform)
+    recipe: Any  # cuenv.recipes.catalogue.Recipe
+    stack: Stack
+    request_extras: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    skipped: tuple[Unsupported, ...] = ()
+    how: str = ""
+
+
+def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | None, skip_unsupported: bool = False,
+              platform: str = "linux-64") -> FromFile:
+    """Read ``path`` (kind: environment-yml | requirements, or None to tell by its name) into a build."""
+    from cuenv.recipes.projectfile import read_need
+
+    need = read_need(path, cuda=cuda, kind=kind)
+    if need.kind not in ("environment-yml", "requirements"):
+        raise UsageError(f"{path} is a {need.kind} file, not an environment.yml or requirements file.",
+                         hint=f"Use `cuenv create --from-lock {path}`.")
+    pip: RequirementsFile | None = need.document.pip if need.kind == "environment-yml" else need.document
+    blocked = list(need.unsupported) + (_not_installable(pip) if pip else [])
+    if blocked and not skip_unsupported:
+        first = blocked[0]
+        more = f" ({len(blocked) - 1} more such line{'s' if len(blocked) > 2 else ''})" if len(blocked) > 1 else ""
+        raise UsageError(f"{first}{more}", hint=f"{first.hint} Or add --skip-unsupported to build without "
+                         f"{'these lines' if len(blocked) > 1 else 'this line'} and install "
+                         f"{'them' if len(blocked) > 1 else 'it'} afterwards.")
+    if pip is not None:
+        pip = _without(pip, blocked)
+        _check_pip_options(pip)
+    need.require_cuda()
+    if need.stack.cuda is None:
+        raise UsageError(f"{path} needs no CUDA: {need.how}.",
+                         hint="cuenv builds CUDA environments: pass --cuda X.Y to build it with that CUDA.")
+    doc, extras = _document(path, need, pip, name=name, platform=platform)
+    recipe = _validated(doc, path)
+    notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked)
+    return FromFile(recipe=recipe, stack=replace(need.stack, label=path.name), request_extras=extras, notes=notes,
+                    skipped=tuple(blocked), how=need.how)
+
+
+def _not_installable(pip: RequirementsFile) -> list[Unsupported]:
+    """Lines that parse but that cuenv's wheel-only, hash-locked installs cannot honour."""
+    out = []
+    for req in pip.requirements:
+        if req.vcs or (req.url and not req.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl")):
+            what = "a VCS checkout" if req.vcs else "a source archive"
+            out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
+                                   "only wheels, each locked by URL and sha256.",
+                                   "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
+    return out
+
+
+def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsFile:
+    gone = {(u.where.file, u.where.line) for u in blocked}
+    return replace(pip, requirements=tuple(r for r in pip.requirements
+                                           if (r.where.file, r.where.line) not in gone))
+
+
+def _check_pip_options(pip: RequirementsFile) -> None:
+    o = pip.options
+    if o.no_index:
+        raise UsageError(f"{pip.where_of('no-index')}: --no-index leaves only --find-links pages to install from; "
+                         "cuenv resolves and locks from package indexes.",
+                         hint="Remove --no-index (an index URL with -i works, a mirror included).")
+    source = [n for n in o.no_binary if n != ":none:"]
+    if source:
+        raise UsageError(f"{pip.where_of('no-binary')}: --no-binary {','.join(source)} asks pip to build from "
+                         "source; cuenv installs only wheels, each locked by URL and sha256.",
+                         hint="Remove the --no-binary line; publish a wheel of the package if none exists.")
+    if o.require_hashes:
+        for req in pip.requirements:
+            if not req.hashes or not req.exact_version():
+                raise UsageError(f"{req.where}: {req.text}: --require-hashes is on, and this requirement is not "
+                                 "pinned with ==VERSION and --hash, which pip would refuse too.",
+                                 hint="Pin it (NAME==VERSION --hash=sha256:...), or remove --require-hashes.")
+
+
+def _document(path: Path, need: Any, pip: RequirementsFile | None, *, name: str | None,
+              platform: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    from cuenv.knowledge import matrix
+    from cuenv.recipes.projectfile import python_of
+
+    stack: Stack = need.stack
+    cuda = matrix.mm_str(stack.cuda) if stack.cuda else ""
+    targets = list(matrix.nvcc_targets(cuda))
+    sass = list(stack.sass) or targets
+    ptx = list(stack.ptx) if stack.sass else targets[-1:]
+    cudnn = ".".join(stack.cudnn.split(".")[:2]) if stack.cudnn else None
+    extras: dict[str, Any] = {}
+    if pip is not None:
+        extras = {"find_links": pip.options.find_links, "prerelease": pip.options.pre,
+                  "constraints": tuple(c.text for c in pip.constraints),
+                  "hashes": tuple((r.name, r.hashes) for r in pip.requirements if r.hashes)}
+    env_name = name
+    variables: dict[str, str] = {}
+    if need.kind == "environment-yml":
+        env = need.document
+        env_name = env_name or env.name
+        variables = dict(env.variables)
+        if need.engine_family == "conda":
+            install = {"conda": {"channels": list(env.channels), "specs": [s.text for s in env.specs],
+                                 "nvcc": stack.has_nvcc}}
+            if pip is not None and pip.requirements:
+                extras.update(requirements=pip.requirement_texts(), index_urls=pip.options.index_urls)
+        else:
+            install = {"venv": {"requirements": list(pip.requirement_texts()) if pip else [],
+                                "index_urls": list(pip.options.index_urls) if pip else [], "nvcc": stack.has_nvcc}}
     else:
-        doc = from_requirements(text, file=str(path), name=name, cuda=cuda, platform=platform)
+        assert pip is not None
+        install = {"venv": {"requirements": list(pip.requirement_texts()), "index_urls": list(pip.options.index_urls),
+                            "nvcc": stack.has_nvcc}}
+    if not env_name:
+        raise UsageError(f"{path} does not name the environment." if need.kind == "environment-yml"
+                         else "-r needs an environment name.", hint="Give one with -n NAME.")
+    python = python_of(need.document) if need.kind == "environment-yml" else \
+        f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not re.fullmatch(r"3\.\d{1,2}", python):
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    doc = {
+        "name": str(env_name),
+        "summary": f"from {path.name}",
+        "framework": None,
+        "cuda": cuda,
+        "cudnn": cudnn,
+        "python": {"default": python},
+        "arch": {"sass": sass, "ptx": ptx},
+        "platforms": [platform],
+        "smoke_test": {"python": "import sys; print(sys.version)"},
+        "install": install,
+    }
+    if variables:
+        doc["env"] = variables
+    return doc, extras
+
+
+def _validated(doc: dict[str, Any], path: Path) -> Any:
     import yaml
 
     from cuenv.recipes.catalogue import from_data
@@ -47,133 +176,4 @@ def recipe_from_file(path: Path, *, kind: str, name: str | None, cuda: str | Non
     return from_data(data, path=None, origin="user")
 
 
-def from_environment_yml(text: str, *, file: str, name: str | None, cuda: str | None, platform: str) -> dict[str, Any]:
-    import yaml
-
-    from cuenv.trust import limits
-
-    limits.check_yaml(text, what="File", file=file)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UsageError(f"{file}: broken YAML{f' at line {mark.line + 1}' if mark else ''}: "
-                         f"{getattr(exc, 'problem', None) or (str(exc).splitlines() or ['?'])[0]}.") from None
-    except ValueError as exc:  # an integer of 5,000 digits
-        raise UsageError(f"{file}: a value cannot be read: {str(exc)[:100]}.") from None
-    if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
-        raise UsageError(f"{file}: not a conda environment file (no `dependencies:` list).")
-    channels = data.get("channels")
-    if not isinstance(channels, list) or not channels or not all(isinstance(c, str) for c in channels):
-        raise UsageError(f"{file}: `channels:` must list the channels to install from.",
-                         hint="cuenv uses exactly the listed channels (conda's --override-channels), e.g. [conda-forge].")
-    specs: list[str] = []
-    for dep in data["dependencies"]:
-        if isinstance(dep, dict) and "pip" in dep:
-            raise UsageError(f"{file}: a `pip:` section is not supported: one environment is built by one engine.",
-                             hint="Put the pip packages in requirements.txt and `cuenv create -r requirements.txt --cuda X.Y`.")
-        if not isinstance(dep, (str, int, float)):
-            raise UsageError(f"{file}: dependency {dep!r} is not a package spec.")
-        specs.append(str(dep).strip())
-    names = {_spec_name(s): s for s in specs}
-    cuda = cuda or next((m.group(1) for n in _CUDA_SPECS if n in names
-                         for m in [_VERSION_IN_SPEC.match(names[n])] if m), None)
-    if not cuda:
-        raise UsageError(f"{file}: cannot tell which CUDA it uses.",
-                         hint="Pass --cuda X.Y, or add a spec such as `cuda-version=12.1`.")
-    python = _python_of(names.get("python"))
-    env_name = name or data.get("name")
-    if not env_name:
-        raise UsageError(f"{file} has no `name:`.", hint="Give one with -n NAME.")
-    return _document(str(env_name), file, cuda=cuda, python=python, platform=platform,
-                     install={"conda": {"channels": [str(c) for c in channels], "specs": specs,
-                                        "nvcc": any(n in names for n in _NVCC_SPECS)}})
-
-
-def from_requirements(text: str, *, file: str, name: str | None, cuda: str | None, platform: str) -> dict[str, Any]:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    if not cuda:
-        raise UsageError(f"{file}: a requirements file does not say which CUDA it uses.", hint="Pass --cuda X.Y (e.g. --cuda 12.1).")
-    if not name:
-        raise UsageError("-r needs an environment name.", hint="Give one with -n NAME.")
-    index: str | None = None
-    extra: list[str] = []
-    reqs: list[str] = []
-    for number, line in _logical_lines(text):
-        option = re.match(r"^(-i|--index-url|--extra-index-url)(?:\s+|=)(\S+)$", line)
-        if option:
-            if option.group(1) == "--extra-index-url":
-                extra.append(option.group(2))
-            else:
-                index = option.group(2)
-            continue
-        # Per-requirement hashes (`--hash=sha256:...`, as `cuenv export --format requirements` writes):
-        # the solve records each artifact's sha256 itself.
-        line = re.sub(r"\s+--hash[= ]\S+", "", line).strip()
-        if line.startswith("-"):
-            raise UsageError(f"{file}:{number}: option {line.split()[0]} is not supported.",
-                             hint="Only requirements, -i/--index-url and --extra-index-url are read.")
-        try:
-            Requirement(line)
-        except InvalidRequirement as exc:
-            raise UsageError(f"{file}:{number}: {line!r} is not a requirement ({str(exc).splitlines()[0]}).") from None
-        reqs.append(line)
-    if not reqs:
-        raise UsageError(f"{file}: no requirements in it.")
-    indexes = extra + ([index] if index else [])
-    if extra and not index:
-        indexes.append("https://pypi.org/simple")
-    here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return _document(name, file, cuda=cuda, python=here, platform=platform,
-                     install={"venv": {"requirements": reqs, "index_urls": indexes, "nvcc": False}})
-
-
-def _document(name: str, file: str, *, cuda: str, python: str, platform: str, install: dict) -> dict[str, Any]:
-    from cuenv.knowledge import matrix
-
-    if not re.fullmatch(r"\d+\.\d+", cuda):
-        raise UsageError(f"--cuda {cuda!r} is not a CUDA version.", hint="Write it as major.minor, e.g. 12.1.")
-    targets = list(matrix.nvcc_targets(cuda))
-    return {
-        "name": name,
-        "summary": f"from {Path(file).name}",
-        "framework": None,
-        "cuda": cuda,
-        "cudnn": None,
-        "python": {"default": python},
-        "arch": {"sass": targets, "ptx": targets[-1:]},
-        "platforms": [platform],
-        "smoke_test": {"python": "import sys; print(sys.version)"},
-        "install": install,
-    }
-
-
-def _logical_lines(text: str):
-    """(line number, text) without comments and blank lines, continuation lines joined."""
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
-        if not pending:
-            start = number
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        line = (pending + line).strip()
-        pending = ""
-        if line:
-            yield start, line
-
-
-def _spec_name(spec: str) -> str:
-    from cuenv.engines.condaprefix import spec_name
-
-    return spec_name(spec)
-
-
-def _python_of(spec: str | None) -> str:
-    if spec:
-        match = re.search(r"(3\.\d{1,2})", spec)
-        if match:
-            return match.group(1)
-    return f"{sys.version_info.major}.{sys.version_info.minor}"
+__all__ = ["FromFile", "from_file"]

@@ -75,8 +75,9 @@ def test_index_args_keep_priority_order() -> None:
     ("nvidia-cuda-runtime-cu12", "12.1.105", 12), ("nvidia-cudnn-cu11", "8.9.0", 11),
     ("nvidia-cuda-runtime", "13.0.96", 13), ("nvidia-nvvm", "13.0.88", 13),
     ("nvidia-ml-py", "12.535.0", None), ("torch", "2.3.0", None), ("nvidia-cudnn-frontend", "1.5", None),
-    # jax[cuda13] 0.12 resolves these CUDA 13 wheels, versioned by the library (cuda-toolkit 13.0.2 pins cufft 12.0)
+    # CUDA 13's cuFFT, cuSOLVER, cuSPARSE, cuRAND and cuFile wheels keep their libraries' own versions
     ("nvidia-cufft", "12.0.0.61", None), ("nvidia-cusolver", "12.0.4.66", None), ("nvidia-curand", "10.4.0.35", None),
+    ("nvidia-cufile", "1.15.1.6", None), ("nvidia-cublas", "13.1.0.3", 13),
 ])
 def test_cuda_major_of(name: str, version: str, major: int | None) -> None:
     assert cuda_major_of(name, version) == major

@@ -86,17 +86,23 @@ def test_create_from_plain_requirements(cli, work, envs) -> None:
 
 
 @pytest.mark.parametrize("name, content, argv, message", [
-    ("requirements.txt", "numpy\n", ("-n", "x"), "error: requirements.txt: a requirements file does not say which CUDA it uses."),
-    ("requirements.txt", "numpy\n-e .\n", ("-n", "x", "--cuda", "12.1"), "error: requirements.txt:2: option -e is not supported."),
-    ("requirements.txt", "numpy==\n", ("-n", "x", "--cuda", "12.1"), "error: requirements.txt:1: 'numpy==' is not a requirement"),
+    ("requirements.txt", "numpy\n", ("-n", "x"),
+     "error: requirements.txt needs no CUDA: no pin asks for CUDA."),
+    ("requirements.txt", "torch\n", ("-n", "x"),
+     "error: requirements.txt:1: torch: a torch whose CUDA depends on the version the resolver picks"),
+    ("requirements.txt", "numpy\n-e .\n", ("-n", "x", "--cuda", "12.1"),
+     "error: requirements.txt:2: -e .: installs a project from a folder on this machine in editable mode"),
+    ("requirements.txt", "numpy==\n", ("-n", "x", "--cuda", "12.1"), "error: requirements.txt:1: 'numpy==': is not a requirement"),
     ("requirements.txt", "numpy\n", ("-n", "x", "--cuda", "twelve"), "error: --cuda 'twelve' is not a CUDA version."),
+    ("requirements.txt", "torch==2.1.0+cu118\n", ("-n", "x", "--cuda", "12.1"),
+     "error: requirements.txt:1: torch==2.1.0+cu118: needs CUDA 11.8 (+cu118 build), but --cuda 12.1 was given"),
     ("environment.yml", "name: x\nchannels: [conda-forge]\ndependencies: [numpy]\n", (),
-     "error: environment.yml: cannot tell which CUDA it uses."),
-    ("environment.yml", "name: x\ndependencies: [numpy]\n", ("--cuda", "12.1"),
-     "error: environment.yml: `channels:` must list the channels to install from."),
-    ("environment.yml", "name: x\nchannels: [conda-forge]\ndependencies:\n  - pip:\n    - torch\n", ("--cuda", "12.1"),
-     "error: environment.yml: a `pip:` section is not supported"),
-    ("environment.yml", "name: x\nchannels: [conda-forge\n", (), "error: environment.yml: broken YAML at line 3"),
+     "error: environment.yml needs no CUDA: no pin asks for CUDA."),
+    ("environment.yml", "name: x\nchannels: [nodefaults]\ndependencies: [numpy]\n", ("--cuda", "12.1"),
+     "error: environment.yml:2: channels: leaves no channel once `nodefaults` removes `defaults`."),
+    ("environment.yml", "name: x\nchannels: [conda-forge]\ndependencies:\n  - cuda-version=12.1\n  - pip:\n    - ./src\n", (),
+     "error: environment.yml:6: ./src: is a path on this machine"),
+    ("environment.yml", "name: x\nchannels: [conda-forge\n", (), "error: environment.yml:3: YAML: is broken"),
     ("environment.yml", "name: 'bad name'\nchannels: [c]\ndependencies: [cuda-version=12.1]\n", (),
      "error: environment.yml does not make a valid recipe: name: \"bad name\" is not a valid recipe name"),
 ])
@@ -118,3 +124,5 @@ def test_one_source_only(cli, work) -> None:
     assert code == 2 and err.startswith("error: Give one of RECIPE")
     code, out, err = cli("create", "cuda-12.1", "--cuda", "12.1")
     assert code == 2 and err.startswith("error: --cuda goes with -f or -r.")
+    code, out, err = cli("create", "cuda-12.1", "--skip-unsupported")
+    assert code == 2 and err.startswith("error: --skip-unsupported goes with -f or -r.")

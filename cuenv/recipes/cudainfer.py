@@ -1,0 +1,436 @@
+"""Which CUDA a project's pins ask for, and how cuenv knows (issue 15 §1-2). Pure.
+
+Every pin that says something about CUDA becomes one :class:`Evidence` (the line, what it says, how
+strongly), read from the selectors projects really use:
+
+* conda: ``cuda-version``, ``cudatoolkit``, ``pytorch-cuda``, ``cuda-toolkit``, ``cuda-runtime``,
+  ``cuda-cudart``, ``cuda-nvcc``/``nvcc_linux-64``, ``cudatoolkit-dev``, a ``pytorch`` build such as
+  ``py3.9_cuda11.3_cudnn8.2.0_0`` or ``*cuda*``, ``cudnn``;
+* pip: ``+cuXXX`` local versions, PyTorch's ``/whl/cuXXX`` indexes for an unsuffixed torch, the PyPI
+  default build of a pinned torch, ``jax[cudaNN]`` and ``jax-cudaNN-plugin``, ``jaxlib +cudaNN.cudnnNN``,
+  ``tensorflow[and-cuda]``/``tensorflow`` releases, ``paddlepaddle-gpu`` ``.postXXX`` builds, NVIDIA's
+  wheels (``nvidia-cuda-runtime-cu12==12.1.105``, ``nvidia-cudnn-cu12``), ``cupy-cudaXXX``, and the
+  ``-cuNN`` suffix of RAPIDS-style wheels (a major only).
+
+:func:`decide` turns the evidence into one answer or a refusal that names the disagreeing lines.
+Facts about frameworks come from the knowledge base (cuenv.knowledge.matrix / builds), never from here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from cuenv.errors import UsageError
+from cuenv.knowledge import builds, matrix
+from cuenv.knowledge.stack import Stack
+from cuenv.recipes.envyml import CondaSpec, EnvironmentFile
+from cuenv.recipes.pipreqs import (
+    PipOptions,
+    PipRequirement,
+    RequestFileError,
+    RequirementsFile,
+    Where,
+)
+
+STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
+_CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolkit", "cuda-runtime", "cuda-cudart",
+                      "cuda-cudart-dev", "cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev",
+                      "cuda", "cuda-libraries")
+_CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev", "cuda-toolkit", "cuda")
+_TORCH: Final = ("torch", "torchvision", "torchaudio")
+# conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
+_CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
+_NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
+_NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
+_SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
+_CUPY: Final = re.compile(r"^cupy-cuda(\d+)(x?)$")
+_CUDA_EXTRA: Final = re.compile(r"^(?:cuda|cu)(\d{2})(?:[_-].*)?$")
+_LOCAL_CU: Final = re.compile(r"(?:^|[^a-z])cu(\d{3,})(?:$|[^0-9])")
+_INDEX_VARIANT: Final = re.compile(r"/(?:whl|packages/stable)/(cu\d{3,}|cpu|rocm[\d.]+)(?:/|$)")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    where: Where
+    pin: str  # as written
+    says: str  # "CUDA 11.8", "CUDA 12 (major only)", "a CPU-only build"
+    strength: str  # exact | min | major | cpu
+    cuda: str | None = None  # "11.8" (exact, min); None for major/cpu
+    major: int | None = None
+    cudnn: str | None = None
+    nvcc: bool = False
+    stack: Stack | None = None  # the framework build this pin names, when the knowledge base knows it
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.pin} -> {self.says}"
+
+
+@dataclass(frozen=True)
+class Inference:
+    """The answer: the CUDA the project needs (None: none, it is CPU-only), and why."""
+
+    cuda: str | None
+    cudnn: str | None
+    has_nvcc: bool
+    how: str  # one line for the user: "from pytorch-cuda=11.7.0 (conda.yaml:10)"
+    evidence: tuple[Evidence, ...] = ()
+    framework: Stack | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def undetermined(self) -> tuple[Evidence, ...]:
+        """GPU packages whose CUDA the file leaves to the resolver (``torch`` unpinned), when nothing else
+        says which CUDA: then the answer is "unknown", not "CPU-only"."""
+        return tuple(e for e in self.evidence if e.strength == "unknown") if self.cuda is None else ()
+
+    def stack(self, label: str) -> Stack:
+        """The hardware contract: the framework build's when one pin names it, else the bare CUDA."""
+        if self.framework is not None and self.framework.cuda == self.cuda:
+            return replace(self.framework, label=label, has_nvcc=self.framework.has_nvcc or self.has_nvcc,
+                           cudnn=self.framework.cudnn or self.cudnn)
+        major_minor = self.cuda.replace(".", "") if self.cuda else None
+        return Stack(label=label, cuda=self.cuda, cudnn=self.cudnn, has_nvcc=self.has_nvcc, os=("linux",),
+                     framework=self.framework.framework if self.framework else None,
+                     framework_version=self.framework.framework_version if self.framework else None,
+                     variant=f"cu{major_minor}" if major_minor else "cpu")
+
+
+# -- reading pins -------------------------------------------------------------------------------------
+
+def cuda_of_version(text: str | None) -> tuple[str, str | None, int | None]:
+    """A version constraint on a CUDA package -> (strength, "X.Y" or None, major or None).
+
+    ``11.8``, ``11.8.*``, ``==11.3.*``, ``=11.7.0``, ``12.1.105`` -> exact; ``>=11.8`` -> min;
+    ``12``, ``12.*``, ``>=12.0,<13.0a0`` -> major.
+    """
+    if not text:
+        return "none", None, None
+    v = text.strip().replace(" ", "")
+    exact = re.fullmatch(r"(?:==?|===)?(\d+)\.(\d+)(?:\.[0-9a-z]+)*(?:\.\*)?", v)
+    if exact:
+        return "exact", f"{int(exact.group(1))}.{int(exact.group(2))}", int(exact.group(1))
+    major = re.fullmatch(r"(?:==?)?(\d+)(?:\.\*)?", v)
+    if major:
+        return "major", None, int(major.group(1))
+    low = re.match(r">=?(\d+)\.(\d+)", v)
+    if low:
+        bounded = re.search(r"<(\d+)(?:\.0)*(?:a0|\.0a0)?(?:,|$)", v)
+        if bounded and int(bounded.group(1)) == int(low.group(1)) + 1 and int(low.group(2)) == 0:
+            return "major", None, int(low.group(1))
+        return "min", f"{int(low.group(1))}.{int(low.group(2))}", int(low.group(1))
+    return "none", None, None
+
+
+def conda_evidence(spec: CondaSpec) -> list[Evidence]:
+    out: list[Evidence] = []
+    name = spec.name
+    if name in _CONDA_CUDA:
+        strength, cuda, major = cuda_of_version(spec.version)
+        nvcc = name in _CONDA_NVCC
+        if strength != "none":
+            says = f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
+                                                                 else f"CUDA {major} (major only)")
+            out.append(Evidence(spec.where, spec.text, says + (", with nvcc" if nvcc else ""), strength, cuda,
+                                major, nvcc=nvcc))
+        elif nvcc:
+            out.append(Evidence(spec.where, spec.text, "nvcc (CUDA from the other pins)", "none", nvcc=True))
+    if name == "pytorch" and spec.build:
+        build = re.search(r"cuda(\d+)\.(\d+)", spec.build)
+        with_cudnn = re.search(r"cudnn(\d+)\.(\d+)", spec.build)
+        if build:
+            cuda = f"{int(build.group(1))}.{int(build.group(2))}"
+            out.append(Evidence(spec.where, spec.text, f"a PyTorch build for CUDA {cuda}", "exact", cuda,
+                                int(build.group(1)),
+                                cudnn=f"{with_cudnn.group(1)}.{with_cudnn.group(2)}" if with_cudnn else None))
+        elif "cpu" in spec.build:
+            out.append(Evidence(spec.where, spec.text, "a CPU-only PyTorch build", "cpu"))
+    if name == "cudnn":
+        strength, cudnn, _ = cuda_of_version(spec.version)
+        if strength == "exact":
+            out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
+    if name in _CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
+        out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
+                            "unknown"))
+    return out
+
+
+def _exact(where: Where, pin: str, says: str, cuda: str, *, cudnn: str | None = None,
+           stack: Stack | None = None) -> Evidence:
+    """Evidence of one exact CUDA ("12.1"); its major follows from it."""
+    return Evidence(where, pin, says, "exact", cuda, int(cuda.split(".")[0]), cudnn=cudnn, stack=stack)
+
+
+def _target_env(python: str) -> dict[str, str]:
+    return {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+            "platform_python_implementation": "CPython", "implementation_name": "cpython",
+            "python_version": python, "python_full_version": python + ".0", "extra": ""}
+
+
+def applies(req: PipRequirement, python: str) -> bool:
+    """Whether a requirement's marker holds on Linux x86_64 with ``python`` (the platform cuenv builds for)."""
+    if not req.marker:
+        return True
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison
+
+    try:
+        return bool(Marker(req.marker).evaluate(_target_env(python)))
+    except (InvalidMarker, UndefinedComparison):
+        return True
+
+
+def _index_variant(options: PipOptions) -> tuple[str, str] | None:
+    for url in (*options.extra_index_urls, *((options.index_url,) if options.index_url else ()), *options.find_links):
+        m = _INDEX_VARIANT.search(url + "/")
+        if m:
+            return m.group(1), url
+    return None
+
+
+def _pinned_release(req: PipRequirement) -> str | None:
+    """The release a requirement pins: ``==2.18.0``, ``~=2.18.0`` or ``===2.18`` (not ranges)."""
+    m = re.search(r"(?:===?|~=)\s*([0-9][0-9a-zA-Z.+!]*)", req.specifier)
+    return m.group(1) if m else None
+
+
+def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
+    name, w, pin = req.name, req.where, req.text
+    version = req.exact_version()
+    base, _, local = (version or "").partition("+")
+    local = local.lower()
+    out: list[Evidence] = []
+    if name in _TORCH:
+        index = _index_variant(options)
+        variant = local or (index[0] if index else None)
+        how = f"+{local} build" if local else (f"from the index {index[1]}" if index else None)
+        cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
+        default = matrix.torch_pypi_default(base) if name == "torch" and base else None
+        if variant and cuda:
+            stack = builds.torch_stack(base, variant) if name == "torch" and base else None
+            out.append(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack))
+        elif variant == "cpu" or (variant or "").startswith("rocm"):
+            out.append(Evidence(w, pin, f"a {'CPU-only' if variant == 'cpu' else 'ROCm'} build ({how})", "cpu"))
+        elif default and (default_cuda := matrix.variant_cuda(default)):
+            out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
+                              default_cuda, stack=builds.torch_stack(base, None)))
+        elif name == "torch":
+            out.append(_undetermined(req, "torch"))
+        return out
+    if name in ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt") \
+            or re.match(r"^jax-cuda\d+-(plugin|pjrt)$", name):
+        extras = [m.group(1) for e in req.extras for m in [re.match(r"^cuda(\d+)", e)] if m]
+        plugin = re.match(r"^jax-cuda(\d+)-", name)
+        local_cuda = re.match(r"cuda(\d+)(?:\.cudnn(\d)(\d+))?", local) if local else None
+        major = extras[0] if extras else (plugin.group(1) if plugin else (local_cuda.group(1) if local_cuda else None))
+        if major is None:
+            if name == "jax" and "cpu" in req.extras:
+                out.append(Evidence(w, pin, "a CPU-only jax", "cpu"))
+            return out
+        cudnn = f"{local_cuda.group(2)}.{local_cuda.group(3)}" if local_cuda and local_cuda.group(2) else None
+        built = matrix.jax_plugin(f"cuda{major}")
+        if built is not None and built.cuda:
+            stack = builds.jax_stack(base if name == "jax" else "", f"cuda{major}")
+            out.append(Evidence(w, pin, f"CUDA {built.cuda} (what the jax cuda{major} plugin is built with)",
+                                "exact", built.cuda, int(major), cudnn=cudnn, stack=stack))
+        else:
+            out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, int(major), cudnn=cudnn))
+        return out
+    if name in ("tensorflow", "tensorflow-gpu", "tensorflow-cpu"):
+        release = _pinned_release(req)
+        if name == "tensorflow-cpu" or "cpu" in req.extras:
+            out.append(Evidence(w, pin, "a CPU-only TensorFlow", "cpu"))
+        elif not release:
+            out.append(_undetermined(req, "TensorFlow"))
+        elif (build := matrix.tf_build(release)) is not None and build.cuda:
+            stack = builds.tensorflow_stack(release.split("+")[0])
+            out.append(_exact(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",
+                              build.cuda, cudnn=build.cudnn, stack=stack))
+        return out
+    if name == "paddlepaddle-gpu" and version:
+        post = re.match(r"^(.+?)\.(post\d{3,})$", version)
+        index = _index_variant(options)
+        rel, variant = (post.group(1), post.group(2)) if post else (version, index[0] if index else "default")
+        stack = builds.paddle_stack(rel, variant)
+        if stack is not None and stack.cuda:
+            out.append(Evidence(w, pin, f"CUDA {stack.cuda} (paddlepaddle-gpu {rel} {variant} build)", "exact",
+                                stack.cuda, int(stack.cuda.split(".")[0]), cudnn=stack.cudnn, stack=stack))
+        return out
+    nv = _NVIDIA_EXACT.match(name)
+    if nv:
+        strength, cuda, major = cuda_of_version(version) if version else ("none", None, None)
+        suffix = int(nv.group(3)) if nv.group(3) else None
+        if strength == "exact":
+            out.append(Evidence(w, pin, f"CUDA {cuda} (NVIDIA's wheel)", "exact", cuda, major,
+                                nvcc=False))
+        elif suffix:
+            out.append(Evidence(w, pin, f"CUDA {suffix} (major only)", "major", None, suffix))
+        return out
+    if name.startswith("nvidia-cudnn") and version:
+        m = re.match(r"(\d+)\.(\d+)", version)
+        cudnn_major = _NVIDIA_ANY.match(name)
+        out.append(Evidence(w, pin, f"cuDNN {m.group(1)}.{m.group(2)}" if m else "cuDNN",
+                            "major" if cudnn_major else "none", None,
+                            int(cudnn_major.group(1)) if cudnn_major else None,
+                            cudnn=f"{m.group(1)}.{m.group(2)}" if m else None))
+        return out
+    cupy = _CUPY.match(name)
+    if cupy:
+        digits, wildcard = cupy.group(1), cupy.group(2)
+        if wildcard or len(digits) == 2:
+            out.append(Evidence(w, pin, f"CUDA {int(digits[:2])} (major only)", "major", None, int(digits[:2])))
+        elif cupy_cuda := matrix.variant_cuda("cu" + digits):
+            out.append(_exact(w, pin, f"CUDA {cupy_cuda}", cupy_cuda))
+        return out
+    local_cu = _LOCAL_CU.search(local) if local else None
+    plus_cuda = matrix.variant_cuda("cu" + local_cu.group(1)) if local_cu else None
+    if plus_cuda:
+        out.append(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda))
+        return out
+    named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
+        (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
+    if named:
+        major = int(named.group(1))
+        out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, major))
+    return out
+
+
+def _undetermined(req: PipRequirement, what: str) -> Evidence:
+    return Evidence(req.where, req.text, f"a {what} whose CUDA depends on the version the resolver picks",
+                    "unknown")
+
+
+def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list[Evidence]:
+    """Every pin in ``doc`` that says something about CUDA, in file order."""
+    out: list[Evidence] = []
+    pip: RequirementsFile | None
+    if isinstance(doc, EnvironmentFile):
+        for spec in doc.specs:
+            out.extend(conda_evidence(spec))
+        pip = doc.pip
+    else:
+        pip = doc
+    if pip is not None:
+        for req in pip.requirements:
+            if applies(req, python):
+                out.extend(pip_evidence(req, pip.options))
+    return out
+
+
+# -- deciding -----------------------------------------------------------------------------------------
+
+def _vkey(cuda: str) -> tuple[int, int]:
+    major, minor = cuda.split(".")
+    return int(major), int(minor)
+
+
+def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = None) -> Inference:
+    """One CUDA for the project, or a refusal naming the lines that disagree.
+
+    Several exact pins in one major: the newest wins (it needs the newest driver; the others run on it by
+    CUDA's minor-version compatibility). Pins of two majors cannot share one environment. A flag wins
+    over the pins, but not over a pin of another major.
+    """
+    gpu = [e for e in evidence if e.strength in ("exact", "min", "major")]
+    cudnn = next((e.cudnn for e in evidence if e.cudnn), None)
+    nvcc = any(e.nvcc for e in evidence)
+    majors: dict[int, Evidence] = {}
+    for e in gpu:
+        if e.major is not None:
+            majors.setdefault(e.major, e)
+    if cuda_flag is not None:
+        flag_major = int(cuda_flag.split(".")[0])
+        other = next((e for e in gpu if e.major != flag_major), None)
+        if other is not None:
+            raise RequestFileError(other.where, other.pin, f"needs {other.says}, but --cuda {cuda_flag} was given; "
+                                   "one environment holds one CUDA major.",
+                                   hint=f"Drop --cuda, or change that pin to a CUDA {flag_major} build.")
+        return Inference(cuda_flag, cudnn, nvcc, f"from --cuda {cuda_flag}", tuple(evidence),
+                         _framework(evidence, cuda_flag))
+    if len(majors) > 1:
+        a, b = list(majors.values())[:2]
+        raise RequestFileError(b.where, b.pin, f"needs {b.says}, but {a.where} ({a.pin}) needs {a.says}; one "
+                               "environment holds one CUDA major (their libraries share file names).",
+                               hint="Make the pins agree on one CUDA major, or split the project into two environments.")
+    exact = [(e.cuda, e) for e in gpu if e.strength == "exact" and e.cuda]
+    notes: list[str] = []
+    if exact:
+        cuda, best = max(exact, key=lambda pair: _vkey(pair[0]))
+        others = sorted({c for c, _ in exact} - {cuda}, key=_vkey)
+        if others:
+            notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
+                         f"{cuda} (its driver runs the others too).")
+        how = f"from {best.pin} ({best.where}): {best.says}"
+        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes))
+    floors = [e for e in gpu if e.strength == "min" and e.cuda]
+    if floors:
+        low = max(floors, key=lambda e: _vkey(e.cuda or "0.0"))
+        how = (f"from {low.pin} ({low.where}): {low.says}; cuenv checks the oldest allowed, the solver may pick a "
+               "newer one the driver supports")
+        return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None)
+    if majors:
+        major, e = next(iter(majors.items()))
+        raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
+                               hint=f"Pass --cuda {major}.Y (for example --cuda {_newest_of_major(major)}), "
+                               "or pin the CUDA runtime in the file.")
+    cpu = [e for e in evidence if e.strength == "cpu"]
+    unknown = [e for e in evidence if e.strength == "unknown"]
+    if unknown:
+        how = (f"{unknown[0].pin} ({unknown[0].where}) is not pinned to a build, so its CUDA is whichever the "
+               "resolver picks; pin it (e.g. torch==2.5.1+cu121) or pass --cuda X.Y")
+    elif cpu:
+        how = f"no pin asks for CUDA ({cpu[0].pin} at {cpu[0].where} is {cpu[0].says})"
+    else:
+        how = "no pin asks for CUDA"
+    return Inference(None, cudnn, nvcc, how, tuple(evidence), None)
+
+
+def _newest_of_major(major: int) -> str:
+    found = [c for c in matrix.cuda_releases() if c.split(".")[0] == str(major)]
+    return found[-1] if found else f"{major}.0"
+
+
+def _framework(evidence: Iterable[Evidence], cuda: str) -> Stack | None:
+    stacks = [e.stack for e in evidence if e.stack is not None and e.stack.cuda == cuda]
+    return stacks[0] if stacks else None
+
+
+def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cuda_flag: str | None = None) -> Inference:
+    if cuda_flag is not None:
+        validate_cuda(cuda_flag)
+    inference = decide(evidence_of(doc, python=python), file=file, cuda_flag=cuda_flag)
+    if inference.framework is None and inference.cuda and isinstance(doc, EnvironmentFile):
+        # conda's pytorch=2.0.0 + pytorch-cuda=11.7: the build the knowledge base knows as torch 2.0.0+cu117.
+        spec = doc.spec("pytorch")
+        strength, _, _ = cuda_of_version(spec.version) if spec else ("none", None, None)
+        version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
+        if strength == "exact" and version:
+            variant = "cu" + inference.cuda.replace(".", "")
+            # A release the knowledge base does not know still names the framework (for the closest recipe).
+            stack = builds.torch_stack(version.group(1), variant) or Stack(
+                label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
+                framework_version=version.group(1), variant=variant)
+            inference = replace(inference, framework=stack)
+    return inference
+
+
+def validate_cuda(text: str) -> str:
+    if not re.fullmatch(r"\d{1,2}\.\d{1,2}", text):
+        raise UsageError(f"--cuda {text!r} is not a CUDA version.", hint="Write it as major.minor, e.g. --cuda 12.1.")
+    return text
+
+
+__all__ = [
+    "STRENGTHS",
+    "Evidence",
+    "Inference",
+    "applies",
+    "conda_evidence",
+    "cuda_of_version",
+    "decide",
+    "evidence_of",
+    "infer",
+    "pip_evidence",
+    "validate_cuda",
+]

@@ -1,0 +1,166 @@
+"""A project's own file -> the CUDA stack it needs (issue 15 §3-4): the one question `cuenv check FILE`,
+`cuenv suggest --for FILE` and `cuenv create -f/-r` all ask first.
+
+:func:`kind_of` tells the kinds apart by file name (or ``kind=`` when the name says nothing);
+:data:`READERS` maps each kind to a reader returning a :class:`ProjectNeed`. Lockfile kinds are named in
+``KINDS`` so that a lockfile is never misread as an environment file; cuenv.lock.check reads them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.errors import UsageError
+from cuenv.knowledge.stack import Stack
+from cuenv.recipes.pipreqs import Unsupported
+
+# (kind, file-name pattern), tried in order; the lockfile kinds are named here so that a file of one is
+# never mistaken for an environment.yml or a requirements file.
+KINDS: Final[tuple[tuple[str, str], ...]] = (
+    ("conda-lock", r"(^|\.)conda-lock\.ya?ml$"),
+    ("pixi-lock", r"^pixi\.lock$"),
+    ("pylock", r"^pylock(\.[^.]+)?\.toml$"),
+    ("uv-lock", r"^uv\.lock$"),
+    ("environment-yml", r"\.ya?ml$"),
+    ("requirements", r"(\.txt|\.in|^requirements[^/]*)$"),
+)
+
+
+@dataclass(frozen=True)
+class ProjectNeed:
+    """What a project file asks of a machine, and how cuenv read it."""
+
+    file: str
+    kind: str  # one of KINDS
+    stack: Stack  # the hardware contract (cuda None: CPU-only)
+    how: str  # how the CUDA was found, for the user
+    engine_family: str  # conda | venv: which engines can build it
+    mixed: bool = False  # conda packages plus a pip layer
+    evidence: tuple[Any, ...] = ()  # cudainfer.Evidence
+    notes: tuple[str, ...] = ()
+    unsupported: tuple[Unsupported, ...] = ()
+    undetermined: tuple[Any, ...] = ()  # Evidence of GPU packages whose CUDA the resolver would pick
+    document: Any = None  # the parsed file (EnvironmentFile, RequirementsFile, ...)
+
+    def require_cuda(self) -> None:
+        """Refuse a project whose CUDA cannot be told (an unpinned torch), rather than call it CPU-only."""
+        if self.stack.cuda is None and self.undetermined:
+            e = self.undetermined[0]
+            example = "cuda-version=12.1 or pytorch-cuda=12.1" if self.kind == "environment-yml" else "torch==2.5.1+cu121"
+            raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
+                             hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda X.Y.")
+
+    def describe(self, closest: Stack | None = None) -> list[str]:
+        """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""
+        s = self.stack
+        parts = [f"CUDA {s.cuda}" if s.cuda else "no CUDA"]
+        if s.cudnn:
+            parts.append(f"cuDNN {'.'.join(s.cudnn.split('.')[:2])}")
+        if s.framework:
+            parts.append(f"{s.framework} {s.framework_version or ''}".strip())
+        if s.has_nvcc:
+            parts.append("nvcc")
+        built = "conda packages and a pip layer" if self.mixed else (
+            "conda packages" if self.engine_family == "conda" else "PyPI wheels (venv)")
+        lines = [f"  needs: {', '.join(parts)}; built from {built}", f"  how: {self.how}"]
+        if closest is not None:
+            lines.append(f"  closest recipe: {closest.label} (`cuenv create {closest.label}`)")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  cannot install: {u}" for u in self.unsupported]
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.stack
+        return {
+            "file": self.file, "kind": self.kind, "engine_family": self.engine_family, "mixed": self.mixed,
+            "cuda": s.cuda, "cudnn": s.cudnn, "has_nvcc": s.has_nvcc, "framework": s.framework,
+            "framework_version": s.framework_version, "how": self.how,
+            "evidence": [str(e) for e in self.evidence], "notes": list(self.notes),
+            "unsupported": [str(u) for u in self.unsupported],
+        }
+
+
+def kind_of(path: Path, kind: str | None = None) -> str:
+    if kind is not None:
+        if kind not in dict(KINDS):
+            raise UsageError(f"Unknown file kind {kind!r}.", hint=f"Use one of: {', '.join(k for k, _ in KINDS)}.")
+        return kind
+    for name, pattern in KINDS:
+        if re.search(pattern, path.name):
+            return name
+    raise UsageError(f"cuenv cannot tell what kind of file {path.name} is.",
+                     hint="Name it environment.yml or requirements*.txt (or a lockfile: conda-lock.yml, pixi.lock, "
+                     "pylock.toml).")
+
+
+def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -> ProjectNeed:
+    """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major."""
+    found = kind_of(path, kind)
+    reader = READERS.get(found)
+    if reader is None:  # a lockfile: cuenv.lock.check reads those, with their own options
+        raise UsageError(f"{path} is a lockfile ({found}), not an environment.yml or requirements file.",
+                         hint=f"`cuenv check {path}` reads it and names the closest recipe.")
+    return reader(path, cuda)
+
+
+def python_of(doc: Any) -> str:
+    """The Python a file asks for (``python=3.9``, ``python>=3.10,<3.12``: the lowest it allows), else
+    this interpreter's: markers are evaluated for it."""
+    from cuenv.recipes.envyml import EnvironmentFile
+
+    if isinstance(doc, EnvironmentFile):
+        spec = doc.spec("python")
+        match = re.search(r"(3\.\d{1,2})", spec.version or "") if spec else None
+        if match:
+            return match.group(1)
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
+    from cuenv.recipes import cudainfer, envyml
+
+    doc = envyml.parse_file(path)
+    inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    family = "venv" if doc.kind == "pip" else "conda"
+    unsupported = doc.pip.unsupported if doc.pip else ()
+    return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
+                       engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
+                       notes=doc.notes + inference.notes, unsupported=unsupported,
+                       undetermined=inference.undetermined, document=doc)
+
+
+def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
+    from cuenv.recipes import cudainfer, pipreqs
+
+    doc = pipreqs.parse_file(path)
+    inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    return ProjectNeed(file=str(path), kind="requirements", stack=inference.stack(str(path)), how=inference.how,
+                       engine_family="venv", evidence=inference.evidence, notes=doc.notes + inference.notes,
+                       unsupported=doc.unsupported, undetermined=inference.undetermined, document=doc)
+
+
+READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {
+    "environment-yml": _environment_yml,
+    "requirements": _requirements,
+}
+
+
+# -- frameworks ------------------------------------------------------------------------------------
+
+def framework_family(name: str | None) -> str | None:
+    """ "paddlepaddle-gpu" -> "paddle", "pytorch" -> "torch": recipes and builds name frameworks differently."""
+    if not name:
+        return None
+    for family, prefixes in (("torch", ("torch", "pytorch")), ("paddle", ("paddle",)), ("tensorflow", ("tensorflow",)),
+                             ("jax", ("jax",))):
+        if name.startswith(prefixes):
+            return family
+    return name
+
+
+__all__ = ["KINDS", "READERS", "ProjectNeed", "framework_family", "kind_of", "python_of", "read_need"]

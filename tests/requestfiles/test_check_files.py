@@ -1,0 +1,72 @@
+"""`cuenv check FILE` and `cuenv suggest --for FILE` on real project files, against described machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+A100_NEW = ("--driver", "550.54.14", "--gpu", "A100")
+OLD = ("--driver", "450.80.02", "--cc", "7.0")
+
+
+@pytest.mark.parametrize("name, machine, code, closest", [
+    ("pytorch__serve/requirements/torch_cu121_linux.txt", A100_NEW, 0, "torch-cu121@2.4.1"),
+    ("pytorch__serve/requirements/torch_cu121_linux.txt", OLD, 1, "torch-cu121@2.4.1"),
+    ("facebookresearch__dinov2/conda.yaml", A100_NEW, 0, "torch-cu118@2.0.1"),
+    ("keras-team__keras/requirements-tensorflow-cuda.txt", A100_NEW, 0, "tensorflow-cu125@2.18.1"),
+    ("rapidsai__cudf/conda/environments/all_cuda-118_arch-x86_64.yaml", A100_NEW, 0, "cuda-11.8"),
+    ("rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml", OLD, 1, "cuda-12.4"),
+])
+def test_check_a_project_file(cli, name, machine, code, closest):
+    path = str(FIXTURES / name)
+    got, out, err = cli("check", path, *machine)
+    assert got == code, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{path}: ") and lines[1].startswith("  machine: ")
+    assert lines[2].startswith("  needs: CUDA ") and lines[3].startswith("  how: from ")
+    assert f"  closest recipe: {closest} (`cuenv create {closest}`)" in out
+    got, out, err = cli("check", path, *machine, "--json")
+    data = json.loads(out)
+    assert data["closest_recipe"] == closest and data["file"]["how"].startswith("from ")
+
+
+def test_check_says_what_cannot_be_installed(cli):
+    code, out, err = cli("check", str(FIXTURES / "graphdeco-inria__gaussian-splatting/environment.yml"), *A100_NEW)
+    assert code == 0
+    assert "needs: CUDA 11.6, torch 1.12.1, nvcc; built from conda packages and a pip layer" in out
+    assert out.count("  cannot install: ") == 2 and "Anaconda's repository" in out
+
+
+def test_an_unpinned_framework_needs_a_cuda_flag(cli):
+    path = str(FIXTURES / "openai__whisper/requirements.txt")
+    code, out, err = cli("check", path, *A100_NEW)
+    assert code == 2 and err.startswith(f"error: {path}:3: torch: ") and "--cuda X.Y" in err
+    code, out, err = cli("check", path, *A100_NEW, "--cuda", "12.1")
+    assert code == 0 and "how: from --cuda 12.1" in out
+
+
+def test_cuda_flag_is_for_files_only(cli):
+    code, out, err = cli("check", "cuda-12.1", "--cuda", "12.1")
+    assert code == 2 and "--cuda goes with a project file" in err
+
+
+def test_suggest_for_a_file_takes_its_framework(cli):
+    path = str(FIXTURES / "pytorch__serve/requirements/torch_cu118_linux.txt")
+    code, out, err = cli("suggest", "--for", path, *OLD)
+    lines = out.splitlines()
+    assert lines[0] == f"{path}: its own stack runs here"
+    assert any(line.startswith("best torch build: ") for line in lines)
+    code, out, err = cli("suggest", "--for", str(FIXTURES / "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml"),
+                         *OLD, "--json")
+    data = json.loads(out)
+    assert data["framework"] == "cuda" and data["file_runs"] is False and data["closest_recipe"] == "cuda-12.4"
+
+
+def test_suggest_takes_a_framework_or_a_file(cli):
+    code, out, err = cli("suggest", "torch", "--for", str(FIXTURES / "openai__whisper/requirements.txt"))
+    assert code == 2 and "Give FRAMEWORK or --for FILE, not both." in err
+    code, out, err = cli("suggest", "--cuda", "12.1")
+    assert code == 2 and "--cuda goes with --for FILE." in err

@@ -1,0 +1,118 @@
+"""Which CUDA a pin says, how strongly, and one answer (or a refusal naming the lines) for a whole file."""
+
+from __future__ import annotations
+
+import pytest
+
+from cuenv.recipes import cudainfer, envyml, pipreqs
+from cuenv.recipes.pipreqs import RequestFileError
+
+
+def pip(text: str, python: str = "3.11"):
+    doc = pipreqs.parse_text(text)
+    return [(e.strength, e.cuda, e.major, e.cudnn) for e in cudainfer.evidence_of(doc, python=python)]
+
+
+def conda(spec: str):
+    return [(e.strength, e.cuda, e.major, e.nvcc) for e in cudainfer.conda_evidence(envyml.parse_spec(spec, pipreqs.Where("f", 1)))]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("torch==2.1.0+cu121", [("exact", "12.1", 12, None)]),
+    ("torchvision==0.16.0+cu118", [("exact", "11.8", 11, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1", [("exact", "12.4", 12, None)]),
+    ("--index-url https://download.pytorch.org/whl/cpu\ntorch", [("cpu", None, None, None)]),
+    ("torch==2.3.0+cpu", [("cpu", None, None, None)]),
+    ("torch", [("unknown", None, None, None)]),
+    ("jax[cuda12]==0.4.30", [("exact", "12.3", 12, None)]),
+    ("jax[cuda12_pip]==0.4.20", [("exact", "12.3", 12, None)]),
+    ("jaxlib==0.4.13+cuda11.cudnn86", [("major", None, 11, "8.6")]),
+    ("jax-cuda12-plugin==0.4.30", [("exact", "12.3", 12, None)]),
+    ("jax[cpu]", [("cpu", None, None, None)]),
+    ("tensorflow[and-cuda]==2.15.0", [("exact", "12.2", 12, "8.9")]),
+    ("tensorflow-cpu==2.15.0", [("cpu", None, None, None)]),
+    ("paddlepaddle-gpu==2.6.1.post118", [("exact", "11.8", 11, "8.6")]),
+    ("-i https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu==3.0.0", [("exact", "12.6", 12, "9.5")]),
+    ("nvidia-cuda-runtime-cu12==12.1.105", [("exact", "12.1", 12, None)]),
+    ("nvidia-cuda-nvcc==13.0.88", [("exact", "13.0", 13, None)]),
+    ("nvidia-cudnn-cu12==8.9.2.26", [("major", None, 12, "8.9")]),
+    ("nvidia-cublas-cu11", [("major", None, 11, None)]),
+    ("cupy-cuda12x", [("major", None, 12, None)]),
+    ("cupy-cuda117", [("exact", "11.7", 11, None)]),
+    ("cuml-cu11", [("major", None, 11, None)]),
+    ("torch-scatter==2.1.2+pt21cu121", [("exact", "12.1", 12, None)]),
+    ("torch==2.1.0+cu121; sys_platform == 'win32'", []),
+    ("torch==2.1.0+cu121; python_version < '3.9'", []),
+    ("numpy==1.26.4", []),
+])
+def test_pip_pins(text, expected):
+    assert pip(text) == expected
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("cudatoolkit=11.3", [("exact", "11.3", 11, False)]),
+    ("conda-forge::cudatoolkit==11.3.*", [("exact", "11.3", 11, False)]),
+    ("pytorch::pytorch-cuda=11.8", [("exact", "11.8", 11, False)]),
+    ("cuda-version>=12.0,<13.0a0", [("major", None, 12, False)]),
+    ("cuda-version>=12.4", [("min", "12.4", 12, False)]),
+    ("nvcc_linux-64=11.8", [("exact", "11.8", 11, True)]),
+    ("cuda-nvcc", [("none", None, None, True)]),
+    ("cudatoolkit-dev=11.6", [("exact", "11.6", 11, True)]),
+    ("pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0", [("exact", "11.3", 11, False)]),
+    ("pytorch 2.1.* *cuda*", [("unknown", None, None, False)]),
+    ("pytorch", [("unknown", None, None, False)]),
+    ("pytorch=2.1.0=py3.11_cpu_0", [("cpu", None, None, False)]),
+])
+def test_conda_pins(spec, expected):
+    assert conda(spec) == expected
+
+
+def infer_text(text: str, cuda: str | None = None):
+    return cudainfer.infer(pipreqs.parse_text(text), file="requirements.txt", python="3.11", cuda_flag=cuda)
+
+
+def test_the_newest_of_one_major_wins_and_says_so():
+    inference = infer_text("torch==2.4.0+cu121\nnvidia-cuda-runtime-cu12==12.4.127\n")
+    assert inference.cuda == "12.4" and "12.1 and 12.4" in inference.notes[0]
+    assert "requirements.txt:2" in inference.how
+
+
+def test_two_majors_are_refused_naming_both_lines():
+    with pytest.raises(RequestFileError) as err:
+        infer_text("torch==2.1.0+cu118\nnumpy\njax[cuda12]==0.4.30\n")
+    assert str(err.value).startswith("requirements.txt:3: jax[cuda12]==0.4.30: needs CUDA 12.3")
+    assert "requirements.txt:1 (torch==2.1.0+cu118)" in str(err.value)
+
+
+def test_the_flag_wins_within_a_major_but_not_across():
+    assert infer_text("torch==2.1.0+cu121\n", cuda="12.4").cuda == "12.4"
+    assert infer_text("cuml-cu12\n", cuda="12.1").how == "from --cuda 12.1"
+    with pytest.raises(RequestFileError, match="--cuda 12.1 was given"):
+        infer_text("torch==2.1.0+cu118\n", cuda="12.1")
+    with pytest.raises(Exception, match="not a CUDA version"):
+        infer_text("numpy\n", cuda="twelve")
+
+
+def test_a_major_alone_asks_for_the_minor():
+    with pytest.raises(RequestFileError) as err:
+        infer_text("cuml-cu11\n")
+    assert "--cuda 11." in err.value.hint
+
+
+def test_a_floor_is_checked_at_its_lowest():
+    env = envyml.parse_text("channels: [c]\ndependencies: ['cudatoolkit>=11.8']\n")
+    inference = cudainfer.infer(env, file="environment.yml", python="3.11")
+    assert inference.cuda == "11.8" and "oldest allowed" in inference.how
+
+
+def test_a_framework_pin_gives_the_whole_build():
+    stack = infer_text("torch==2.5.1+cu121\n").stack("requirements.txt")
+    assert (stack.label, stack.cuda, stack.framework, stack.framework_version) == ("requirements.txt", "12.1", "torch", "2.5.1")
+    assert stack.sass  # the wheel's arch list, from the knowledge base
+
+
+@pytest.mark.parametrize("text, strength", [("12.1", "exact"), ("==11.3.*", "exact"), ("12.1.105", "exact"),
+                                            ("12", "major"), ("12.*", "major"), (">=12.0,<13.0a0", "major"),
+                                            (">=11.8", "min"), ("*", "none"), (None, "none")])
+def test_cuda_of_version(text, strength):
+    assert cudainfer.cuda_of_version(text)[0] == strength
