@@ -385,6 +385,9 @@ def _contract(r: _Reader, c: dict[str, Any]) -> Contract:
     if cuda is not None:
         versions.cuda(cuda)
     oses = tuple(r.strings(c, "os", "contract"))
+    for os_name in oses:
+        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", os_name):
+            raise r.fail(f"contract.os: {os_name[:40]!r} is not an OS name (linux, windows).")
     mins_data = r.mapping(c, "min_driver", "contract")
     mins = []
     for os_name in oses:

@@ -261,7 +261,7 @@ def _compose(text: str, file: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RequestFileError(Where(file, mark.line + 1 if mark else None), "YAML",
-                               f"is broken: {getattr(exc, 'problem', None) or exc}.",
+                               f"is broken: {(str(getattr(exc, 'problem', None) or exc).splitlines() or ['?'])[0]}.",
                                hint="Fix the YAML syntax (indentation, a missing colon or quote).") from None
     if node is None:
         return None

@@ -145,7 +145,7 @@ def test_request_file(tmp_path_factory: pytest.TempPathFactory, text: str, kind:
 
     path = tmp_path_factory.mktemp("req") / ("environment.yml" if kind == "environment-yml" else "requirements.txt")
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
-    _clean(lambda: requestfiles.recipe_from_file(path, kind=kind, name=None, cuda="12.1"))
+    _clean(lambda: requestfiles.from_file(path, kind=kind, name=None, cuda="12.1"))
 
 
 # -- .cuenv ----------------------------------------------------------------------------------------
