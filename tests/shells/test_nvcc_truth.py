@@ -1,0 +1,117 @@
+"""The CUDA you asked for is the CUDA you get (issue 17 §Tests), in real bash, zsh and fish.
+
+A test-made toolkit of another release (its ``nvcc``/``ptxas`` print NVIDIA's version line for 13.0)
+is first on PATH, once as a toolkit folder (stripped by `use`) and once in a generic bin folder that
+cannot be stripped (``/usr/local/bin`` style). After `cuenv use cuda-12.1` (NVIDIA's cu12 wheels:
+ptxas, no nvcc) ``nvcc`` is the environment's shim, never the other release; with a same-release
+toolkit on the machine it is that toolkit's; `cuenv run` gives the same.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cuenv.activation.shims import ESCAPE_VAR, SHIM_EXIT
+
+from . import envbuild
+from .conftest import World, hook_source, run_shell
+
+pytestmark = pytest.mark.network  # the `world` fixture downloads NVIDIA wheels from PyPI (once)
+
+
+def make_tool(folder: Path, tool: str, rel: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / tool
+    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {rel}, V{rel}.88"\n')
+    path.chmod(0o755)
+    return path
+
+
+def make_toolkit(root: Path, rel: str) -> Path:
+    """A CUDA toolkit tree as cuenv's discovery knows one: version.json, bin/nvcc, bin/ptxas."""
+    for tool in ("nvcc", "ptxas"):
+        make_tool(root / "bin", tool, rel)
+    (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": f"{rel}.0"}}))
+    return root
+
+
+def other_first(world: World, tmp: Path, where: str) -> tuple[dict[str, str], Path]:
+    """The shell environment with a CUDA 13.0 nvcc first on PATH; returns (environ, that nvcc)."""
+    if where == "toolkit":
+        kit = make_toolkit(tmp / "opt" / "cuda-13.0", "13.0")
+        env = world.environ(tmp, PATH=f"{world.bin_dir}:{kit}/bin:/usr/bin:/bin", CUDA_HOME=str(kit))
+        return env, kit / "bin" / "nvcc"
+    generic = tmp / "usr-local-bin"
+    make_tool(generic, "nvcc", "13.0")
+    return world.environ(tmp, PATH=f"{world.bin_dir}:{generic}:/usr/bin:/bin"), generic / "nvcc"
+
+
+def which(shell: str, tool: str) -> str:
+    return f"command -s {tool}" if shell == "fish" else f"command -v {tool}"
+
+
+def status(shell: str) -> str:
+    return "echo rc=$status" if shell == "fish" else "echo rc=$?"
+
+
+@pytest.mark.parametrize("where", ["toolkit", "generic"])
+def test_nvcc_after_use_is_the_shim_never_the_other_release(shell: str, world: World, tmp_path: Path, where: str) -> None:
+    env, other = other_first(world, tmp_path, where)
+    shim = world.envs / "cuda-12.1" / ".cuenv" / "shims" / "nvcc"
+    script = "\n".join([
+        hook_source(shell, world, tmp_path),
+        "cuenv use cuda-12.1",
+        which(shell, "nvcc"),
+        "nvcc --version",
+        status(shell),
+        which(shell, "ptxas"),
+        f"env {ESCAPE_VAR}=1 nvcc --version",
+        "cuenv deactivate",
+        which(shell, "nvcc"),
+    ])
+    out = run_shell(shell, script, env)
+    lines = out.stdout.splitlines()
+    site = next((world.envs / "cuda-12.1").glob("lib/python3*/site-packages"))
+    assert lines == [
+        str(shim), f"rc={SHIM_EXIT}", str(site / "nvidia/cuda_nvcc/bin/ptxas"),
+        "Cuda compilation tools, release 13.0, V13.0.88",  # the documented escape
+        str(other),  # deactivate gives the shell back as it was
+    ], out.stderr
+    assert (f"cuenv: environment cuda-12.1 (CUDA 12.1) has no nvcc; the next nvcc on PATH, {other}, is CUDA 13.0"
+            in out.stderr)
+
+
+def test_run_gives_the_same_nvcc(world: World, tmp_path: Path) -> None:
+    env, other = other_first(world, tmp_path, "generic")
+    cuenv = str(world.bin_dir / "cuenv")
+    out = subprocess.run([cuenv, "run", "cuda-12.1", "--", "nvcc", "--version"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == SHIM_EXIT and out.stdout == ""
+    assert f"the next nvcc on PATH, {other}, is CUDA 13.0" in out.stderr
+    out = subprocess.run([cuenv, "run", "cuda-12.1", "--", "sh", "-c", "command -v nvcc"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == str(world.envs / "cuda-12.1" / ".cuenv" / "shims" / "nvcc")
+
+
+@pytest.fixture(scope="module")
+def same_release(world: World, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """Environment cuda-12.1-sys, made where a CUDA 12.1 toolkit (test-made) is installed."""
+    roots = tmp_path_factory.mktemp("toolkits")
+    kit = make_toolkit(roots / "cuda-12.1", "12.1")
+    name = "cuda-12.1-sys"
+    envbuild.build_cuda_env(world.envs, name, "12.1", Path(), template=world.envs / "cuda-12.1",
+                            toolkits_environ={"CUENV_TOOLKIT_ROOTS": str(roots), "PATH": "/usr/bin:/bin"})
+    return name, kit
+
+
+def test_a_same_release_system_toolkit_is_used_and_named(shell: str, world: World, tmp_path: Path,
+                                                          same_release: tuple[str, Path]) -> None:
+    name, kit = same_release
+    env, _ = other_first(world, tmp_path, "generic")
+    out = run_shell(shell, "\n".join([hook_source(shell, world, tmp_path), f"cuenv use {name}", "nvcc --version"]), env)
+    assert out.stdout.splitlines() == ["Cuda compilation tools, release 12.1, V12.1.88"], out.stderr
+    info = subprocess.run([str(world.bin_dir / "cuenv"), "info", name], env=env, capture_output=True, text=True, timeout=60)
+    assert f"{kit}/bin/nvcc (system toolkit {kit}, CUDA 12.1)" in info.stdout
