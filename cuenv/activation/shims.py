@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Iterable, Literal, Mapping, Sequence
 
+from cuenv import atomic
+
 # The CUDA toolkit's command-line tools (CUDA Toolkit documentation, "CUDA Binary Utilities" and
 # "NVCC": https://docs.nvidia.com/cuda/cuda-binary-utilities/, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/).
 CUDA_TOOLS: Final = (
@@ -94,7 +96,7 @@ def describe(choice: ToolChoice, env_release: str | None) -> str:
         return f"{choice.path} (the environment's own)"
     if choice.source == "system":
         return f"{choice.path} (system toolkit {choice.toolkit}, CUDA {release(env_release)})"
-    return f"none: a cuenv shim explains what to do (run it anyway with {ESCAPE_VAR}=1)"
+    return f"none in this environment: a cuenv shim names the next one on PATH and refuses another release ({ESCAPE_VAR}=1 runs it)"
 
 
 def remedy_lines(*, tool: str, env_name: str, env_release: str | None, compiler_hint: str | None) -> tuple[str, ...]:
@@ -189,7 +191,4 @@ def write(shims_dir: Path, scripts: Mapping[str, str]) -> None:
         if old.name not in scripts and old.is_file() and is_shim(old):
             old.unlink()
     for tool, text in scripts.items():
-        tmp = shims_dir / f".{tool}.tmp{os.getpid()}"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.chmod(0o755)
-        os.replace(tmp, shims_dir / tool)
+        atomic.write_text(shims_dir / tool, text, mode=0o755)

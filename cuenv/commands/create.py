@@ -33,6 +33,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
     parser.add_argument("--engine", choices=CHOICES,
                         help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv)")
+    parser.add_argument("--with-nvcc", action="store_true",
+                        help="add NVIDIA's nvcc of the recipe's CUDA (conda cuda-nvcc; CUDA 13 wheels for venv)")
     parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
     parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
     parser.add_argument("--force", action="store_true",
@@ -73,6 +75,8 @@ def _plan(ctx: Context, machine):
                          hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
     if a.cuda and not (a.file or a.requirements):
         raise UsageError("--cuda goes with -f or -r.", hint="A recipe or a lockfile already says its CUDA.")
+    if a.with_nvcc and not a.recipe:
+        raise UsageError("--with-nvcc goes with a RECIPE.", hint="Add nvcc to the -f/-r file or the locked recipe instead.")
     if a.from_lock:
         return _plan_from_lock(ctx, machine)
     recipe = None
@@ -82,7 +86,7 @@ def _plan(ctx: Context, machine):
         recipe = recipe_from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
                                   name=a.name, cuda=a.cuda)
     return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force, recipe=recipe), None
+                       machine=machine, force=a.force, recipe=recipe, with_nvcc=a.with_nvcc), None
 
 
 def _plan_from_lock(ctx: Context, machine):

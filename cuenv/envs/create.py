@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from cuenv.envs import folder
+from cuenv.envs import cudatools, folder
 from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
@@ -111,12 +111,12 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
 
 
 def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None, new_env: bool = True) -> CreatePlan:
+                machine, force: bool, recipe=None, new_env: bool = True, with_nvcc: bool = False) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
     ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``.
     ``new_env`` is False when nothing will be installed (`cuenv lock RECIPE`): an environment of the
-    same name is then no obstacle.
+    same name is then no obstacle. ``with_nvcc`` adds the vendor's nvcc of the recipe's CUDA (issue 17).
     """
     from cuenv.engines import resolve_engine
     from cuenv.knowledge.compat import check
@@ -124,6 +124,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
 
     if recipe is None and ref is None:
         raise UsageError("Name a recipe to create from.", hint="`cuenv recipes` lists them; e.g. `cuenv create cuda-12.1`.")
+    from_catalogue = recipe is None
     recipe, version = (recipe, None) if recipe is not None else load_catalogue(settings).get(str(ref))
     env_name = validate_name(name or recipe.name)
     store = Store.from_settings(settings)
@@ -133,6 +134,8 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
     stack = recipe.stack(version, engine=kind)
+    if with_nvcc and not stack.has_nvcc:
+        request, stack = _with_compiler(recipe, version, kind, request, stack)
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -142,7 +145,28 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
                  "requested": list(request.conda_specs or request.requirements), "env_vars": recipe.env_vars,
                  "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request}
+    if from_catalogue and not stack.has_nvcc:
+        from cuenv.recipes import compiler
+
+        engines = recipe.engines(version)
+        plan.meta["compiler_hint"] = compiler.create_hint(
+            recipe=recipe.label(version), cuda=stack.cuda, has_conda="conda" in engines,
+            venv_has_nvcc="venv" in engines and recipe.venv.nvcc, env_name=env_name)
     return plan
+
+
+def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack):
+    """The request and stack with the compiler packages of the recipe's CUDA added."""
+    import dataclasses
+
+    from cuenv.recipes import compiler
+
+    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version))
+    if kind == "conda":
+        request = dataclasses.replace(request, conda_specs=(*request.conda_specs, *extra.specs))
+    else:
+        request = dataclasses.replace(request, requirements=(*request.requirements, *extra.specs))
+    return request, dataclasses.replace(stack, has_nvcc=True)
 
 
 def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
@@ -209,6 +233,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
+            meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
+                                                   compiler_hint=plan.meta.get("compiler_hint"))
             store.write_meta(plan.name, meta)
             render_activation(store, plan.name, settings)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python

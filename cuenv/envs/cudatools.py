@@ -9,7 +9,7 @@ and the TUI show, instead of what the recipe nominally promised.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Final, Mapping, Sequence
 
 from cuenv.activation import shims
 from cuenv.envs.cudalayout import CudaLayout
@@ -41,11 +41,21 @@ def install(*, name: str, layout: CudaLayout, meta: Mapping[str, Any], shims_dir
     choices = shims.choose(env_tools=shims.scan_tools(layout.bin_dirs), env_release=rel, toolkits=toolkits)
     scripts = {
         c.tool: shims.script(choice=c, env_name=name, env_release=rel, shims_dir=str(shims_dir),
-                             remedies=shims.remedy_lines(tool=c.tool, env_name=name, env_release=rel, compiler_hint=compiler_hint))
+                             remedies=shims.remedy_lines(tool=c.tool, env_name=name, env_release=rel,
+                                                         compiler_hint=compiler_hint if c.tool == "nvcc" else None))
         for c in shims.shimmed(choices)
     }
     shims.write(shims_dir, scripts)
     return {c.tool: {"source": c.source, "path": c.path, "toolkit": c.toolkit} for c in choices}
+
+
+def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: Mapping[str, Any], environ: Mapping[str, str],
+                 compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
+    """``install`` for an environment of this machine, with the system toolkits found here."""
+    from cuenv.envs import folder
+
+    return install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(prefix),
+                   toolkits=system_toolkits(environ), compiler_hint=compiler_hint)
 
 
 def nvcc_summary(meta: Mapping[str, Any]) -> str:
@@ -61,3 +71,16 @@ def nvcc_summary(meta: Mapping[str, Any]) -> str:
     if nvcc.get("source") == "system":
         return f"{rel} (system {nvcc.get('toolkit')})"
     return "none"
+
+
+NOMINAL: Final = " (nominal)"  # a recipe's promise, shown when the installed version is unknown
+
+
+def facts(meta: Mapping[str, Any]) -> dict[str, str]:
+    """What is really installed, for `info`, `list` and the TUI: ``cuda`` (the resolved runtime's
+    release), ``cudnn`` and ``nvcc``; a value read only from the recipe is marked " (nominal)"."""
+    resolved = meta.get("resolved") or {}
+    runtime = shims.release(resolved.get("libcudart"))
+    cuda = runtime or (f"{meta['cuda']}{NOMINAL}" if meta.get("cuda") else "-")
+    cudnn = resolved.get("cudnn") or (f"{meta['cudnn']}{NOMINAL}" if meta.get("cudnn") else "-")
+    return {"cuda": cuda, "cudnn": cudnn, "nvcc": nvcc_summary(meta)}

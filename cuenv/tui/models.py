@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.binaries.assess import Library
+from cuenv.envs import cudatools
 from cuenv.cli.table import human_size
 from cuenv.knowledge.stack import Finding
 
@@ -109,9 +110,9 @@ def env_row(meta: Mapping[str, Any], name: str, state: str, reason: str) -> EnvR
     if recipe.get("version"):
         label += f"@{recipe['version']}"
     fw = meta.get("framework") or {}
+    real = cudatools.facts(meta)  # what is installed; the recipe's nominal values only when unknown
     return EnvRow(
-        name=name, recipe=label, engine=_text(meta.get("engine")), cuda=_text(meta.get("cuda")),
-        cudnn=_text(meta.get("cudnn")),
+        name=name, recipe=label, engine=_text(meta.get("engine")), cuda=real["cuda"], cudnn=real["cudnn"],
         framework=f"{fw['name']} {fw.get('version') or ''}".strip() if fw.get("name") else "-",
         size_bytes=meta.get("size_bytes"), status=state, reason=reason,
     )
