@@ -132,8 +132,12 @@ function __cuenv_verdict -a dir name strict
                 set hit 1
                 continue
             end
+            # an error that does not stop activation is said as a warning (issue 17 §4)
+            if string match -q -- 'error:*' $line
+                set err 1
+                test -z "$strict"; and set line (string replace -- 'error:' 'warning:' $line)
+            end
             printf '%s\n' $line >&2
-            string match -q -- 'error:*' $line; and set err 1
         end <"$dir/verdict"
     end
     if test -z "$hit"

@@ -119,8 +119,12 @@ __cuenv_verdict() {
             if [ "$__cuenv_l" = "$__cuenv_fp" ]; then
                 __cuenv_hit=1
                 while IFS= \builtin read -r __cuenv_l || [ -n "$__cuenv_l" ]; do
+                    # an error that does not stop activation is said as a warning (issue 17 §4)
+                    case $__cuenv_l in error:*)
+                        __cuenv_err=1
+                        if [ -z "$__cuenv_strict" ]; then __cuenv_l="warning:${__cuenv_l#error:}"; fi ;;
+                    esac
                     \builtin printf '%s\n' "$__cuenv_l" >&2
-                    case $__cuenv_l in error:*) __cuenv_err=1 ;; esac
                 done
             fi
         } <"$__cuenv_dir/verdict"
