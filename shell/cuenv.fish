@@ -20,9 +20,20 @@ function cuenv --description 'cuenv: named CUDA environments'
             __cuenv_deactivate
         case tui
             __cuenv_tui $argv[2..-1]
+        case remove
+            __cuenv_remove $argv[2..-1]
         case '*'
             command cuenv $argv
     end
+end
+
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
+# --force the program refuses to remove it.
+function __cuenv_remove
+    if set -q __cuenv_active; and contains -- --force $argv; and contains -- $__cuenv_active $argv
+        __cuenv_deactivate
+    end
+    command cuenv remove $argv
 end
 
 function __cuenv_py

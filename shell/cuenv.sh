@@ -18,8 +18,26 @@ cuenv() {
         use) \builtin shift; __cuenv_use "$@" ;;
         deactivate) __cuenv_deactivate ;;
         tui) \builtin shift; __cuenv_tui "$@" ;;
+        remove) \builtin shift; __cuenv_remove "$@" ;;
         *) \command cuenv "$@" ;;
     esac
+}
+
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
+# --force the program refuses to remove it.
+__cuenv_remove() {
+    if [ -n "${__cuenv_active-}" ]; then
+        __cuenv_force=
+        __cuenv_hit=
+        for __cuenv_a in "$@"; do
+            case $__cuenv_a in
+                --force) __cuenv_force=1 ;;
+                *) if [ "$__cuenv_a" = "$__cuenv_active" ]; then __cuenv_hit=1; fi ;;
+            esac
+        done
+        if [ -n "$__cuenv_force" ] && [ -n "$__cuenv_hit" ]; then __cuenv_deactivate; fi
+    fi
+    \command cuenv remove "$@"
 }
 
 # Run the Python side; evaluate its stdout only when it succeeded.
