@@ -183,9 +183,9 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
            force: bool, progress=None) -> tuple[Any, list[Any]]:
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
     from cuenv.engines import Solution
-    from cuenv.envs import folder
+    from cuenv.envs import cudatools, folder
     from cuenv.envs.create import blocking, prepare_prefix, render_activation
-    from cuenv.envs.meta import stack_from_meta
+    from cuenv.envs.meta import layout_from_json, stack_from_meta
     from cuenv.envs.store import Store, validate_name
     from cuenv.export.relocate import moved_meta
     from cuenv.knowledge.compat import check
@@ -218,6 +218,8 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
             meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
             meta["unpacked_from"] = {"archive": str(archive), "source_prefix": manifest.get("source_prefix")}
+            meta["tools"] = cudatools.install_here(name=env_name, prefix=prefix, layout=layout_from_json(meta["layout"]),
+                                                   meta=meta, environ=environ, compiler_hint=None)
             store.write_meta(env_name, meta)
             render_activation(store, env_name, settings)
             store.mark_complete(env_name)
