@@ -10,6 +10,7 @@ toolkit on the machine it is that toolkit's; `cuenv run` gives the same.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -116,3 +117,41 @@ def test_a_same_release_system_toolkit_is_used_and_named(shell: str, world: Worl
     assert out.stdout.splitlines() == ["Cuda compilation tools, release 12.1, V12.1.88"], out.stderr
     info = subprocess.run([str(world.bin_dir / "cuenv"), "info", name], env=env, capture_output=True, text=True, timeout=60)
     assert f"{kit}/bin/nvcc (system toolkit {kit}, CUDA 12.1)" in info.stdout
+
+
+@pytest.fixture(scope="module")
+def with_compiler(world: World, tmp_path_factory: pytest.TempPathFactory, wheel_cache: Path) -> Path:
+    """A CUENV_HOME holding cuda-13.0 built by `cuenv create` from NVIDIA's CUDA 13 wheels (a real nvcc)."""
+    home = tmp_path_factory.mktemp("home13")
+    # this process's environment: the index settings and certificates PyPI needs here
+    env = {**os.environ, "CUENV_HOME": str(home), "CUENV_CACHE_DIR": str(wheel_cache.parent)}
+    done = subprocess.run([str(world.bin_dir / "cuenv"), "create", "cuda-13.0", "--engine", "venv"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+def test_doctor_is_clean_after_use_of_an_environment_with_its_compiler(shell: str, world: World, tmp_path: Path,
+                                                                        with_compiler: Path) -> None:
+    other = make_toolkit(tmp_path / "opt" / "cuda-12.4", "12.4")
+    env = world.environ(tmp_path, CUENV_HOME=str(with_compiler), CUDA_HOME=str(other),
+                        PATH=f"{world.bin_dir}:{other}/bin:/usr/local/bin:/usr/bin:/bin",
+                        CUENV_DRIVER="580.65.06", CUENV_GPUS="H100")
+    script = "\n".join([hook_source(shell, world, tmp_path), "cuenv use cuda-13.0", which(shell, "nvcc"),
+                        "cuenv doctor cuda-13.0 --json"])
+    out = run_shell(shell, script, env, timeout=120)
+    first, _, doc = out.stdout.partition("\n")
+    assert first.endswith("/nvidia/cu13/bin/nvcc"), out.stderr
+    checks = {c["name"]: c for c in json.loads(doc)["checks"]}
+    for name in ("toolkits", "libraries", "compiler"):
+        assert checks[name]["status"] == "ok", checks[name]
+
+
+def test_a_cuenv_file_gives_the_same_nvcc(shell: str, world: World, tmp_path: Path) -> None:
+    env, _ = other_first(world, tmp_path, "generic")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".cuenv").write_text("env: cuda-12.1\n")
+    script = "\n".join([hook_source(shell, world, tmp_path), f"cd '{project}'", "cuenv use", which(shell, "nvcc")])
+    out = run_shell(shell, script, env)
+    assert out.stdout.splitlines() == [str(world.envs / "cuda-12.1" / ".cuenv" / "shims" / "nvcc")], out.stderr
