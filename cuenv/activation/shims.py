@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Iterable, Literal, Mapping, Sequence
+from typing import Final, Literal
 
 from cuenv import atomic
 

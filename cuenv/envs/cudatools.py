@@ -8,8 +8,9 @@ and the TUI show, instead of what the recipe nominally promised.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Mapping, Sequence
+from typing import Any, Final
 
 from cuenv.activation import shims
 from cuenv.envs.cudalayout import CudaLayout

@@ -18,7 +18,8 @@ lmod 8.6.19):
 
 from __future__ import annotations
 
-from typing import Callable, Final, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
 
 from cuenv.activation.plan import HOME_SUBDIRS, NEVER_STRIP, Plan
 
@@ -27,14 +28,18 @@ SAVED_PREFIX: Final = "__CUENV_MOD_"  # __CUENV_MOD_PATH: the value before the m
 
 def rules(plan: Plan) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(trees, prefixes, home variables) of the plan's strip rules."""
-    pick = lambda kind: tuple(r.value for r in plan.strip if r.kind == kind)  # noqa: E731
+    def pick(kind: str) -> tuple[str, ...]:
+        return tuple(r.value for r in plan.strip if r.kind == kind)
+
     return pick("tree"), pick("prefix"), pick("home")
 
 
 def lua_lines(plan: Plan, q: Callable[[str], str]) -> list[str]:
     """Lua that sets each PATH-like variable to the environment's folders + the kept old entries."""
     trees, prefixes, homes = rules(plan)
-    table = lambda items: "{" + ", ".join(q(i) for i in items) + "}"  # noqa: E731
+    def table(items: Iterable[str]) -> str:
+        return "{" + ", ".join(q(i) for i in items) + "}"
+
     lines = [
         "-- Other CUDA toolkits' entries leave PATH and LD_LIBRARY_PATH, as with `cuenv use`;",
         "-- pushenv puts the old values back on unload.",
@@ -76,7 +81,9 @@ def tcl_lines(plan: Plan, q: Callable[[str], str]) -> list[str]:
     CUDA_HOME reads the value in force before the load).
     """
     trees, prefixes, homes = rules(plan)
-    words = lambda items: "[list " + " ".join(q(i) for i in items) + "]"  # noqa: E731
+    def words(items: Iterable[str]) -> str:
+        return "[list " + " ".join(q(i) for i in items) + "]"
+
     variables: Sequence[str] = [e.var for e in plan.paths]
     saved = [*variables, *(name for name, _ in plan.set)]
     return [

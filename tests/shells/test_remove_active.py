@@ -48,15 +48,15 @@ def test_force_without_the_hook_warns(world: World, tmp_path: Path) -> None:
     name = fresh_env(world)
     env = world.environ(tmp_path, CUENV_ACTIVE=name)
     out = subprocess.run([str(world.bin_dir / "cuenv"), "remove", "-y", "--force", name], env=env, capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, check=False)
     assert out.returncode == 0 and out.stdout == f"Removed {name}.\n"
     assert out.stderr == f"warning: {name} was active here; run `cuenv deactivate` in this shell.\n"
     # the hint of the refusal is a command that works: run it
     other = fresh_env(world)
     env = world.environ(tmp_path, CUENV_ACTIVE=other)
-    out = subprocess.run([str(world.bin_dir / "cuenv"), "remove", "-y", other], env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([str(world.bin_dir / "cuenv"), "remove", "-y", other], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 2 and f"`cuenv remove {other} --force`" in out.stderr
     hinted = out.stderr.split("`")[3].split()
     assert subprocess.run([str(world.bin_dir / "cuenv"), *hinted[1:], "-y"], env=env, capture_output=True, text=True,
-                          timeout=60).returncode == 0
+                          timeout=60, check=False).returncode == 0
     assert not (world.envs / other).exists()

@@ -15,7 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cuenv.activation import shims
-from cuenv.activation.shims import CUDA_TOOLS, ESCAPE_VAR, SHIM_EXIT, Toolkit, ToolChoice
+from cuenv.activation.shims import (
+    CUDA_TOOLS,
+    ESCAPE_VAR,
+    SHIM_EXIT,
+    ToolChoice,
+    Toolkit,
+)
 
 
 def fake_tool(folder: Path, tool: str, rel: str) -> Path:
@@ -77,7 +83,7 @@ def write_env_shims(tmp: Path, choices: tuple[ToolChoice, ...], *, name: str = "
 def run_by_name(tool: str, path: list[Path | str], *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     """Run ``tool`` the way a shell does: looked up by name on ``path``."""
     env = {"PATH": ":".join(map(str, path)), "LC_ALL": "C", **extra}
-    return subprocess.run(["/bin/sh", "-c", '"$@"', "sh", tool, *args], env=env, capture_output=True, text=True, timeout=30)
+    return subprocess.run(["/bin/sh", "-c", '"$@"', "sh", tool, *args], env=env, capture_output=True, text=True, timeout=30, check=False)
 
 
 def test_shim_refuses_other_release_and_says_which(tmp_path: Path) -> None:
