@@ -8,7 +8,7 @@ on an 80-column screen, and the same on every machine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
@@ -214,6 +214,7 @@ class EnvDetail:
     smoke_test: bool
     problem: str = ""  # why a part could not be read (damaged metadata), shown instead of it
     kernels: tuple[Library, ...] = ()  # libraries whose files carry GPU code, judged for this machine (issue 20)
+    installed: Mapping[str, str] = field(default_factory=dict)  # cuenv.envs.cudatools.facts: what is really there
 
 
 def _short_hash(text: str) -> str:
@@ -244,6 +245,9 @@ def detail_text(d: EnvDetail) -> list[tuple[str, str]]:
     """The detail pane as (style, text) lines; style is '' or a theme variable / 'bold'."""
     out: list[tuple[str, str]] = [("bold", f"{d.name}  {d.recipe} | {d.engine} | Python {d.python or '-'}"),
                                   ("", d.path)]
+    if d.installed:
+        out.append(("", f"CUDA {d.installed.get('cuda', '-')} | cuDNN {d.installed.get('cudnn', '-')} | "
+                        f"nvcc {d.installed.get('nvcc', '-')}"))
     if d.problem:
         out.append(("$error", d.problem))
     out.append(("bold", "Findings on this machine"))
