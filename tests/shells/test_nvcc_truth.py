@@ -155,3 +155,21 @@ def test_a_cuenv_file_gives_the_same_nvcc(shell: str, world: World, tmp_path: Pa
     script = "\n".join([hook_source(shell, world, tmp_path), f"cd '{project}'", "cuenv use", which(shell, "nvcc")])
     out = run_shell(shell, script, env)
     assert out.stdout.splitlines() == [str(world.envs / "cuda-12.1" / ".cuenv" / "shims" / "nvcc")], out.stderr
+
+
+def test_the_shims_hints_are_commands_that_work(world: World, tmp_path: Path, same_release: tuple[str, Path]) -> None:
+    """Every command the shim's message names, run as written (the conda one needs conda-forge: its
+    parse and the package it adds are tested in tests/envs/test_create.py)."""
+    _, kit = same_release
+    env, _ = other_first(world, tmp_path, "generic")
+    env["CUENV_TOOLKIT_ROOTS"] = str(kit.parent)
+    said = subprocess.run([str(world.bin_dir / "cuenv"), "run", "cuda-12.1", "--", "nvcc"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False).stderr
+    hinted = [part for i, part in enumerate(said.split("`")) if i % 2]
+    assert "cuenv use system:12.1" in hinted and "cuenv list --system" in hinted, said
+    listed = subprocess.run([str(world.bin_dir / "cuenv"), "list", "--system"], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert listed.returncode == 0 and [str(kit)] == [line.split()[-1] for line in listed.stdout.splitlines()
+                                                     if line.startswith("system:12.1 ")]
+    out = run_shell("bash", "\n".join([hook_source("bash", world, tmp_path), "cuenv use system:12.1", "nvcc --version"]), env)
+    assert out.stdout.splitlines() == ["Cuda compilation tools, release 12.1, V12.1.88"], out.stderr
