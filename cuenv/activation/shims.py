@@ -123,6 +123,8 @@ def script(*, choice: ToolChoice, env_name: str, env_release: str | None, shims_
     tool = choice.tool
     rel = release(env_release) or ""
     q = shlex.quote
+    head = f"cuenv: environment {env_name} (CUDA {rel or 'unknown'}) has no {tool}"
+    other = f"is CUDA ${{__cuenv_other:-of an unknown release}}, not {rel or 'this environment'}'s."
     same = choice.path if choice.source == "system" and choice.path else ""
     body = "\n".join(f"    printf '%s\\n' {q('  ' + line)} >&2" for line in remedies)
     return f"""#!/bin/sh
@@ -151,9 +153,9 @@ if [ -n "$__cuenv_next" ]; then
 fi
 {{
     if [ -z "$__cuenv_next" ]; then
-        printf '%s\\n' {q(f"cuenv: environment {env_name} (CUDA {rel or 'unknown'}) has no {tool}, and there is no other {tool} on PATH.")}
+        printf '%s\\n' {q(f"{head}, and there is no other {tool} on PATH.")}
     else
-        printf '%s\\n' "cuenv: environment {env_name} (CUDA {rel or 'unknown'}) has no {tool}; the next {tool} on PATH, $__cuenv_next, is CUDA ${{__cuenv_other:-of an unknown release}}, not {rel or 'this environment'}'s."
+        printf '%s\\n' "{head}; the next {tool} on PATH, $__cuenv_next, {other}"
     fi
 {body}
 }} >&2

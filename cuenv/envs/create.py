@@ -20,7 +20,7 @@ from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 
 
 class CheckFailed(CuenvError):
@@ -161,6 +161,8 @@ def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack
 
     from cuenv.recipes import compiler
 
+    if not stack.cuda:
+        raise UsageError(f"Recipe {recipe.label(version)} has no CUDA, so there is no nvcc to add.")
     extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version))
     if kind == "conda":
         request = dataclasses.replace(request, conda_specs=(*request.conda_specs, *extra.specs))

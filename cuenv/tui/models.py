@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.binaries.assess import Library
-from cuenv.envs import cudatools
 from cuenv.cli.table import human_size
+from cuenv.envs import cudatools
 from cuenv.knowledge.stack import Finding
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
