@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
@@ -44,7 +45,7 @@ def run(ctx: Context) -> Result:
     return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed))
 
 
-def refuse_active(names: list[str], environ, *, force: bool) -> str | None:  # noqa: ANN001
+def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool) -> str | None:
     """Refuse to remove the environment this shell has active, as conda does, unless ``force``;
     returns its name when it is forced out from under the shell."""
     active = environ.get("CUENV_ACTIVE")

@@ -427,7 +427,7 @@ def activation_route(environ: Mapping[str, str], name: str, active: bool) -> str
     return "module" if f"cuenv/{name}" in loaded else "shell"
 
 
-def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) -> EnvFacts:  # noqa: ANN001
+def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.store.EnvRecord
     stack = None
     if "stack" in record.meta:
         from cuenv.envs.meta import stack_from_meta
