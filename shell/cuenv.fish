@@ -24,9 +24,20 @@ function cuenv --description 'cuenv: named CUDA environments'
             set -g __cuenv_pin_file ''
             command cuenv $argv; or return
             __cuenv_auto
+        case remove
+            __cuenv_remove $argv[2..-1]
         case '*'
             command cuenv $argv
     end
+end
+
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
+# --force the program refuses to remove it.
+function __cuenv_remove
+    if set -q __cuenv_active; and contains -- --force $argv; and contains -- $__cuenv_active $argv
+        __cuenv_deactivate
+    end
+    command cuenv remove $argv
 end
 
 function __cuenv_py
@@ -136,8 +147,12 @@ function __cuenv_verdict -a dir name strict
                 set hit 1
                 continue
             end
+            # an error that does not stop activation is said as a warning (issue 17 §4)
+            if string match -q -- 'error:*' $line
+                set err 1
+                test -z "$strict"; and set line (string replace -- 'error:' 'warning:' $line)
+            end
             printf '%s\n' $line >&2
-            string match -q -- 'error:*' $line; and set err 1
         end <"$dir/verdict"
     end
     if test -z "$hit"

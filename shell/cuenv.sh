@@ -23,8 +23,26 @@ cuenv() {
             __cuenv_auto_pwd=
             \command cuenv "$@" || \return
             __cuenv_auto ;;
+        remove) \builtin shift; __cuenv_remove "$@" ;;
         *) \command cuenv "$@" ;;
     esac
+}
+
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
+# --force the program refuses to remove it.
+__cuenv_remove() {
+    if [ -n "${__cuenv_active-}" ]; then
+        __cuenv_force=
+        __cuenv_hit=
+        for __cuenv_a in "$@"; do
+            case $__cuenv_a in
+                --force) __cuenv_force=1 ;;
+                *) if [ "$__cuenv_a" = "$__cuenv_active" ]; then __cuenv_hit=1; fi ;;
+            esac
+        done
+        if [ -n "$__cuenv_force" ] && [ -n "$__cuenv_hit" ]; then __cuenv_deactivate; fi
+    fi
+    \command cuenv remove "$@"
 }
 
 # Run the Python side; evaluate its stdout only when it succeeded.
@@ -124,8 +142,12 @@ __cuenv_verdict() {
             if [ "$__cuenv_l" = "$__cuenv_fp" ]; then
                 __cuenv_hit=1
                 while IFS= \builtin read -r __cuenv_l || [ -n "$__cuenv_l" ]; do
+                    # an error that does not stop activation is said as a warning (issue 17 §4)
+                    case $__cuenv_l in error:*)
+                        __cuenv_err=1
+                        if [ -z "$__cuenv_strict" ]; then __cuenv_l="warning:${__cuenv_l#error:}"; fi ;;
+                    esac
                     \builtin printf '%s\n' "$__cuenv_l" >&2
-                    case $__cuenv_l in error:*) __cuenv_err=1 ;; esac
                 done
             fi
         } <"$__cuenv_dir/verdict"

@@ -133,7 +133,10 @@ def plan_for(target: ActivationTarget, *, envs_dir: Path, other_roots: Sequence[
     if not TARGET_RE.fullmatch(target.name):
         raise UsageError(f"{target.name!r} is not a valid environment name.")
     layout = target.layout
-    bins = tuple(dict.fromkeys(_check_dir(_norm(p), "directory") for p in layout.bin_dirs))
+    # the shims of the CUDA tools the environment lacks come right after its own tools, before any
+    # folder it cannot strip (/usr/local/bin): `nvcc` is never another release's (issue 17)
+    shims = (target.shims_dir,) if target.shims_dir is not None else ()
+    bins = tuple(dict.fromkeys(_check_dir(_norm(p), "directory") for p in (*layout.bin_dirs, *shims)))
     libs = tuple(dict.fromkeys(_check_dir(_norm(p), "directory") for p in layout.lib_dirs))
     prefix = _norm(layout.prefix)
     values: dict[str, str] = {}

@@ -36,6 +36,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--engine", choices=CHOICES,
                         help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv; "
                              "rattler for conda-only files)")
+    parser.add_argument("--with-nvcc", action="store_true",
+                        help="add NVIDIA's nvcc of the recipe's CUDA (conda cuda-nvcc; CUDA 13 wheels for venv)")
     parser.add_argument("--python", metavar="X.Y", help="Python version (default: the recipe's, or this interpreter for venv)")
     parser.add_argument("--dry-run", action="store_true", help="solve and print what would be installed; change nothing")
     parser.add_argument("--force", action="store_true",
@@ -77,6 +79,8 @@ def _plan(ctx: Context, machine):
     if (a.cuda or a.skip_unsupported) and not (a.file or a.requirements):
         flag = "--cuda" if a.cuda else "--skip-unsupported"
         raise UsageError(f"{flag} goes with -f or -r.", hint="A recipe or a lockfile is installed as it is.")
+    if a.with_nvcc and not a.recipe:
+        raise UsageError("--with-nvcc goes with a RECIPE.", hint="Add nvcc to the -f/-r file or the locked recipe instead.")
     if a.from_lock:
         return _plan_from_lock(ctx, machine)
     if a.file or a.requirements:
@@ -91,7 +95,7 @@ def _plan(ctx: Context, machine):
                                "notes": list(built.notes)}
         return plan, None
     return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force), None
+                       machine=machine, force=a.force, with_nvcc=a.with_nvcc), None
 
 
 def _plan_from_lock(ctx: Context, machine):

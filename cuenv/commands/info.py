@@ -35,9 +35,27 @@ def _env_info(ctx: Context, name: str) -> Result:
     meta = dict(record.meta)
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
-    data = {"name": name, "path": str(record.path), "status": state, "reason": reason,
+    from cuenv.envs import cudatools
+
+    data = {"name": name, "path": str(record.path), "status": state, "reason": reason, "installed": cudatools.facts(meta),
+            "nvcc": _nvcc_line(meta),
             "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
     return Result(data=data, text=_render_env(data))
+
+
+# meta's "resolved" keys name packages: NVIDIA's cu11/cu12 nvcc package holds ptxas but no nvcc
+_PACKAGE_LABELS = {"nvcc": "nvcc-package"}
+
+
+def _nvcc_line(meta: Mapping[str, Any]) -> str:
+    from cuenv.activation import shims
+    from cuenv.envs import cudatools
+
+    tool = (meta.get("tools") or {}).get("nvcc")
+    if not isinstance(tool, Mapping):
+        return "unknown (made before cuenv recorded its tools; `cuenv create ... --force` records them)"
+    choice = shims.ToolChoice("nvcc", tool.get("source", "shim"), tool.get("path"), tool.get("toolkit"))
+    return shims.describe(choice, cudatools.env_release(meta))
 
 
 def _render_env(d: dict) -> str:
@@ -46,15 +64,17 @@ def _render_env(d: dict) -> str:
     recipe = d.get("recipe") or {}
     fw = d.get("framework") or {}
     layout = d.get("layout") or {}
+    installed = d.get("installed") or {}
     rows = [
         ("Name", d["name"]), ("Path", d["path"]),
         ("Status", d["status"] + (f" ({d['reason']})" if d.get("reason") else "")),
         ("Recipe", f"{recipe.get('name', '-')}" + (f"@{recipe['version']}" if recipe.get("version") else "")),
         ("Engine", f"{d.get('engine', '-')}  ({d.get('engine_reason', '')})"),
         ("Python", d.get("python") or "-"),
-        ("CUDA", d.get("cuda") or "-"), ("cuDNN", d.get("cudnn") or "-"),
+        ("CUDA", installed.get("cuda", "-")), ("cuDNN", installed.get("cudnn", "-")), ("nvcc", d.get("nvcc") or "-"),
         ("Framework", f"{fw['name']} {fw['version']}" if fw.get("name") else "-"),
-        ("Resolved", ", ".join(f"{k} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
+        ("Packages", ", ".join(f"{_PACKAGE_LABELS.get(k, k)} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
+        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (nominal)"),
         ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
         ("CUDA_HOME", layout.get("cuda_home") or "-"),
     ]

@@ -17,9 +17,10 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _row(record, ctx) -> dict:
-    from cuenv.envs import verdict
+    from cuenv.envs import cudatools, verdict
 
     meta = record.meta
+    real = cudatools.facts(meta)
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     fw = meta.get("framework") or {}
     return {
@@ -27,8 +28,9 @@ def _row(record, ctx) -> dict:
         "path": str(record.path),
         "recipe": (meta.get("recipe") or {}).get("name"),
         "engine": meta.get("engine"),
-        "cuda": meta.get("cuda"),
-        "cudnn": meta.get("cudnn"),
+        "cuda": real["cuda"],
+        "cudnn": real["cudnn"],
+        "nvcc": real["nvcc"],
         "framework": f"{fw['name']} {fw['version']}" if fw.get("name") else None,
         "size_bytes": meta.get("size_bytes"),
         "status": state,
@@ -56,8 +58,8 @@ def run(ctx: Context) -> Result:
     lines = []
     if rows:
         lines.append(render(
-            ["NAME", "RECIPE", "ENGINE", "CUDA", "CUDNN", "FRAMEWORK", "SIZE", "STATUS"],
-            [[r["name"], r["recipe"], r["engine"], r["cuda"], r["cudnn"], r["framework"], human_size(r["size_bytes"]),
+            ["NAME", "RECIPE", "ENGINE", "CUDA", "CUDNN", "NVCC", "FRAMEWORK", "SIZE", "STATUS"],
+            [[r["name"], r["recipe"], r["engine"], r["cuda"], r["cudnn"], r["nvcc"], r["framework"], human_size(r["size_bytes"]),
               r["status"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows],
         ))
     if ctx.args.system:

@@ -88,7 +88,21 @@ def _lock(ctx: Context) -> Result:
         sys.stdout.write(text)
         return Result()
     write_text(Path(a.output), text)
-    return Result(data=data, text=f"Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}")
+    return Result(data=data, text=f"Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
+                                  f"{_resolved(lock)}")
+
+
+def _resolved(lock) -> str:
+    """What the locked packages really are (issue 17 §3): the contract above is the recipe's nominal CUDA."""
+    from cuenv.envs.meta import resolved_versions
+
+    parts = []
+    for solution in lock.solutions:
+        got = resolved_versions(solution.packages)
+        text = ", ".join(f"{'nvcc package' if k == 'nvcc' else k} {v}" for k, v in got.items()) or "no CUDA packages"
+        parts.append(f"{solution.platform}: {text}")
+    nvcc = "yes" if lock.contract.nvcc else "no (ptxas at most)"
+    return f"Locked: {'; '.join(parts)}; nvcc: {nvcc}."
 
 
 def _check(ctx: Context) -> Result:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("names", nargs="+", metavar="NAME", help="environment(s) to remove")
     parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    parser.add_argument("--force", action="store_true",
+                        help="remove the active environment too (the shell hook deactivates it first)")
 
 
 def run(ctx: Context) -> Result:
@@ -23,6 +26,7 @@ def run(ctx: Context) -> Result:
 
     store = Store.from_settings(ctx.settings)
     records = [store.get(n, allow_incomplete=True) for n in ctx.args.names]  # all names valid before any delete
+    still_active = refuse_active([r.name for r in records], ctx.environ, force=ctx.args.force)
     if not ctx.args.yes:
         if not sys.stdin.isatty():
             raise UsageError("Refusing to remove without confirmation on a non-interactive input.", hint="Add -y.")
@@ -36,4 +40,20 @@ def run(ctx: Context) -> Result:
         with store.locked(record.name):
             store.remove(record.name)
         removed.append(record.name)
+    if still_active:  # --force without the hook: this shell still points into the removed folder
+        sys.stderr.write(f"warning: {still_active} was active here; run `cuenv deactivate` in this shell.\n")
     return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed))
+
+
+def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool) -> str | None:
+    """Refuse to remove the environment this shell has active, as conda does, unless ``force``;
+    returns its name when it is forced out from under the shell."""
+    active = environ.get("CUENV_ACTIVE")
+    if active not in names:
+        return None
+    if not force:
+        raise UsageError(
+            f"Environment {active!r} is active in this shell.",
+            hint=f"Run `cuenv deactivate` first, or `cuenv remove {active} --force` (with the shell hook it deactivates it first).",
+        )
+    return active

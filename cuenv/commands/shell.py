@@ -139,6 +139,8 @@ def _report(name: str, lines: list[str], strict: bool) -> None:
     from cuenv.envs import verdict
 
     for line in lines:
+        if not strict and line.startswith("error:"):  # it does not stop activation: a warning (issue 17 §4)
+            line = "warning:" + line[len("error:"):]
         sys.stderr.write(line + "\n")
     if strict and verdict.has_error(lines):
         raise CuenvError(f"Not activating {name}: it cannot run on this machine (--strict).",
@@ -169,8 +171,12 @@ def _use(ctx: Context) -> Result:
             record = store.get(name)
         except NotFound as exc:
             if pin is not None and getattr(pin, "lock", None):
-                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.",
-                               hint=f"Create it from its lockfile: `cuenv sync {pin.lock} -n {name}`.") from None
+                # name the lockfile only when it is there: `cuenv sync` of a missing file fails (issue 17 §4)
+                lock = Path(pin.lock)
+                hint = (f"Create it from its lockfile: `cuenv sync {pin.lock} -n {name}`." if lock.is_file() else
+                        f"Its lockfile {pin.lock} is missing too: create it from a recipe, `cuenv create RECIPE -n {name}`"
+                        " (`cuenv recipes` lists them).")
+                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.", hint=hint) from None
             raise exc
         _report(name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
         target = record.target()

@@ -135,6 +135,9 @@ def toolkits(f: Facts) -> Check | None:
         detail.append(f"nvcc: CUDA {t.nvcc.version or '?'}")
     elif t.nvcc is not None:
         detail.append(f"nvcc on PATH: {t.nvcc.path} (CUDA {t.nvcc.version or '?'})")
+    elif t.shims:
+        detail.append(f"nvcc on PATH: {t.shims[0]}: cuenv's stand-in, as the environment has no nvcc of its CUDA "
+                      "(it names the next nvcc and refuses another release)")
     elif f.origin == "this machine":
         detail.append("no nvcc on PATH (only needed to compile CUDA code)")
     for tool in t.on_path:
@@ -146,8 +149,7 @@ def toolkits(f: Facts) -> Check | None:
         found.append(Finding(
             "multiple-cuda-on-path", "warning",
             f"PATH reaches tools of {len(releases)} CUDA releases: {listed}; which one runs depends on PATH order.",
-            "Keep one CUDA on PATH: `cuenv use NAME` puts the environment's tools first and strips the others; "
-            "remove the extra `.../cuda-X.Y/bin` from your shell's rc file."))
+            f"Keep one CUDA on PATH: {_route_fix(f)}; remove the extra `.../cuda-X.Y/bin` from your shell's rc file."))
     for var, value, release in t.cuda_vars:
         detail.append(f"{var}={value} (CUDA {release or '?'})")
         if t.nvcc is not None and t.nvcc.version and release and _mm(release) != _mm(t.nvcc.version):
@@ -155,11 +157,29 @@ def toolkits(f: Facts) -> Check | None:
                 "cuda-home-mismatch", "warning",
                 f"{var} points at CUDA {release} ({value}) but the nvcc on PATH is CUDA {t.nvcc.version}: build "
                 "tools (CMake, torch.utils.cpp_extension) mix headers of one with the compiler of the other.",
-                f"Set {var} to the toolkit of that nvcc, or unset it; `cuenv use` sets both consistently."))
+                f"Set {var} to the toolkit of that nvcc, or unset it; {_route_fix(f)}."))
         elif release is None and f.origin == "this machine":
             found.append(Finding("cuda-home-mismatch", "warning", f"{var}={value} is not a CUDA toolkit (no version.json, "
                                  "version.txt or cuda_runtime_api.h).", f"Point {var} at a toolkit root, or unset it."))
     return make_check("toolkits", detail, found)
+
+
+def _route_fix(f: Facts) -> str:
+    """The command that gives one CUDA, for the route the environment came in by (issue 17 §6):
+    `cuenv use` is no fix for a shell that already used it."""
+    env = f.env
+    if env is None:
+        return "`cuenv use NAME` (with the shell hook) or `cuenv run NAME -- CMD` strips the others"
+    if not env.tools_recorded:
+        return (f"recreate {env.name} so that cuenv records and shims its CUDA tools: "
+                f"`cuenv create {env.recipe or 'RECIPE'} -n {env.name} --force`")
+    if env.route == "module":
+        return (f"load a module exported by this cuenv, which strips the others: `cuenv export {env.name} --format lmod -o DIR`, "
+                f"then `module load cuenv/{env.name}`")
+    if env.route == "shell":
+        return (f"something changed PATH after activation: `cuenv deactivate`, then `cuenv use {env.name}` again "
+                "(or `cuenv run " + env.name + " -- CMD`)")
+    return f"`cuenv use {env.name}` (or `cuenv run {env.name} -- CMD`) strips the others"
 
 
 def _primary_cudart(lib, nvcc_version: str | None) -> Resolution | None:  # noqa: ANN001 - LibraryFacts
@@ -206,7 +226,7 @@ def libraries(f: Facts) -> Check | None:
                 "ld-library-path-stale", "warning",
                 f"LD_LIBRARY_PATH entry {e.path} holds the CUDA {', '.join(e.cudart)} runtime, but {env_name} is "
                 f"CUDA {lib.wanted_cuda}.",
-                f"Remove {e.path} from LD_LIBRARY_PATH; `cuenv use {env_name}` strips other CUDA folders."))
+                f"Remove {e.path} from LD_LIBRARY_PATH; {_route_fix(f)}."))
     runtimes = {_mm(v) for e in lib.ld_library_path for v in e.cudart}
     if len(runtimes) > 1:
         found.append(Finding(
@@ -228,7 +248,7 @@ def libraries(f: Facts) -> Check | None:
                 "ld-library-path-stale" if r.via == "LD_LIBRARY_PATH" else "library-not-found", "error",
                 f"{r.soname} resolves to {r.path} (CUDA {r.version}, via {r.via}), not to {env_name}'s CUDA "
                 f"{lib.wanted_cuda} runtime.",
-                "Remove that folder from LD_LIBRARY_PATH (or put the environment's first with `cuenv use`)."))
+                f"Remove that folder from LD_LIBRARY_PATH; {_route_fix(f)}."))
     nvcc = f.toolkits.nvcc if f.toolkits else None
     primary = _primary_cudart(lib, nvcc.version if nvcc else None)
     if nvcc is not None and nvcc.version and primary is not None and primary.version:
@@ -239,8 +259,9 @@ def libraries(f: Facts) -> Check | None:
                 f"nvcc on PATH is CUDA {nvcc.version} ({nvcc.path}) but the loader picks the CUDA {primary.version} "
                 f"runtime ({primary.path}): code compiled here (CUDA extensions, torch.utils.cpp_extension) targets "
                 "one release and runs against another.",
-                "Use the nvcc of the runtime's release (the environment's own toolkit: a recipe with nvcc, or "
-                "`cuenv use` to put it first), or pick the environment matching your nvcc."))
+                "Use the nvcc of the runtime's release (an environment with its compiler: "
+                f"`cuenv create {(f.env.recipe if f.env else None) or 'RECIPE'} --with-nvcc`), "
+                f"or pick the environment matching your nvcc; {_route_fix(f)}."))
     return make_check("libraries", detail, found)
 
 

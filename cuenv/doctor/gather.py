@@ -236,12 +236,18 @@ def toolkit_facts(host: Host) -> ToolkitFacts:
     from cuenv.machine.toolkits import version_from_files
 
     found = toolkits.discover(host.environ, host.root)
+    from cuenv.activation.shims import is_shim
+
     on_path: list[CudaTool] = []
+    stand_ins: list[str] = []
+    shadowed: set[str] = set()
     seen: set[str] = set()
     for folder in host.environ.get("PATH", "").split(os.pathsep):
         if not folder:
             continue
         for tool in ("nvcc", "ptxas"):
+            if tool in shadowed:  # a shim earlier on PATH answers to this name: the later ones never run by name
+                continue
             exe = Path(folder) / tool
             if not (exe.is_file() and os.access(exe, os.X_OK)):
                 continue
@@ -249,12 +255,17 @@ def toolkit_facts(host: Host) -> ToolkitFacts:
             if real in seen:
                 break
             seen.add(real)
-            on_path.append(CudaTool(str(exe), tool_version(host, exe), tool))
+            version = tool_version(host, exe)
+            if version is None and is_shim(exe):  # refuses to run another release: no tool of any CUDA
+                stand_ins.append(str(exe))
+                shadowed.add(tool)
+                continue
+            on_path.append(CudaTool(str(exe), version, tool))
             break  # one tool per folder: nvcc speaks for its toolkit
     nvcc = next((t for t in on_path if t.tool == "nvcc"), None)
     cuda_vars = tuple((var, host.environ[var], version_from_files(Path(host.environ[var])))
                       for var in toolkits.ENV_VARS if host.environ.get(var))
-    return ToolkitFacts(tuple(found), nvcc, tuple(on_path), cuda_vars)
+    return ToolkitFacts(tuple(found), nvcc, tuple(on_path), cuda_vars, tuple(stand_ins))
 
 
 def _requester(env: EnvFacts | None, sites: Sequence[Path]) -> tuple[str | None, ldso.Dynamic | None]:
@@ -408,7 +419,15 @@ def site_packages(env: EnvFacts | None) -> tuple[Path, ...]:
 # --------------------------------------------------------------------------- entry point
 
 
-def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.store.EnvRecord
+def activation_route(environ: Mapping[str, str], name: str, active: bool) -> str:
+    """How environment ``name`` came into this process (issue 17 §6): a module, the shell, or not at all."""
+    if not active:
+        return "simulated"
+    loaded = environ.get("LOADEDMODULES", "").split(":")
+    return "module" if f"cuenv/{name}" in loaded else "shell"
+
+
+def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.store.EnvRecord
     stack = None
     if "stack" in record.meta:
         from cuenv.envs.meta import stack_from_meta
@@ -420,7 +439,9 @@ def env_facts(record, active: bool) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.st
         except (KeyError, TypeError):
             stack = None
     layout = record.layout() if "layout" in record.meta else None
-    return EnvFacts(record.name, active, stack, layout)
+    recipe = (record.meta.get("recipe") or {}).get("name")
+    return EnvFacts(record.name, active, stack, layout, route=activation_route(environ or {}, record.name, active),
+                    recipe=recipe, tools_recorded="tools" in record.meta)
 
 
 def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict[str, str]:
@@ -439,7 +460,7 @@ def gather(environ: Mapping[str, str], *, home: Path, record: EnvRecord | None =
     """
     from cuenv.machine.driver import detect
 
-    env = env_facts(record, active) if record is not None else None
+    env = env_facts(record, active, environ) if record is not None else None
     if record is not None and not active:
         environ = activated(environ, record, home)
     host = Host(environ, Path(root), ld_cache)

@@ -86,6 +86,7 @@ class ToolkitFacts:
     nvcc: CudaTool | None = None  # the nvcc PATH finds first; None: no nvcc on PATH
     on_path: tuple[CudaTool, ...] = ()  # every nvcc/ptxas on PATH, in PATH order
     cuda_vars: tuple[tuple[str, str, str | None], ...] = ()  # (CUDA_HOME, value, its CUDA release)
+    shims: tuple[str, ...] = ()  # cuenv shims on PATH that stand in for a missing tool (and run no other release)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,10 @@ class EnvFacts:
     active: bool  # from CUENV_ACTIVE rather than named
     stack: Stack | None = None
     layout: CudaLayout | None = None
+    # how it is active: "shell" (use, run, .cuenv), "module" (Lmod/Tcl), or "simulated" (doctor applied it)
+    route: str = "simulated"
+    recipe: str | None = None
+    tools_recorded: bool = True  # False: made before cuenv recorded and shimmed its CUDA tools
 
 
 @dataclass(frozen=True)

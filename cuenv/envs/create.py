@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from cuenv.envs import folder
+from cuenv.envs import cudatools, folder
 from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
 from cuenv.envs.store import Store, validate_name
@@ -119,14 +119,14 @@ def request_for(recipe, version: str | None, engine: str, python: str | None):
 
 def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
                 machine, force: bool, recipe=None, new_env: bool = True, stack: Stack | None = None,
-                request_extras: Mapping[str, Any] | None = None) -> CreatePlan:
+                request_extras: Mapping[str, Any] | None = None, with_nvcc: bool = False) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
     ``recipe`` (a Recipe built from environment.yml or requirements.txt) replaces a catalogue ``ref``;
     with it come the ``stack`` the file's pins name and ``request_extras`` (Request fields a recipe does
     not hold: a conda file's pip layer, --find-links, --pre, constraints, hashes).
     ``new_env`` is False when nothing will be installed (`cuenv lock RECIPE`): an environment of the
-    same name is then no obstacle.
+    same name is then no obstacle. ``with_nvcc`` adds the vendor's nvcc of the recipe's CUDA (issue 17).
     """
     from cuenv.engines import resolve_engine
     from cuenv.knowledge.compat import check
@@ -135,6 +135,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
 
     if recipe is None and ref is None:
         raise UsageError("Name a recipe to create from.", hint="`cuenv recipes` lists them; e.g. `cuenv create cuda-12.1`.")
+    from_catalogue = recipe is None
     recipe, version = (recipe, None) if recipe is not None else resolve(load_catalogue(settings), str(ref))
     env_name = validate_name(recipe.name if name is None else name)  # `-n ""` is an error, not the default
     store = Store.from_settings(settings)
@@ -146,6 +147,8 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     if request_extras:
         request = replace(request, **request_extras)
     stack = stack or recipe.stack(version, engine=kind)
+    if with_nvcc and not stack.has_nvcc:
+        request, stack = _with_compiler(recipe, version, kind, request, stack)
     request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
@@ -157,7 +160,28 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
                  "requested": [*request.conda_specs, *request.requirements], "env_vars": recipe.env_vars,
                  "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
                  "route": route}
+    if from_catalogue and not stack.has_nvcc:
+        from cuenv.recipes import compiler
+
+        engines = recipe.engines(version)
+        plan.meta["compiler_hint"] = compiler.create_hint(
+            recipe=recipe.label(version), cuda=stack.cuda, has_conda="conda" in engines,
+            venv_has_nvcc="venv" in engines and recipe.venv.nvcc, env_name=env_name)
     return plan
+
+
+def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack):
+    """The request and stack with the compiler packages of the recipe's CUDA added."""
+    from cuenv.recipes import compiler
+
+    if not stack.cuda:
+        raise UsageError(f"Recipe {recipe.label(version)} has no CUDA, so there is no nvcc to add.")
+    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version))
+    if kind == "conda":
+        request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
+    else:
+        request = replace(request, requirements=(*request.requirements, *extra.specs))
+    return request, replace(stack, has_nvcc=True)
 
 
 @dataclass(frozen=True)
@@ -325,6 +349,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
+            meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
+                                                   compiler_hint=plan.meta.get("compiler_hint"))
             store.write_meta(plan.name, meta)
             render_activation(store, plan.name, settings)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python

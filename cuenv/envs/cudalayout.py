@@ -28,3 +28,4 @@ class ActivationTarget:
     layout: CudaLayout
     env_vars: Mapping[str, str] = field(default_factory=dict)  # the recipe's variables
     activate_scripts: tuple[Path, ...] = ()  # conda's etc/conda/activate.d/*.sh (posix shells)
+    shims_dir: Path | None = None  # the shims of the CUDA tools it lacks: on PATH right after its own bins

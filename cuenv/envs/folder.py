@@ -7,6 +7,7 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/solution.json         the exact solution it was installed from (its own lock)
     NAME/.cuenv/verdict               the hook's cached verdict: fingerprint, then one finding a line
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
+    NAME/.cuenv/shims/                the CUDA tools the environment lacks, as shims (cuenv.activation.shims)
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
     .locks/NAME.lock                  one file lock per environment name, while it is held
     .claims/NAME                      "cuenv is building NAME": written before the engine makes the prefix,
@@ -31,6 +32,7 @@ VERDICT_FILE: Final = "verdict"
 COMPLETE: Final = "complete"
 LOCKS_DIR: Final = ".locks"
 CLAIMS_DIR: Final = ".claims"
+SHIMS_DIR: Final = "shims"
 
 
 def meta_dir(prefix: Path) -> Path:
@@ -40,6 +42,11 @@ def meta_dir(prefix: Path) -> Path:
 def activate_script(meta: Path, shell: str) -> Path:
     """The activation script for ``shell`` inside an environment's meta folder."""
     return meta / f"activate.{shell}"
+
+
+def shims_dir(prefix: Path) -> Path:
+    """Where the shims of the CUDA tools an environment lacks live (put on PATH after its own bin folders)."""
+    return prefix / META_DIR / SHIMS_DIR
 
 
 def solution_path(prefix: Path) -> Path:

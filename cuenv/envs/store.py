@@ -75,6 +75,7 @@ class EnvRecord:
             layout=self.layout(),
             env_vars=dict(self.meta.get("env_vars", {})),
             activate_scripts=tuple(Path(p) for p in self.meta.get("activate_scripts", ())),
+            shims_dir=folder.shims_dir(self.path) if self.meta.get("tools") else None,
         )
 
 

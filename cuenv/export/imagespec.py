@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final, Mapping
 
 from cuenv.envs import folder
-from cuenv.envs.folder import META_DIR, META_FILE, SOLUTION_FILE
+from cuenv.envs.folder import META_DIR, META_FILE, SHIMS_DIR, SOLUTION_FILE
 from cuenv.errors import UsageError
 from cuenv.export import ExportSource, Output
 
@@ -92,7 +92,8 @@ def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]
 
     record = source.record
     target = ActivationTarget(name=record.name, layout=moved_layout(record.layout(), prefix),
-                              env_vars=dict(record.meta.get("env_vars") or {}))
+                              env_vars=dict(record.meta.get("env_vars") or {}),
+                              shims_dir=Path(prefix) / META_DIR / SHIMS_DIR)
     plan = plan_for(target, envs_dir=Path(IMAGE_HOME) / "envs")
     new, _ = apply(base_env, plan)
     new["PATH"] = new.get("PATH", "") + f":{prefix}/.cuenv/bin"  # last: the image's cuenv-smoke-test
@@ -157,6 +158,30 @@ def cuda_home_links(source: ExportSource) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(links))
 
 
+def image_tools(meta: Mapping[str, Any], prefix: str) -> tuple[dict[str, dict[str, str | None]], tuple[Output, ...]]:
+    """The image's CUDA tool record and its shims (issue 17 §1): the environment's own tools, moved to
+    ``prefix``; every other tool a shim (which still runs a same-release tool it finds on PATH)."""
+    from cuenv.activation import shims
+    from cuenv.envs import cudatools
+    from cuenv.export.relocate import moved
+
+    old = meta["layout"]["prefix"]
+    recorded = meta.get("tools") or {}
+    own = {t: moved(v["path"], old, prefix) for t, v in recorded.items()
+           if isinstance(v, Mapping) and v.get("source") == "env" and v.get("path")}
+    rel = cudatools.env_release(meta)
+    shims_dir = f"{prefix}/{META_DIR}/{SHIMS_DIR}"
+    choices = shims.choose(env_tools=own, env_release=rel, toolkits=())
+    files = []
+    for c in shims.shimmed(choices):
+        remedies = ("rebuild the environment with its compiler where cuenv runs (`cuenv create RECIPE --with-nvcc`)"
+                    " and export it again" if c.tool == "nvcc" else f"this image has no CUDA {rel or ''} {c.tool}",
+                    f"run the other one anyway: {shims.ESCAPE_VAR}=1 {c.tool} ...")
+        text = shims.script(choice=c, env_name=meta.get("name", "?"), env_release=rel, shims_dir=shims_dir, remedies=remedies)
+        files.append(Output(f"{CONTEXT_DIR}/{SHIMS_DIR}/{c.tool}", text, mode=0o755))
+    return {c.tool: {"source": c.source, "path": c.path, "toolkit": None} for c in choices}, tuple(files)
+
+
 def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
     test = meta.get("smoke_test") or {}
     if test.get("python"):
@@ -171,7 +196,8 @@ def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
     return (Output(f"{CONTEXT_DIR}/smoke-test", head + script, mode=0o755), *extra)
 
 
-def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str, str], ...], smoke: bool) -> str:
+def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str, str], ...], smoke: bool,
+                   shims: bool = False) -> str:
     """POSIX sh that rebuilds the environment at ``prefix`` from the lock, run inside the build."""
     meta = source.record.meta
     kind = meta["layout"]["kind"]
@@ -204,6 +230,8 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
     for path, target in links:
         lines.append(f'ln -sfn {sh(target)} "$prefix"/{sh(path)}')
     lines.append(f'cp "$here/{SOLUTION_FILE}" "$here/{META_FILE}" "$prefix/{META_DIR}/"')
+    if shims:
+        lines.append(f'cp -R "$here/{SHIMS_DIR}" "$prefix/{META_DIR}/"')
     if smoke:
         lines += [
             'cp "$here/smoke-test" "$prefix/.cuenv/bin/cuenv-smoke-test"',
@@ -257,11 +285,14 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
     links = cuda_home_links(source)
     moved = moved_meta(meta, name=record.name, new=prefix)
     moved.pop("validation", None)  # about the exporting machine, not the image's
+    moved["tools"], shim_files = image_tools(meta, prefix)
     files = (
         *lock_files(source),
         Output(f"{CONTEXT_DIR}/{META_FILE}", json.dumps(moved, indent=2, sort_keys=True) + "\n"),
-        Output(f"{CONTEXT_DIR}/install.sh", install_script(source, prefix, links=links, smoke=bool(smoke)), mode=0o755),
+        Output(f"{CONTEXT_DIR}/install.sh", install_script(source, prefix, links=links, smoke=bool(smoke),
+                                                           shims=bool(shim_files)), mode=0o755),
         *smoke,
+        *shim_files,
     )
     return ImageSpec(
         name=record.name,

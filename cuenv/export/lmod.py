@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Mapping
 
-from cuenv.export import ExportSource, Output
+from cuenv.export import ExportSource, Output, modstrip
 from cuenv.export.modulefile import (
     CONFLICTS,
     FAMILY,
@@ -13,7 +13,7 @@ from cuenv.export.modulefile import (
     module_spec,
 )
 
-SUMMARY: Final = "Lmod modulefile (Lua): the activation as prepend_path/pushenv, family(\"cuda\")"
+SUMMARY: Final = "Lmod modulefile (Lua): the activation as pushenv, other CUDAs stripped, family(\"cuda\")"
 
 
 def lua(value: str) -> str:
@@ -48,9 +48,7 @@ def render(spec: ModuleSpec) -> str:
         "end",
         "",
     ]
-    for var, dirs in spec.prepend:
-        # each prepend_path goes in front, so the last written ends up first
-        lines += [f"prepend_path({lua(var)}, {lua(d)})" for d in reversed(dirs)]
+    lines += modstrip.lua_lines(spec.plan, lua)  # PATH and LD_LIBRARY_PATH, other CUDAs stripped (issue 17)
     lines += [f"pushenv({lua(k)}, {lua(v)})" for k, v in spec.set]  # pushenv: unload puts the old value back
     return "\n".join(lines) + "\n"
 

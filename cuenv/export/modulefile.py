@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from cuenv.activation.plan import Plan
 from cuenv.export import ExportSource
 
 FAMILY: Final = "cuda"
@@ -28,6 +29,7 @@ class ModuleSpec:
     set: tuple[tuple[str, str], ...]
     whatis: tuple[str, ...]
     help: str
+    plan: Plan  # the activation plan: its strip rules are applied on load too (cuenv.export.modstrip)
 
 
 def module_spec(source: ExportSource) -> ModuleSpec:
@@ -54,8 +56,9 @@ def module_spec(source: ExportSource) -> ModuleSpec:
     help_text = "\n".join([
         f"cuenv environment {record.name} ({stack.get('label') or record.name}, CUDA {cuda}), built by cuenv at",
         f"  {record.path}",
-        "Loading it puts the environment's tools and CUDA libraries first on PATH and LD_LIBRARY_PATH",
-        "and sets CUDA_HOME. It is in the module family 'cuda': one CUDA stack at a time.",
+        "Loading it puts the environment's tools and CUDA libraries first on PATH and LD_LIBRARY_PATH,",
+        "takes other CUDA toolkits off them (unload puts them back) and sets CUDA_HOME.",
+        "It is in the module family 'cuda': one CUDA stack at a time.",
         f"It needs an NVIDIA driver >= {driver} on the node." if driver else "",
         f"Check a node with: cuenv check {record.name}",
     ]).rstrip("\n")
@@ -66,4 +69,5 @@ def module_spec(source: ExportSource) -> ModuleSpec:
         set=plan.set,
         whatis=tuple(r for r in rows if r),
         help=help_text.replace("\n\n", "\n"),
+        plan=plan,
     )

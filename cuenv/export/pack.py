@@ -243,9 +243,9 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
 def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[str, str], machine: Any,
            force: bool, progress=None) -> tuple[Any, list[Any]]:
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
-    from cuenv.envs import folder
+    from cuenv.envs import cudatools, folder
     from cuenv.envs.create import blocking, prepare_prefix, render_activation
-    from cuenv.envs.meta import stack_from_meta
+    from cuenv.envs.meta import layout_from_json, stack_from_meta
     from cuenv.envs.store import Store, validate_name
     from cuenv.export.relocate import moved_meta
     from cuenv.knowledge.compat import check
@@ -286,6 +286,8 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             from cuenv.envs.diskuse import disk_usage
 
             meta["size_bytes"] = disk_usage(prefix)  # what is here, not what the manifest claims
+            meta["tools"] = cudatools.install_here(name=env_name, prefix=prefix, layout=layout_from_json(meta["layout"]),
+                                                   meta=meta, environ=environ, compiler_hint=None)
             store.write_meta(env_name, meta)
             render_activation(store, env_name, settings)
             store.mark_complete(env_name)

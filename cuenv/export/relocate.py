@@ -51,6 +51,8 @@ def moved_meta(meta: Mapping[str, Any], *, name: str, new: str | Path) -> dict[s
     out["name"] = name
     out["layout"] = layout_to_json(moved_layout(layout, new))
     out["activate_scripts"] = [moved(p, layout.prefix, new) for p in meta.get("activate_scripts", ())]
+    # which CUDA tools it has and what stands in for the others is the new place's fact: recomputed there
+    out.pop("tools", None)
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Mapping
 
-from cuenv.export import ExportSource, Output
+from cuenv.export import ExportSource, Output, modstrip
 from cuenv.export.modulefile import (
     CONFLICTS,
     FAMILY,
@@ -62,6 +62,7 @@ def render(spec: ModuleSpec) -> str:
         "}",
         "",
     ]
+    lines += modstrip.tcl_lines(spec.plan, tcl) + [""]  # other CUDAs off PATH/LD_LIBRARY_PATH (issue 17)
     for var, dirs in spec.prepend:
         lines += [f"prepend-path {tcl(var)} {tcl(d)}" for d in reversed(dirs)]
     lines += [f"cuenv_set {tcl(k)} {tcl(v)}" for k, v in spec.set]

@@ -220,7 +220,8 @@ class _Checker:
         else:
             text = f"Install an NVIDIA driver that supports CUDA {cuda}"
         if none_found:
-            return text + ", or describe the target machine with --driver and --gpu/--cc."
+            # a command that exists with these flags (issue 17 §4): `use` and `create` have none of them
+            return text + ", or check it for another machine: `cuenv check TARGET --driver VERSION --cc X.Y`."
         return self._nearest(text)
 
     # -- GPU -> arch list ----------------------------------------------------------------------

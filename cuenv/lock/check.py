@@ -30,7 +30,11 @@ class LockCheck:
         out = [contract_line(self.read.lock)]
         out += [f"  {line}" for line in (self.read.derived.evidence if self.read.derived else ())]
         if self.closest is not None:
-            out.append(f"Closest recipe: {self.closest.label} (`cuenv create {self.closest.label}`)")
+            label = self.closest.label
+            if "==" in label:  # a package spec (cuda==12.9), not a recipe: `cuenv create` has no such name (issue 17)
+                out.append(f"Closest build: {label} (`cuenv check {label}`; `cuenv recipes` lists what `cuenv create` makes)")
+            else:
+                out.append(f"Closest recipe: {label} (`cuenv create {label}`)")
         out += [f"warning: {w}" for w in self.read.warnings] + [f"note: {n}" for n in self.read.notes]
         return out
 

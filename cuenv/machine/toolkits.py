@@ -114,10 +114,21 @@ def discover(environ: Mapping[str, str], root: Path = Path("/")) -> list[SystemT
         nvcc = real / "bin" / "nvcc"
         if nvcc.exists():
             entry["nvcc"] = str(nvcc)
-    on_path = shutil.which("nvcc", path=environ.get("PATH", ""))
+    on_path = _real_nvcc_on_path(environ.get("PATH", ""))
     if on_path:
         _add_path_nvcc(Path(on_path), environ, by_real)
     return [SystemToolkit(e["path"], e["version"], e["nvcc"], ", ".join(e["sources"])) for e in by_real.values()]
+
+
+def _real_nvcc_on_path(path: str) -> str | None:
+    """The first nvcc on ``path`` that is not a cuenv shim (an environment's stand-in is no toolkit)."""
+    from cuenv.activation.shims import is_shim
+
+    for folder in path.split(":"):
+        found = shutil.which("nvcc", path=folder) if folder else None
+        if found and not is_shim(Path(found)):
+            return found
+    return None
 
 
 def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, dict]) -> None:

@@ -8,12 +8,13 @@ on an 80-column screen, and the same on every machine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.binaries.assess import Library
 from cuenv.cli.table import human_size
+from cuenv.envs import cudatools
 from cuenv.knowledge.stack import Finding
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
@@ -109,9 +110,9 @@ def env_row(meta: Mapping[str, Any], name: str, state: str, reason: str) -> EnvR
     if recipe.get("version"):
         label += f"@{recipe['version']}"
     fw = meta.get("framework") or {}
+    real = cudatools.facts(meta)  # what is installed; the recipe's nominal values only when unknown
     return EnvRow(
-        name=name, recipe=label, engine=_text(meta.get("engine")), cuda=_text(meta.get("cuda")),
-        cudnn=_text(meta.get("cudnn")),
+        name=name, recipe=label, engine=_text(meta.get("engine")), cuda=real["cuda"], cudnn=real["cudnn"],
         framework=f"{fw['name']} {fw.get('version') or ''}".strip() if fw.get("name") else "-",
         size_bytes=meta.get("size_bytes"), status=state, reason=reason,
     )
@@ -213,6 +214,7 @@ class EnvDetail:
     smoke_test: bool
     problem: str = ""  # why a part could not be read (damaged metadata), shown instead of it
     kernels: tuple[Library, ...] = ()  # libraries whose files carry GPU code, judged for this machine (issue 20)
+    installed: Mapping[str, str] = field(default_factory=dict)  # cuenv.envs.cudatools.facts: what is really there
 
 
 def _short_hash(text: str) -> str:
@@ -243,6 +245,9 @@ def detail_text(d: EnvDetail) -> list[tuple[str, str]]:
     """The detail pane as (style, text) lines; style is '' or a theme variable / 'bold'."""
     out: list[tuple[str, str]] = [("bold", f"{d.name}  {d.recipe} | {d.engine} | Python {d.python or '-'}"),
                                   ("", d.path)]
+    if d.installed:
+        out.append(("", f"CUDA {d.installed.get('cuda', '-')} | cuDNN {d.installed.get('cudnn', '-')} | "
+                        f"nvcc {d.installed.get('nvcc', '-')}"))
     if d.problem:
         out.append(("$error", d.problem))
     out.append(("bold", "Findings on this machine"))

@@ -100,13 +100,15 @@ class Services:
         except (OSError, ValueError):
             solution = None
         recipe = (meta.get("recipe") or {}).get("name") or "-"
+        from cuenv.envs import cudatools
+
         return models.EnvDetail(
             name=name, path=models.shorten(str(record.path), home), recipe=recipe, engine=str(meta.get("engine", "-")),
             python=str(meta.get("python") or ""), complete=record.complete,
             packages=models.packages_from_solution(solution), activation=activation,
             lock_hash=str(meta.get("lock_hash") or ""), lock_status=self.lock_status(name),
             findings=findings, smoke_test=models.smoke_argv(meta.get("smoke_test")) is not None,
-            problem=" ".join(problems), kernels=kernels,
+            problem=" ".join(problems), kernels=kernels, installed=cudatools.facts(meta),
         )
 
     def _kernels(self, record: EnvRecord) -> tuple[tuple[Library, ...], tuple[Finding, ...]]:

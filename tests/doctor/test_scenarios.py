@@ -49,8 +49,11 @@ def test_conflicting_system_cuda_next_to_an_environment(cli, isolated, cuda_env,
     assert code == 1 and data["ok"] is False and data["environment"] == "cuda-12.1"
     summary = dict((n, (s, codes)) for n, s, codes in _summary(data))
     assert summary["toolkits"] == ("warning", ["multiple-cuda-on-path"])
-    assert summary["libraries"] == ("error", ["ld-library-path-stale", "ld-library-path-stale",
-                                              "multiple-cuda-on-path", "nvcc-runtime-mismatch"])
+    # the 13.0 nvcc in /usr/local/bin cannot be stripped, but the environment's shim stands in front of it
+    # (issue 17): no nvcc-runtime-mismatch any more
+    assert summary["libraries"] == ("warning", ["ld-library-path-stale", "ld-library-path-stale", "multiple-cuda-on-path"])
+    tools = next(c for c in data["checks"] if c["name"] == "toolkits")
+    assert any(line.startswith(f"nvcc on PATH: {cuda_env.shims_dir}/nvcc: cuenv's stand-in") for line in tools["detail"])
     assert summary["framework"] == ("ok", [])
     assert summary["cudnn"] == ("ok", [])
     libs = next(c for c in data["checks"] if c["name"] == "libraries")
@@ -61,7 +64,21 @@ def test_conflicting_system_cuda_next_to_an_environment(cli, isolated, cuda_env,
         f"libcudart.so.12 -> {site}/nvidia/cuda_runtime/lib/libcudart.so.12  [CUDA 12.1.105; via LD_LIBRARY_PATH]",
         f"libcudart.so.13 -> {SYSTEM13}/lib/libcudart.so.13  [CUDA 13.0; via linker cache]",
     ]
+    # an environment made before cuenv shimmed its tools: the mismatch, and a fix that is not `cuenv use`
+    import json
+
+    meta_file = Path(cuda_env.layout.prefix) / ".cuenv" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    del meta["tools"]
+    meta_file.write_text(json.dumps(meta))
+    shutil.rmtree(cuda_env.shims_dir)
+    code, data = _run(cli, "cuda-12.1", "--ld-cache", str(cache), environ=env)
+    summary = dict((n, (s, codes)) for n, s, codes in _summary(data))
+    assert summary["libraries"] == ("error", ["ld-library-path-stale", "ld-library-path-stale",
+                                              "multiple-cuda-on-path", "nvcc-runtime-mismatch"])
     mismatch = _finding(data, "nvcc-runtime-mismatch")
+    assert "recreate cuda-12.1 so that cuenv records and shims its CUDA tools: `cuenv create RECIPE -n cuda-12.1 --force`" \
+        in mismatch["fix"]
     assert mismatch["severity"] == "error"
     assert "nvcc on PATH is CUDA 13.0" in mismatch["message"] and "CUDA 12.1.105 runtime" in mismatch["message"]
     stale = [f["message"] for c in data["checks"] for f in c["findings"] if f["code"] == "ld-library-path-stale"]

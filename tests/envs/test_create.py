@@ -32,6 +32,13 @@ def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
     meta = json.loads(cuenv("info", "cuda-12.1", "--json").stdout)
     assert meta["resolved"] == {"libcudart": "12.1.105", "nvcc": "12.1.105"}
     assert meta["recipe"]["hash"].startswith("sha256:") and meta["lock_hash"].startswith("sha256:")
+    # what is installed, not what the recipe promised (issue 17 §3): the cu12 nvcc wheel has no nvcc
+    assert meta["installed"] == {"cuda": "12.1", "cudnn": "-", "nvcc": "none"}
+    assert meta["tools"]["ptxas"]["source"] == "env" and meta["tools"]["nvcc"] == {"source": "shim", "path": None, "toolkit": None}
+    assert listed[0]["nvcc"] == "none"
+    nvcc = cuenv("run", "cuda-12.1", "--", "nvcc", "--version", env=system_cuda)
+    assert nvcc.returncode == 127 and nvcc.stderr.startswith("cuenv: environment cuda-12.1 (CUDA 12.1) has no nvcc")
+    assert "`cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc`" in nvcc.stderr
 
 
 def test_exit_code_passes_through(cuenv, local_recipes):
@@ -51,6 +58,19 @@ def test_rattler_env_from_the_local_channel(cuenv, local_recipes, system_cuda):
     info = json.loads(cuenv("info", "local-cuda-12.1", "--json").stdout)
     assert info["engine"] == "rattler" and info["layout"]["kind"] == "conda"
     assert info["layout"]["cuda_home"] == info["path"]
+
+
+def test_with_nvcc_adds_the_compiler_package_or_says_which_engine_has_one(cuenv, local_recipes):
+    # conda engines: cuda-nvcc pinned to the recipe's CUDA joins the specs (the local channel has none)
+    made = cuenv("create", "local-cuda-12.1", "--with-nvcc", "--engine", "rattler", "--recipes", str(local_recipes), "--dry-run")
+    assert made.returncode != 0 and "cuda-nvcc" in made.stderr, made.stderr
+    # venv: NVIDIA's CUDA 12 wheels carry no nvcc; the error says what works, before any download
+    venv = cuenv("create", "cuda-12.1", "--with-nvcc", "--engine", "venv", "--dry-run")
+    assert venv.returncode == 2 and venv.stderr.splitlines() == [
+        "error: NVIDIA's CUDA 12 wheels on PyPI carry no nvcc (ptxas only), so the venv engine cannot add one.",
+        "hint: Get nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler`."]
+    other = cuenv("create", "-r", "requirements.txt", "--cuda", "12.1", "--with-nvcc")
+    assert other.returncode == 2 and "--with-nvcc goes with a RECIPE" in other.stderr
 
 
 def test_check_refuses_before_any_download(cuenv, local_recipes, tmp_path):

@@ -88,9 +88,13 @@ def test_dockerfile_context_venv(venv_env: str, tmp_path: Path) -> None:
     install = (out / "cuenv" / "install.sh").read_text()
     assert "--require-hashes" in install and "--no-deps" in install
     subprocess.run(["sh", "-n", str(out / "cuenv" / "install.sh")], check=True)
+    # the image's nvcc is the environment's shim, never the base image's other CUDA (issue 17 §1)
+    assert (out / "cuenv" / "shims" / "nvcc").read_text().startswith("#!/bin/sh\n# cuenv-shim nvcc")
+    assert 'cp -R "$here/shims" "$prefix/.cuenv/"' in install
     # ENV is exactly `cuenv use` inside the image (over the image's default PATH), plus the NVIDIA contract
     prefix = image_prefix(venv_env)
-    target = ActivationTarget(venv_env, moved_layout(layout_from_json(meta["layout"]), prefix), meta["env_vars"])
+    target = ActivationTarget(venv_env, moved_layout(layout_from_json(meta["layout"]), prefix), meta["env_vars"],
+                              shims_dir=Path(prefix) / ".cuenv" / "shims")
     base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     expected = activated_env(base, target, Path("/opt/cuenv"))
     expected["PATH"] += f":{prefix}/.cuenv/bin"

@@ -80,10 +80,44 @@ def test_module_load_finds_the_environments_cuda_and_unload_restores(fmt: str, v
     else:  # Lmod's tcl2lua does not round-trip non-ASCII text (the tclsh test covers it); the rest is exact
         assert lines[3].replace("\ufffdn\ufffd", "ünï") == f"hostile={HOSTILE}"
     assert lines[4] == f"home={prefix}/.cuenv/cuda active={venv_env}"
-    if fmt == "lmod":  # PATH and the site's CUDA_HOME are back exactly (pushenv)
-        assert lines[5] == f"after={before}|unset|unset"
-    else:  # through Lmod's Tcl reader, setenv: unload unsets
-        assert lines[5] == f"after={before.split('|')[0]}||unset|unset"
+    assert lines[5] == f"after={before}|unset|unset"  # PATH and the site's CUDA_HOME are back exactly
+
+
+@needs_lmod
+@pytest.mark.network
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("fmt", ["lmod", "tcl"])
+def test_module_strips_other_cuda_like_use_and_unload_puts_it_back(fmt: str, shell: str, venv_env: str, tmp_path: Path) -> None:
+    """Issue 17 §6: another CUDA on PATH/LD_LIBRARY_PATH (a toolkit folder, the site CUDA_HOME's bin) is
+    taken off on load, and `nvcc` is the environment's shim, never the other release; unload restores."""
+    if have(shell) is False or not Path(f"/usr/share/lmod/lmod/init/{shell}").is_file():
+        pytest.skip(f"{shell} or its Lmod init is missing")
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", fmt, "-o", str(mods))
+    other = tmp_path / "cuda-13.0"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "nvcc").write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
+    (other / "bin" / "nvcc").chmod(0o755)
+    env = {**lmod_env(tmp_path), "CUDA_HOME": str(other), "PATH": f"{other}/bin:/usr/local/cuda-11.0/bin:{BASE_PATH}",
+           "LD_LIBRARY_PATH": f"/usr/local/cuda-11.0/lib64:{other}/lib64:/opt/mine/lib"}
+    prefix = meta_of(venv_env)["layout"]["prefix"]
+    show = "printf '%s|%s|%s\\n' (string join : $PATH) (string join : $LD_LIBRARY_PATH) $CUDA_HOME" if shell == "fish" else \
+        'printf \'%s|%s|%s\\n\' "$PATH" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
+    which = "command -s nvcc" if shell == "fish" else "command -v nvcc"
+    script = "\n".join([
+        f"source /usr/share/lmod/lmod/init/{shell}", show, f"module use {shlex.quote(str(mods))}",
+        f"module load cuenv/{venv_env}", show, which, f"module unload cuenv/{venv_env}", show,
+    ])
+    argv = {"bash": ["bash", "--norc", "--noprofile", "-c"], "zsh": ["zsh", "-f", "-c"], "fish": ["fish", "--no-config", "-c"]}[shell]
+    done = subprocess.run([*argv, script], capture_output=True, text=True, env=env, timeout=120)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4, done.stderr
+    path, ld, home = lines[1].split("|")
+    assert not [e for e in path.split(":") if e.startswith((str(other), "/usr/local/cuda-"))], path
+    assert ld.split(":")[-1] == "/opt/mine/lib" and "cuda-11.0" not in ld and str(other) not in ld
+    assert home == f"{prefix}/.cuenv/cuda"
+    assert lines[2] == f"{prefix}/.cuenv/shims/nvcc"
+    assert lines[3] == lines[0]  # unload: PATH, LD_LIBRARY_PATH and CUDA_HOME exactly as before
 
 
 @needs_lmod
@@ -131,7 +165,7 @@ def test_tcl_modulefile_with_a_module_command_shim(venv_env: str, tmp_path: Path
     prefix = meta["layout"]["prefix"]
     assert ["family", "cuda"] in calls and ["conflict", "cuda", "cudatoolkit"] in calls
     prepends = [c[2] for c in calls if c[0] == "prepend-path" and c[1] == "PATH"]
-    assert list(reversed(prepends)) == meta["layout"]["bin_dirs"]
+    assert list(reversed(prepends)) == [*meta["layout"]["bin_dirs"], f"{prefix}/.cuenv/shims"]
     assert ["pushenv", "CUDA_HOSTILE", HOSTILE] in calls  # UTF-8, quotes, $, [ ], braces, backslashes: exact
     assert ["pushenv", "CUDA_HOME", f"{prefix}/.cuenv/cuda"] in calls
     # without pushenv (Environment Modules < 5.1), setenv

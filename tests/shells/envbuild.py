@@ -8,8 +8,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Mapping
 
 from cuenv.activation.render import render_scripts
+from cuenv.activation.shims import release
+from cuenv.envs import cudatools, folder
 from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 from cuenv.envs.meta import layout_to_json
 from cuenv.envs.store import Store
@@ -61,14 +64,19 @@ def venv_layout(prefix: Path, site: Path) -> CudaLayout:
 
 
 def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, str] | None = None,
-             *, prompt: bool = True) -> ActivationTarget:
-    """Write meta.json, the activation scripts and the completion marker, as `cuenv create` does."""
+             *, prompt: bool = True, toolkits_environ: Mapping[str, str] | None = None) -> ActivationTarget:
+    """Write meta.json, the CUDA tool shims, the activation scripts and the completion marker, as
+    `cuenv create` does; system toolkits are looked for in ``toolkits_environ`` (none when not given)."""
     store = Store(envs_dir)
-    cuda = name.split("-", 1)[-1] if name.startswith("cuda-") else None
+    cuda = release(name.split("-", 1)[-1]) if name.startswith("cuda-") else None
     stack = {"cuda": cuda, "cudnn": None, "sass": ["7.0", "8.0", "9.0"], "ptx": ["9.0"], "has_nvcc": False,
              "os": ["linux"], "framework": None, "framework_version": None, "variant": None}
-    store.write_meta(name, {"name": name, "stack": stack, "layout": layout_to_json(layout),
-                            "env_vars": env_vars or {}, "activate_scripts": []})
+    meta = {"name": name, "cuda": cuda, "stack": stack, "layout": layout_to_json(layout),
+            "env_vars": env_vars or {}, "activate_scripts": []}
+    toolkits = cudatools.system_toolkits(toolkits_environ) if toolkits_environ is not None else []
+    meta["tools"] = cudatools.install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(store.path(name)),
+                                      toolkits=toolkits, compiler_hint=None)
+    store.write_meta(name, meta)
     target = store.get(name, allow_incomplete=True).target()
     render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt)
     store.mark_complete(name)
@@ -76,7 +84,7 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
 
 
 def build_cuda_env(envs_dir: Path, name: str, cuda: str, wheel_cache: Path, template: Path | None = None,
-                   env_vars: dict[str, str] | None = None) -> ActivationTarget:
+                   env_vars: dict[str, str] | None = None, toolkits_environ: Mapping[str, str] | None = None) -> ActivationTarget:
     """A real venv environment NAME with the CUDA `cuda` wheels; copied from ``template`` when given."""
     prefix = envs_dir / name
     if template is not None:
@@ -86,7 +94,7 @@ def build_cuda_env(envs_dir: Path, name: str, cuda: str, wheel_cache: Path, temp
     else:
         wheels = [download(wheel_cache, s) for s in WHEELS[cuda]]
         site = make_venv(prefix, wheels, wheel_cache / "uv")
-    return register(envs_dir, name, venv_layout(prefix, site), env_vars)
+    return register(envs_dir, name, venv_layout(prefix, site), env_vars, toolkits_environ=toolkits_environ)
 
 
 def dump_layout(target: ActivationTarget) -> str:

@@ -162,3 +162,14 @@ def test_apply_then_restore_is_identity(old, value):
     assert new["OTHER"] == value and new["CUENV_ACTIVE"] == "t"
     assert new["PATH"].split(":")[:2] == [f"{P}/bin", f"{P}/nv/cuda_nvcc/bin"]
     assert all(e and not e.startswith(("/usr/local/cuda", "/opt/cuda", "/h/envs/x")) for e in new["PATH"].split(":")[2:])
+
+
+def test_shims_come_right_after_the_environments_own_tools():
+    """Issue 17: a shim of a CUDA tool the environment lacks wins over /usr/local/bin, which is never stripped."""
+    layout = CudaLayout(Path("/h/envs/e"), "venv", (Path("/h/envs/e/bin"), Path("/h/envs/e/nv/bin")), (Path("/h/envs/e/lib"),))
+    target = ActivationTarget("e", layout, shims_dir=Path("/h/envs/e/.cuenv/shims"))
+    plan = plan_for(target, envs_dir=Path("/h/envs"))
+    new, _ = apply({"PATH": "/usr/local/cuda-13.0/bin:/usr/local/bin:/usr/bin"}, plan)
+    assert new["PATH"] == "/h/envs/e/bin:/h/envs/e/nv/bin:/h/envs/e/.cuenv/shims:/usr/local/bin:/usr/bin"
+    assert plan_for(ActivationTarget("e", layout), envs_dir=Path("/h/envs")).paths[0].prepend == (
+        "/h/envs/e/bin", "/h/envs/e/nv/bin")

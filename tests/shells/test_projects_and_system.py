@@ -48,6 +48,11 @@ def test_pinned_env_missing_points_at_the_lockfile(world: World, tmp_path: Path)
     proj = _project(tmp_path, "not-built-yet", allow_in=world)
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert out.stdout.strip() == "rc=2"
+    # the lockfile is not there either: `cuenv sync` of it would fail, so the hint says to create (issue 17 §4)
+    assert (f"hint: Its lockfile {proj}/cuenv.lock is missing too: create it from a recipe, "
+            "`cuenv create RECIPE -n not-built-yet` (`cuenv recipes` lists them).") in out.stderr
+    (proj / "cuenv.lock").write_text("version: 1\n")
+    out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert f"hint: Create it from its lockfile: `cuenv sync {proj}/cuenv.lock -n not-built-yet`." in out.stderr
 
 

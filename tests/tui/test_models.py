@@ -41,8 +41,11 @@ def test_env_row_from_meta():
     meta = {"recipe": {"name": "torch-cu121", "version": "2.5.1"}, "engine": "rattler", "cuda": "12.1",
             "cudnn": "9.1", "framework": {"name": "torch", "version": "2.5.1"}, "size_bytes": 2_500_000_000}
     row = models.env_row(meta, "train", "warning", "driver-minor-compat")
-    assert row.cells() == ("train", "torch-cu121@2.5.1", "rattler", "12.1", "9.1", "torch 2.5.1", "2.5 GB",
-                           "warning (driver-minor-compat)")
+    assert row.cells() == ("train", "torch-cu121@2.5.1", "rattler", "12.1 (nominal)", "9.1 (nominal)", "torch 2.5.1",
+                           "2.5 GB", "warning (driver-minor-compat)")
+    # what was installed wins over the recipe's nominal versions (issue 17 §3)
+    meta["resolved"] = {"libcudart": "12.9.79", "cudnn": "9.28.0.50"}
+    assert models.env_row(meta, "train", "ok", "").cells()[3:5] == ("12.9", "9.28.0.50")
     assert models.env_row({}, "bare", "incomplete", "").cells()[1:7] == ("-", "-", "-", "-", "-", "-")
 
 

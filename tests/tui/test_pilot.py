@@ -143,6 +143,22 @@ def test_remove_asks_first(make_env, services: Services):
     assert any(isinstance(m, msg.ActionDone) and m.text == "Removed doomed." for m in seen)
 
 
+def test_remove_of_the_active_environment_says_so_first(make_env, settings, environ):
+    """As `cuenv remove` refuses the active environment without --force, the TUI asks with that said (issue 17 §5)."""
+    path = make_env("busy")
+    app = CuenvApp(Services(settings, {**environ, "CUENV_ACTIVE": "busy"}))
+
+    async def scenario(pilot, app):
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith("busy is active in the shell that started cuenv.")
+        assert "`cuenv deactivate`" in app.screen.detail
+        await pilot.press("n")
+        assert path.is_dir()
+
+    drive(app, scenario)
+
+
 def _start_create(pilot, app, name: str):
     async def go():
         await pilot.press("2")

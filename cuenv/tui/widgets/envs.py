@@ -190,6 +190,11 @@ class EnvironmentsView(WorkerErrors, Vertical):
             if yes:
                 self.remove_env(name)
 
+        if self.services.environ.get("CUENV_ACTIVE") == name:  # as `cuenv remove` refuses without --force (issue 17 §5)
+            self.app.push_screen(ConfirmScreen(
+                f"{name} is active in the shell that started cuenv. Remove it anyway{size}?",
+                f"This deletes $CUENV_HOME/envs/{name}; then run `cuenv deactivate` in that shell.", yes="Remove"), answered)
+            return
         self.app.push_screen(ConfirmScreen(f"Remove environment {name}{size}?",
                                            f"This deletes $CUENV_HOME/envs/{name}.", yes="Remove"), answered)
 

@@ -1,0 +1,87 @@
+"""An environment's CUDA tools, as they really are (issue 17 §1, §3).
+
+At create time (and `cuenv sync`) this finds which CUDA tools the environment has, which system
+toolkits of the same release exist, writes the shims for the rest (cuenv.activation.shims), and
+returns the record kept in the environment's metadata under ``tools``: what `info`, `list`, doctor
+and the TUI show, instead of what the recipe nominally promised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from cuenv.activation import shims
+from cuenv.envs.cudalayout import CudaLayout
+
+
+def env_release(meta: Mapping[str, Any]) -> str | None:
+    """The CUDA release the environment really has: its resolved runtime, else the recipe's."""
+    resolved = meta.get("resolved") or {}
+    return shims.release(resolved.get("libcudart")) or shims.release(meta.get("cuda"))
+
+
+def system_toolkits(environ: Mapping[str, str]) -> list[shims.Toolkit]:
+    from cuenv.machine import toolkits
+
+    found = []
+    for kit in toolkits.discover(environ):
+        root = Path(kit.path)
+        tools = shims.scan_tools([root / "bin"])
+        if kit.nvcc and "nvcc" not in tools:
+            tools["nvcc"] = kit.nvcc
+        found.append(shims.Toolkit(kit.path, kit.version, tools))
+    return found
+
+
+def install(*, name: str, layout: CudaLayout, meta: Mapping[str, Any], shims_dir: Path,
+            toolkits: Sequence[shims.Toolkit], compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
+    """Write the shims of environment ``name``; returns ``{tool: {"source", "path", "toolkit"}}``."""
+    rel = env_release(meta)
+    choices = shims.choose(env_tools=shims.scan_tools(layout.bin_dirs), env_release=rel, toolkits=toolkits)
+    scripts = {
+        c.tool: shims.script(choice=c, env_name=name, env_release=rel, shims_dir=str(shims_dir),
+                             remedies=shims.remedy_lines(tool=c.tool, env_name=name, env_release=rel,
+                                                         compiler_hint=compiler_hint if c.tool == "nvcc" else None))
+        for c in shims.shimmed(choices)
+    }
+    shims.write(shims_dir, scripts)
+    return {c.tool: {"source": c.source, "path": c.path, "toolkit": c.toolkit} for c in choices}
+
+
+def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: Mapping[str, Any], environ: Mapping[str, str],
+                 compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
+    """``install`` for an environment of this machine, with the system toolkits found here."""
+    from cuenv.envs import folder
+
+    return install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(prefix),
+                   toolkits=system_toolkits(environ), compiler_hint=compiler_hint)
+
+
+def nvcc_summary(meta: Mapping[str, Any]) -> str:
+    """ "12.1 (the environment's)", "12.1 (system toolkit /usr/local/cuda-12.1)", "none" or "unknown":
+    one cell for `list` and the TUI."""
+    tools = meta.get("tools")
+    if not isinstance(tools, Mapping) or not isinstance(tools.get("nvcc"), Mapping):
+        return "unknown"  # made before cuenv recorded its tools
+    nvcc = tools["nvcc"]
+    rel = env_release(meta) or "?"
+    if nvcc.get("source") == "env":
+        return f"{rel} (own)"
+    if nvcc.get("source") == "system":
+        return f"{rel} (system {nvcc.get('toolkit')})"
+    return "none"
+
+
+NOMINAL: Final = " (nominal)"  # a recipe's promise, shown when the installed version is unknown
+
+
+def facts(meta: Mapping[str, Any]) -> dict[str, str]:
+    """What is really installed, for `info`, `list` and the TUI: ``cuda`` (the resolved runtime's
+    release), ``cudnn`` and ``nvcc``; a value read only from the recipe is marked " (nominal)"."""
+    resolved = meta.get("resolved") or {}
+    runtime = shims.release(resolved.get("libcudart"))
+    cuda = runtime or (f"{meta['cuda']}{NOMINAL}" if meta.get("cuda") else "-")
+    cudnn = resolved.get("cudnn") or (f"{meta['cudnn']}{NOMINAL}" if meta.get("cudnn") else "-")
+    return {"cuda": cuda, "cudnn": cudnn, "nvcc": nvcc_summary(meta)}
