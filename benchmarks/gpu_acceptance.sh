@@ -220,12 +220,13 @@ cuenv use "$ENV_NAME" >/dev/null || { echo "FAIL	use	cuenv use $ENV_NAME failed"
 echo "PASS	use	CUENV_ACTIVE=${CUENV_ACTIVE-} python=$(command -v python)"
 if out=$(nvidia-smi -L 2>&1); then echo "PASS	check nvidia-smi	$(echo "$out" | head -n 1)"
 else echo "FAIL	check nvidia-smi	$(echo "$out" | tail -n 1)"; fi
-if command -v nvcc >/dev/null 2>&1; then
-    if out=$(nvcc -V 2>&1); then echo "PASS	check nvcc -V	$(command -v nvcc): $(echo "$out" | grep -m1 release)"
-    else echo "FAIL	check nvcc -V	$(echo "$out" | tail -n 1)"; fi
-else
-    echo "SKIP	check nvcc -V	no nvcc in the environment or on PATH (PyPI's CUDA 12 wheels ship none)"
-fi
+case "$(command -v nvcc 2>/dev/null)" in
+    "") echo "SKIP	check nvcc -V	no nvcc in the environment or on PATH (PyPI's CUDA 12 wheels ship none)" ;;
+    */.cuenv/shims/nvcc)  # the environment has none; cuenv's shim refuses another release's nvcc
+        echo "SKIP	check nvcc -V	no nvcc in the environment (its shim, `nvcc`, says how to add one)" ;;
+    *) if out=$(nvcc -V 2>&1); then echo "PASS	check nvcc -V	$(command -v nvcc): $(echo "$out" | grep -m1 release)"
+       else echo "FAIL	check nvcc -V	$(echo "$out" | tail -n 1)"; fi ;;
+esac
 python - <<'PYEOF'
 import importlib.util
 if importlib.util.find_spec("torch") is None:

@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Stack
@@ -36,8 +36,9 @@ class FromFile:
 
 
 def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | None, skip_unsupported: bool = False,
-              platform: str = "linux-64") -> FromFile:
-    """Read ``path`` (kind: environment-yml | requirements, or None to tell by its name) into a build."""
+              platform: str = "linux-64", trusted_env: Iterable[str] = ()) -> FromFile:
+    """Read ``path`` (kind: environment-yml | requirements, or None to tell by its name) into a build.
+    ``trusted_env``: the user's extension of the variables a shared file may set (cuenv.trust.envvars)."""
     from cuenv.recipes.projectfile import read_need
 
     need = read_need(path, cuda=cuda, kind=kind)
@@ -60,8 +61,9 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
         raise UsageError(f"{path} needs no CUDA: {need.how}.",
                          hint="cuenv builds CUDA environments: pass --cuda X.Y to build it with that CUDA.")
     doc, extras = _document(path, need, pip, name=name, platform=platform)
-    recipe = _validated(doc, path)
-    notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked)
+    dropped = _drop_untrusted_variables(doc, path, tuple(trusted_env))
+    recipe = _validated(doc, path, tuple(trusted_env))
+    notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked) + dropped
     return FromFile(recipe=recipe, stack=replace(need.stack, label=path.name), request_extras=extras, notes=notes,
                     skipped=tuple(blocked), how=need.how)
 
@@ -161,14 +163,32 @@ def _document(path: Path, need: Any, pip: RequirementsFile | None, *, name: str 
     return doc, extras
 
 
-def _validated(doc: dict[str, Any], path: Path) -> Any:
+def _drop_untrusted_variables(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...]) -> tuple[str, ...]:
+    """A project file is shared input: its ``variables:`` that activation may not export (a shell hook,
+    the loader's, one outside the CUDA stack) are left out of the build, each with a note saying why."""
+    from cuenv.trust import envvars
+
+    notes = []
+    for var in list(doc.get("env") or {}):
+        why = envvars.name_problem(var, extra=trusted_env)
+        if why is not None:
+            del doc["env"][var]
+            notes.append(f"{path.name}: variable {var} is not set on activation: {why}. Set it yourself after "
+                         "`cuenv use`, or allow it with the trusted_env_vars setting.")
+    if "env" in doc and not doc["env"]:
+        del doc["env"]
+    return tuple(notes)
+
+
+def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = ()) -> Any:
     import yaml
 
     from cuenv.recipes.catalogue import from_data
     from cuenv.recipes.lint import check_text
 
     # The recipes' own validation; its line numbers would point into the generated document, so none are shown.
-    data, problems = check_text(yaml.safe_dump(doc, sort_keys=False), str(path), stem=doc["name"], thorough=False)
+    data, problems = check_text(yaml.safe_dump(doc, sort_keys=False), str(path), stem=doc["name"], thorough=False,
+                                trusted_env=trusted_env)
     if problems:
         first = problems.items[0]
         raise UsageError(f"{path} does not make a valid recipe: {first.key + ': ' if first.key else ''}{first.message}",

@@ -27,7 +27,7 @@ def installed(envs: Path, name: str, engine: str) -> set[tuple]:
 def conda_file(channel: Path) -> str:
     return (f"name: from-yml\nchannels:\n  - {channel.as_uri()}\n  - nodefaults\ndependencies:\n"
             f"  - python=3.11\n  - {channel.as_uri()}::cuda-cudart\n  - cuda-version=12.1\n"
-            "variables:\n  CUENV_TEST_FROM_YML: 'yes'\n")
+            "variables:\n  CUDA_MODULE_LOADING: LAZY\n  FROM_YML_TEST: 'yes'\n")
 
 
 def test_conda_only_file_builds_with_rattler_when_no_conda_is_here(cli, work, envs, local_channel, no_conda):
@@ -39,7 +39,17 @@ def test_conda_only_file_builds_with_rattler_when_no_conda_is_here(cli, work, en
     assert {p["name"] for p in data["packages"]} >= {"cuda-cudart", "cuda-version", "python"}
     assert data["source"]["cuda_from"].startswith("from cuda-version=12.1 (environment.yml:8)")
     meta = json.loads((envs / "from-yml" / ".cuenv" / "meta.json").read_text())
-    assert meta["cuda"] == "12.1" and meta["env_vars"] == {"CUENV_TEST_FROM_YML": "yes"}
+    # a project file is shared input: a variable outside the CUDA stack is left out, with a note
+    assert meta["cuda"] == "12.1" and meta["env_vars"] == {"CUDA_MODULE_LOADING": "LAZY"}
+    assert any("FROM_YML_TEST is not set" in n and "trusted_env_vars" in n for n in data["source"]["notes"])
+
+
+def test_a_trusted_variable_of_a_project_file_is_set(cli, work, envs, local_channel, no_conda):
+    (work / "environment.yml").write_text(conda_file(local_channel))
+    code, _, err = cli("create", "-f", "environment.yml", "--json", environ=dict(no_conda, CUENV_TRUSTED_ENV_VARS="FROM_YML_*"))
+    assert code == 0, err
+    meta = json.loads((envs / "from-yml" / ".cuenv" / "meta.json").read_text())
+    assert meta["env_vars"] == {"CUDA_MODULE_LOADING": "LAZY", "FROM_YML_TEST": "yes"}
 
 
 def test_engine_flag_overrides_the_file(cli, work, local_channel, no_conda):

@@ -152,7 +152,8 @@ def test_a_cuenv_file_gives_the_same_nvcc(shell: str, world: World, tmp_path: Pa
     project = tmp_path / "project"
     project.mkdir()
     (project / ".cuenv").write_text("env: cuda-12.1\n")
-    script = "\n".join([hook_source(shell, world, tmp_path), f"cd '{project}'", "cuenv use", which(shell, "nvcc")])
+    script = "\n".join([hook_source(shell, world, tmp_path), f"cd '{project}'", "cuenv allow >/dev/null", "cuenv use",
+                        which(shell, "nvcc")])
     out = run_shell(shell, script, env)
     assert out.stdout.splitlines() == [str(world.envs / "cuda-12.1" / ".cuenv" / "shims" / "nvcc")], out.stderr
 
