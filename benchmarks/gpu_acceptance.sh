@@ -223,7 +223,7 @@ else echo "FAIL	check nvidia-smi	$(echo "$out" | tail -n 1)"; fi
 case "$(command -v nvcc 2>/dev/null)" in
     "") echo "SKIP	check nvcc -V	no nvcc in the environment or on PATH (PyPI's CUDA 12 wheels ship none)" ;;
     */.cuenv/shims/nvcc)  # the environment has none; cuenv's shim refuses another release's nvcc
-        echo "SKIP	check nvcc -V	no nvcc in the environment (its shim, `nvcc`, says how to add one)" ;;
+        echo "SKIP	check nvcc -V	no nvcc in the environment (its cuenv shim says how to add one)" ;;
     *) if out=$(nvcc -V 2>&1); then echo "PASS	check nvcc -V	$(command -v nvcc): $(echo "$out" | grep -m1 release)"
        else echo "FAIL	check nvcc -V	$(echo "$out" | tail -n 1)"; fi ;;
 esac
