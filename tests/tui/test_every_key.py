@@ -1,0 +1,218 @@
+"""Every binding and every button of every screen, pressed at 80x24 and 120x36: nothing crashes.
+
+Issue 18: `l` then Write crashed the app, and no test pressed that button. Here each screen
+(the two tabs, the filter, and every modal: remove, export, lock, doctor, help, create, an error,
+and the create panel's Cancel) is reached from a fresh start, and then each key the footer and
+Textual consider active, and each button, is pressed in turn; after each one the app is brought
+back to where it was. A crash fails the run (Textual re-raises it when the Pilot leaves); a
+worker's error must be a CuenvError in a modal, never "internal error". A button is pressed by a
+click at its place on the screen, so a button cut off at 80x24 fails too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cuenv.tui.app import CuenvApp
+from cuenv.tui.screens.modals import ErrorScreen
+from cuenv.tui.widgets.recipes import RecipesView
+
+from .conftest import make_incomplete, settle
+from .test_pilot import GatedServices
+
+SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
+
+# screen -> how to reach it from a fresh start (the environments tab, its table focused): keys, or
+# a step run on the app (the create dialog is opened on cuda-12.1, whose name is taken: pressing
+# Create then ends in the "already exists" error, not in a download)
+SCREENS: dict[str, tuple] = {
+    "environments": (),
+    "filter": ("slash",),
+    "recipes": ("2",),
+    "help": ("question_mark",),
+    "remove": ("x",),
+    "export": ("e",),
+    "lock": ("l",),
+    "doctor": ("d",),
+    "create": ("2", lambda app: _select(app, "#recipe-table", "cuda-12.1"), "c"),
+}
+
+
+def _select(app, table_id: str, key: str) -> None:
+    table = app.screen.query_one(table_id)
+    table.move_cursor(row=table.get_row_index(key))
+
+
+async def _reach(pilot, app, steps: tuple) -> None:
+    for step in steps:
+        if callable(step):
+            step(app)
+        else:
+            await pilot.press(step)
+        await settle(pilot, app)
+
+
+async def _back_to_start(pilot, app) -> None:
+    """Close every modal, stop a running create, clear the filter, back to the environments tab."""
+    view = app.screen_stack[0].query_one(RecipesView)
+    if view.creating:
+        view.action_cancel()
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if view.creating is None:
+                break
+    await settle(pilot, app)
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+        await pilot.pause()
+    app.screen.query_one("#env-filter").value = ""
+    app.action_tab("envs")
+    await settle(pilot, app)
+
+
+def _check(app, where: str) -> None:
+    if isinstance(app.screen, ErrorScreen):
+        text = str(app.screen.query_one("#error-message").render())
+        assert "internal error" not in text, f"{where}: {text}"
+
+
+def _shown(widget) -> bool:
+    return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
+
+
+def _actions(app) -> list[tuple[str, str]]:
+    """("key", k) for each enabled binding, ("button", id) for each shown, enabled button."""
+    from textual.widgets import Button
+
+    keys = sorted(k for k, b in app.screen.active_bindings.items() if b.enabled)
+    buttons = [b.id for b in app.screen.query(Button) if _shown(b) and not b.disabled and b.id]
+    return [("key", k) for k in keys] + [("button", b) for b in buttons]
+
+
+async def _do(pilot, app, action: tuple[str, str], where: str) -> None:
+    kind, what = action
+    if kind == "key":
+        await pilot.press(what)
+    else:
+        button = app.screen.query_one(f"#{what}")
+        assert button.region.size.area and app.screen.region.contains_region(button.region), \
+            f"{where}: button #{what} is not wholly on the screen ({button.region} of {app.screen.region})"
+        assert await pilot.click(button), f"{where}: button #{what} is covered by something"
+    await settle(pilot, app)
+
+
+def _ended(app) -> bool:
+    return not app.is_running or app.return_value is not None or bool(app._exit_renderables)
+
+
+def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
+    """Every action of every screen, each from a fresh arrival; a new app after one that ends it
+    (use, quit). Returns screen -> what was pressed there."""
+    pressed: dict[str, list[str]] = {}
+    todo = [(screen, None) for screen in SCREENS]  # None: list the screen's actions on arrival
+
+    async def session() -> None:
+        app = CuenvApp(services)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            while todo:
+                screen, action = todo.pop(0)
+                await _reach(pilot, app, SCREENS[screen])
+                if action is None:
+                    todo[:0] = [(screen, a) for a in _actions(app)]
+                    await _back_to_start(pilot, app)
+                    continue
+                where = f"{screen} at {size[0]}x{size[1]}, {action[0]} {action[1]!r}"
+                await _do(pilot, app, action, where)
+                pressed.setdefault(screen, []).append(action[1])
+                if _ended(app):
+                    return
+                _check(app, where)
+                await _back_to_start(pilot, app)
+
+    while todo:
+        asyncio.run(session())
+    return pressed
+
+
+@pytest.fixture
+def world(make_env, environ, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # lock and export write beside the user: here, not in the checkout
+    make_env("cuda-12.1")
+    make_incomplete(Path(environ["CUENV_HOME"]) / "envs", "broken", make_env("train"))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_of_every_screen(size: str, world, services):
+    pressed = tour(services, SIZES[size])
+    assert set(pressed) == set(SCREENS), "a screen offered nothing to press"
+    for modal in ("help", "remove", "export", "lock", "doctor", "create"):
+        assert "escape" in pressed[modal] and any(p in pressed[modal] for p in ("close", "cancel", "no")), pressed[modal]
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_while_a_create_runs(size: str, settings, environ):
+    """The create panel's Cancel button and the keys while a create is held at its install step."""
+    services = GatedServices(settings, environ)
+    app = CuenvApp(services)
+    pressed: list[str] = []
+
+    async def main() -> None:
+        async with app.run_test(size=SIZES[size]) as pilot:
+            await settle(pilot, app)
+            view = app.screen.query_one(RecipesView)
+            for action in [("button", "create-cancel"), ("key", "escape"), ("key", "r"), ("key", "question_mark"),
+                           ("key", "1"), ("key", "2")]:
+                services.reached.clear()
+                await pilot.press("2")
+                await settle(pilot, app)
+                view.start_create("cuda-12.1", name="fresh", engine="venv")
+                for _ in range(600):
+                    await pilot.pause(0.05)
+                    if services.reached.is_set():
+                        break
+                if action == ("button", "create-cancel"):
+                    await pilot.press("2")
+                await _do(pilot, app, action, f"create running at {size}, {action}")
+                pressed.append(action[1])
+                _check(app, f"create running, {action}")
+                await _back_to_start(pilot, app)
+            await pilot.press("2")
+            await settle(pilot, app)
+            cancel = app.screen.query_one("#create-cancel")
+            assert not cancel.display or not cancel.region.size.area, "Cancel stays after the create ended"
+
+    asyncio.run(main())
+    assert len(pressed) == 6
+    assert not (Path(environ["CUENV_HOME"]) / "envs" / "fresh" / ".cuenv" / "complete").exists()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_of_the_error_modal(size: str, services):
+    """A create with a bad name opens the error modal; its keys and its Close button."""
+
+    async def open_error(pilot, app) -> None:
+        await pilot.press("2")
+        await settle(pilot, app)
+        app.screen.query_one(RecipesView).start_create("cuda-12.1", name="bad name", engine="venv")
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, ErrorScreen):
+                await settle(pilot, app)
+                return
+        raise AssertionError("no error modal")
+
+    for action in [("key", "escape"), ("key", "enter"), ("key", "q"), ("button", "close")]:
+        app = CuenvApp(services)
+
+        async def main() -> None:
+            async with app.run_test(size=SIZES[size]) as pilot:
+                await settle(pilot, app)
+                await open_error(pilot, app)
+                await _do(pilot, app, action, f"error modal at {size}, {action}")
+                assert not isinstance(app.screen, ErrorScreen), f"{action} did not close the error"
+
+        asyncio.run(main())
