@@ -116,7 +116,7 @@ def test_use_leaves_with_the_chosen_environment(make_env, services: Services, tm
     app = CuenvApp(services)
 
     async def scenario(pilot, app):
-        await pilot.press("down", "u")
+        await pilot.press("down", "enter")  # use: on enter, never on a letter
 
     drive(app, scenario)
     assert app.return_value == "train"

@@ -197,23 +197,27 @@ class DoctorScreen(_Modal):
 
 
 HELP = """\
-Environments tab (1)
+Environments tab (key 1)
   up/down  move            /      filter: words that narrow the list
   In the filter every key is text (12.1 too): enter or down: back to
   the table, the filter kept; esc: clear it and back.
   o / O    sort by the next column / reverse (or click a title)
-  u        use: leave, and activate it in your shell (the hook)
+  enter    use: leave, and activate it in your shell (the hook)
   x        remove (asks first)     s      run its smoke test
   e        export (pick a format)  l      lock (write a lockfile)
   d        doctor                  r      reload
-Recipes tab (2)
+  Letters only open a dialog or run the smoke test: typing at the
+  table never leaves the app and never removes anything.
+Recipes tab (key 2)
   c, enter create an environment from the highlighted recipe
-  esc      cancel a running create: it stops at its next step and
-           removes what it built; nothing half-built is left usable
+  esc      cancel a running create: its download or install stops at
+           once, what was fully downloaded stays in the cache, and
+           nothing half-built is left usable
 Everywhere but in the filter
   1 2  tabs   ?  help   ctrl+t  light/dark   ctrl+p  commands   q  quit
-`u` hands the name to the shell hook (eval "$(cuenv shell-init bash)").
-Without the hook, cuenv prints the `cuenv use NAME` to run.
+enter on an environment hands its name to the shell hook
+(eval "$(cuenv shell-init bash)"); without the hook, cuenv prints the
+`cuenv use NAME` to run.
 """
 
 

@@ -24,7 +24,9 @@ _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 
 class EnvironmentsView(WorkerErrors, Vertical):
     BINDINGS = [
-        Binding("u", "use", "Use"),
+        # Leaving the app is on enter, never on a letter: a word typed at the table (the filter is
+        # on `/`) must not end the session (issue 18). Letters open a dialog or touch nothing.
+        Binding("enter", "use", "Use"),
         Binding("x,delete", "remove", "Remove", key_display="x"),
         Binding("s", "smoke", "Test"),
         Binding("e", "export", "Export"),
@@ -51,7 +53,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.generation = 0  # of the latest load: an older worker's result is stale
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter: type to narrow the list (/ to come back here)", id="env-filter", compact=True)
+        yield Input(placeholder="/ to filter: words that narrow the list", id="env-filter", compact=True)
         # No `loading` indicator on the table: Textual makes a loading widget unfocusable, and the
         # table must hold the keys from the first frame (the app focuses it on mount).
         yield DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
@@ -181,6 +183,10 @@ class EnvironmentsView(WorkerErrors, Vertical):
             self.app.notify("No environment selected.", severity="warning")
         return name
 
+    @on(DataTable.RowSelected, "#env-table")
+    def _row_selected(self) -> None:  # enter on the table: the table's own binding, then this
+        self.action_use()
+
     def action_use(self) -> None:
         name = self._need_selection()
         if name:
@@ -197,13 +203,13 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.remove(name)
+                self.remove_env(name)
 
         self.app.push_screen(ConfirmScreen(f"Remove environment {name}{size}?",
                                            f"This deletes $CUENV_HOME/envs/{name}.", yes="Remove"), answered)
 
     @work(**_WORK, group="action", description="Removing")
-    def remove(self, name: str) -> None:
+    def remove_env(self, name: str) -> None:
         self.services.remove(name)
         self.post_message(msg.EnvironmentsChanged(removed=name))  # first: the row goes before the notice shows
         self.post_message(msg.ActionDone(f"Removed {name}."))
@@ -267,12 +273,12 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         def chosen(path: str | None) -> None:
             if path:
-                self.lock(name, Path(path).expanduser())
+                self.write_lock(name, Path(path).expanduser())
 
         self.app.push_screen(PathScreen(f"Write a lockfile of {name} to:", "cuenv.lock"), chosen)
 
     @work(**_WORK, group="action", description="Writing the lockfile")
-    def lock(self, name: str, path: Path) -> None:
+    def write_lock(self, name: str, path: Path) -> None:
         self.services.lock(name, path)
         self.post_message(msg.ActionDone(f"Wrote the lockfile of {name} to {path}."))
 

@@ -132,7 +132,8 @@ class RecipesView(WorkerErrors, Vertical):
         self.query_one("#create-log", RichLog).write(line(f"$ cuenv create {recipe} -n {self.creating}", "bold"))
         self.query_one(ProgressBar).update(total=_STEPS, progress=0)
         self.query_one("#create-status", Static).update("starting")
-        self.query_one("#create-cancel", Button).disabled = False
+        cancel = self.query_one("#create-cancel", Button)
+        cancel.disabled, cancel.display = False, True
         self.refresh_bindings()
         self.create(recipe, self.creating, engine, self.cancel_event)
 
@@ -170,14 +171,15 @@ class RecipesView(WorkerErrors, Vertical):
     def _finished(self, message: msg.CreateFinished) -> None:
         self.creating = None
         self.cancel_event = None
-        self.query_one("#create-cancel", Button).disabled = True
+        cancel = self.query_one("#create-cancel", Button)
+        cancel.disabled, cancel.display = True, False  # nothing to cancel any more: gone, not greyed
         self.refresh_bindings()
         log = self.query_one("#create-log", RichLog)
         status = self.query_one("#create-status", Static)
         if message.outcome == "created":
             self.query_one(ProgressBar).update(progress=_STEPS)
             status.update("created")
-            log.write(line(f"created {message.name}: `u` on the Environments tab activates it", "$success"))
+            log.write(line(f"created {message.name}: enter on it in the Environments tab activates it", "$success"))
             self.app.notify(f"Created {message.name}.")
         elif message.outcome == "cancelled":
             status.update("cancelled")
