@@ -245,7 +245,7 @@ def _sync(ctx) -> Result:
         if not found and existing.meta.get("lock_hash") == plan.lock_hash:
             return Result(data={"name": plan.name, "changed": False},
                           text=f"{plan.name!r} already matches {a.file}.")
-    progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
+    progress = Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ)
     for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=a.force):
         progress.note(f"warning: {line}")
     try:

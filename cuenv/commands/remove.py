@@ -32,4 +32,4 @@ def run(ctx) -> Result:
         with store.locked(record.name):
             store.remove(record.name)
         removed.append(record.name)
-    return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed))
+    return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed), report=True)

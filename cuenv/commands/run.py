@@ -16,7 +16,7 @@ from cuenv.result import Result
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("name", metavar="NAME", help="environment")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="environment")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="command and its arguments")
 
 
@@ -43,6 +43,9 @@ def run(ctx) -> Result:
     argv = list(ctx.args.cmd)
     if argv and argv[0] == "--":
         argv = argv[1:]
+    if not ctx.args.name:  # argparse would say "required: NAME, -- CMD ..." (issue 18)
+        raise UsageError("`cuenv run` needs an environment and a command: cuenv run NAME -- CMD [ARGS...].",
+                         hint="For example `cuenv run cuda-12.1 -- python -V`; `cuenv list` names the environments.")
     if not argv:
         raise UsageError("No command given.", hint=f"Write it after --: cuenv run {ctx.args.name} -- python -V")
     env = prepared_env(ctx, ctx.args.name)

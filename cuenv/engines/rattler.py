@@ -208,6 +208,7 @@ def _package(record: Any) -> Package:
             "channel": record.channel,
             "subdir": record.subdir,
             "fn": record.file_name,
+            "size": record.size,
         }
     )
 

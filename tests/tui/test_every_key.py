@@ -168,7 +168,7 @@ def test_typing_at_the_table_never_leaves_or_removes(world, services, environ):
     async def main() -> None:
         async with app.run_test(size=SIZES["80x24"]) as pilot:
             await settle(pilot, app)
-            for word in ("ubuntu", "cuda 12.1", "torch", "yes", "delete", "use train"):
+            for word in ("ubuntu", "cuda 12.1", "torch", "oxygen", "xy", "delete", "use train"):
                 await pilot.press(*["space" if c == " " else "full_stop" if c == "." else c for c in word])
                 await settle(pilot, app)
                 assert not _ended(app), f"typing {word!r} left the app"

@@ -134,7 +134,7 @@ def test_remove_asks_first(make_env, services: Services):
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         assert path.is_dir()
-        await pilot.press("x", "y")
+        await pilot.press("x", "left", "enter")
         await settle(pilot, app)
         assert table_names(app) == []
 

@@ -94,7 +94,7 @@ def test_navigate_create_remove_and_use_through_the_hook(tmux: Tmux, environ: di
     tmux.wait("scratch  cuda-12.1 | venv")  # the detail pane follows the cursor
     tmux.keys("x")
     tmux.wait("Remove environment scratch")
-    tmux.keys("y")
+    tmux.keys("Left", "Enter")  # the Remove button: no letter says yes
     tmux.wait("Removed scratch.", no_row="scratch")
     envs = Path(environ["CUENV_HOME"]) / "envs"
     assert not (envs / "scratch").exists() and (envs / "cuda-12.1" / ".cuenv" / "complete").exists()

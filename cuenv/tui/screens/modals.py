@@ -29,7 +29,11 @@ class _Modal(ModalScreen):
 
 
 class ConfirmScreen(_Modal):
-    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "dismiss_none", "No")]
+    """A yes/no question whose yes is a button only: the focus starts on No, and no letter says yes,
+    so a word typed at the table (x, then y...) never removes anything (issue 18)."""
+
+    BINDINGS = [Binding("n,escape", "dismiss_none", "No"), Binding("left", "app.focus_previous", show=False),
+                Binding("right", "app.focus_next", show=False)]
 
     def __init__(self, question: str, detail: str = "", *, yes: str = "Yes") -> None:
         super().__init__()
@@ -41,14 +45,11 @@ class ConfirmScreen(_Modal):
             if self.detail:
                 yield Static(line(self.detail))
             with Horizontal(classes="buttons"):
-                yield Button(f"{self.yes} (y)", id="yes", variant="error")
-                yield Button("Keep it (n)", id="no")
+                yield Button(self.yes, id="yes", variant="error")
+                yield Button("Keep it (esc)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
