@@ -185,12 +185,19 @@ def _emit(data: Any, text: str, as_json: bool) -> None:
 
 
 def _log_to_stderr(verbosity: int) -> None:
-    """-v: the commands cuenv runs (cuenv.runner logs them at INFO); -vv: debug details too."""
+    """-v: the commands cuenv runs (cuenv.runner logs them at INFO); -vv: debug details too.
+    One handler, replaced on every call (tests call main() many times in one process)."""
     import logging
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
     root = logging.getLogger("cuenv")
+    for old in [h for h in root.handlers if getattr(h, "cuenv_cli", False)]:
+        root.removeHandler(old)
+    if verbosity <= 0:
+        root.setLevel(logging.WARNING)
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.cuenv_cli = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
 
@@ -218,7 +225,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             return 0 if not argv else EXIT_USAGE
         module = import_module(f"cuenv.commands.{COMMANDS[args.command][0]}")
         ctx = Context(args=args, environ=environ)
-        if ctx.verbosity > 0:
+        if ctx.verbosity > 0 or "logging" in sys.modules:  # logging is imported late: start-up stays light
             _log_to_stderr(ctx.verbosity)
         result = module.run(ctx)
         quiet = ctx.verbosity < 0

@@ -5,7 +5,6 @@ Pure text; cuenv.cli.main owns the parser and decides when to say it.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Final, Iterable, Mapping
 
@@ -35,6 +34,8 @@ output, -vv also debug details; -q prints only errors and what was asked for.
 
 def close_matches(word: str, choices: Iterable[str], *, n: int = 3) -> list[str]:
     """The choices ``word`` was probably meant to be (a typo, a transposition, a missing dash)."""
+    import difflib  # only on an error: start-up does not pay for it
+
     pool = list(dict.fromkeys(choices))
     found = difflib.get_close_matches(word, pool, n=n, cutoff=0.6)
     if not found and word.startswith("-"):  # --jsn -> --json: compare without the dashes too

@@ -121,7 +121,9 @@ class RattlerEngine(Engine):
         return importlib.util.find_spec("rattler") is not None
 
     def install_hint(self) -> str:
-        return "Install py-rattler into cuenv's Python: `pip install py-rattler`."
+        from cuenv.selfinstall import detect
+
+        return detect().hint_for("py-rattler>=0.28")
 
     # solve ------------------------------------------------------------------------------------
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:

@@ -249,17 +249,19 @@ class VenvEngine(Engine):
         return True
 
     def install_hint(self) -> str:
-        return "Install uv into cuenv's Python: `pip install uv`."
+        from cuenv.selfinstall import detect
+
+        return detect().hint_for("uv>=0.8")
 
     def _uv(self) -> str:
         try:
             from uv import find_uv_bin
         except ImportError:
-            raise ToolError("The uv package is not installed.", hint="pip install uv") from None
+            raise ToolError("The uv package is not installed.", hint=self.install_hint()) from None
         try:
             return find_uv_bin()
         except FileNotFoundError:
-            raise ToolError("The uv package has no uv binary.", hint="pip install --force-reinstall uv") from None
+            raise ToolError("The uv package has no uv binary.", hint=self.install_hint()) from None
 
     def _env(self, cache_dir: Path) -> dict[str, str]:
         env = {k: v for k, v in self.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}

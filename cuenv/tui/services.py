@@ -29,12 +29,15 @@ class CreateCancelled(BaseException):
 
 
 def guarded(progress: Progress, cancel: threading.Event) -> Progress:
-    """A progress callback that stops the pipeline at its next step once ``cancel`` is set."""
+    """A progress callback that stops the pipeline at its next event once ``cancel`` is set."""
 
-    def report(event: str, detail: str = "") -> None:
+    def report(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
+        # Every event counts, "tick" and each downloaded chunk too: a running uv is stopped within
+        # a second (cuenv.runner.stream ends its process group when this raises).
         if cancel.is_set():
             raise CreateCancelled()
-        progress(event, detail)
+        if event != "tick":
+            progress(event, detail, nbytes=nbytes)
         if cancel.is_set():
             raise CreateCancelled()
 
