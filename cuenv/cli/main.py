@@ -94,6 +94,16 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(text, hint=f"Run `{user_prog(self.prog)} --help` for usage.")
 
 
+class _GroupedHelp(argparse.RawDescriptionHelpFormatter):
+    """`cuenv --help` lists the commands by group in its epilog (cuenv.cli.usage); the flat list that
+    argparse would print as well is left out (the usage line keeps COMMAND)."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse's own type
+            return ""
+        return super()._format_action(action)
+
+
 def visible_commands() -> list[str]:
     return [name for name, (_, help_text) in COMMANDS.items() if help_text != argparse.SUPPRESS]
 
@@ -131,8 +141,10 @@ def common_options() -> argparse.ArgumentParser:
     g.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file (env CUENV_CONFIG)")
     g.add_argument("--recipes", action="append", default=argparse.SUPPRESS, metavar="DIR",
                    help="extra recipe folder, may repeat (env CUENV_RECIPES)")
-    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print less")
-    g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="print more (repeatable)")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="only errors and the output asked for: no progress, warnings or reports")
+    g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="also the commands cuenv runs and their output; -vv adds debug details")
     return common
 
 
@@ -146,11 +158,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Named, isolated CUDA environments, checked against your driver and GPU.",
         parents=[common],
         epilog=command_help({n: h for n, (_, h) in COMMANDS.items() if h != argparse.SUPPRESS}) + "\n" + EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_GroupedHelp,
     )
     parser.add_argument("--version", action="version", version=f"cuenv {__version__}")
-    # The commands are listed by group in the epilog; the flat list argparse would print is hidden.
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         kwargs = {} if help_text == argparse.SUPPRESS else {"help": help_text, "description": help_text}
         p = sub.add_parser(name, parents=[common], **kwargs)
