@@ -156,6 +156,20 @@ class Services:
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
         return plan.name
 
+    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
+        """What a create of ``ref`` would download, solved now (no install): "19.9 MiB in 2 packages"."""
+        from cuenv.engines.base import total_size
+        from cuenv.engines.progress import human_bytes
+        from cuenv.envs.create import execute, plan_create
+
+        plan = plan_create(self.settings, self.environ, ref=ref, name=None, engine=engine, python=None,
+                           machine=machine, force=True, new_env=False)
+        plan = execute(plan, self.settings, self.environ, machine=machine, dry_run=True, force=True)
+        packages = plan.solution.packages
+        total = total_size(packages)
+        size = human_bytes(total) if total is not None else "an unknown size"
+        return f"{size} in {len(packages)} packages, less what the cache holds (engine {plan.engine})"
+
     def remove(self, name: str) -> None:
         with self.store.locked(name):
             self.store.remove(name)

@@ -80,14 +80,19 @@ class ErrorScreen(_Modal):
 
 
 class CreateScreen(_Modal):
-    """Name and engine for a new environment from ``recipe``."""
+    """Name and engine for a new environment from ``recipe``, with what it would download.
 
-    ENGINES = (("auto (the configured default)", ""), *((label, n) for n, label in _ENGINE_LABELS.items()),
-               *((n, n) for n in ENGINE_NAMES if n not in _ENGINE_LABELS))
+    ``size_of(engine)`` (blocking: it solves) runs in a worker whenever the engine changes, so the
+    user sees the download before committing to it (issue 18)."""
 
-    def __init__(self, recipe: str) -> None:
+    ENGINES = (("auto (the configured default)", ""), ("venv (uv, PyPI wheels)", "venv"),
+               ("rattler (embedded conda)", "rattler"), ("conda", "conda"), ("mamba", "mamba"),
+               ("micromamba", "micromamba"))
+
+    def __init__(self, recipe: str, size_of: Callable[[str | None], str] | None = None) -> None:
         super().__init__()
         self.recipe = recipe
+        self.size_of = size_of
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -96,9 +101,40 @@ class CreateScreen(_Modal):
             yield Input(value=self.recipe.split("@")[0], id="create-name")
             yield Label("Engine")
             yield Select(self.ENGINES, value="", allow_blank=False, id="create-engine")
+            yield Static(line("Download: working it out...", "$text-muted"), id="create-size")
             with Horizontal(classes="buttons"):
                 yield Button("Create", id="go", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self._solve_size(None)
+
+    @on(Select.Changed, "#create-engine")
+    def _engine_changed(self, event: Select.Changed) -> None:
+        self._solve_size(str(event.value) or None)
+
+    def _solve_size(self, engine: str | None) -> None:
+        if self.size_of is None:
+            self.query_one("#create-size", Static).display = False
+            return
+        self.query_one("#create-size", Static).update(line("Download: working it out...", "$text-muted"))
+        size_of = self.size_of
+        self.run_worker(lambda: self._sized(size_of, engine), thread=True, exclusive=True, group="size",
+                        exit_on_error=False, description="Solving for the download size")
+
+    def _sized(self, size_of: Callable[[str | None], str], engine: str | None) -> None:
+        from cuenv.errors import CuenvError
+
+        try:
+            text = "Download: " + size_of(engine)
+        except CuenvError as exc:  # no engine here, no solution: said, and Create still says why
+            text = f"Download: unknown ({exc.message})"
+        if self.is_attached:
+            self.app.call_from_thread(self._show_size, text)
+
+    def _show_size(self, text: str) -> None:
+        if self.is_attached:
+            self.query_one("#create-size", Static).update(line(text))
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#go")

@@ -124,7 +124,12 @@ class RecipesView(WorkerErrors, Vertical):
             if answer:
                 self.start_create(recipe, name=answer[0], engine=answer[1])
 
-        self.app.push_screen(CreateScreen(recipe), chosen)
+        machine = self.machine
+
+        def size_of(engine: str | None) -> str:
+            return self.services.download_size(recipe, engine=engine, machine=machine)
+
+        self.app.push_screen(CreateScreen(recipe, size_of), chosen)
 
     def start_create(self, recipe: str, *, name: str, engine: str | None) -> None:
         self.creating = name or recipe
