@@ -22,11 +22,16 @@ from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line
 _WORK = {"thread": True, "exclusive": True, "exit_on_error": False}
 
 
+class EnvTable(DataTable):
+    """The environments table. Leaving the app is on enter, never on a letter: a word typed at the
+    table (the filter is on `/`) must not end the session (issue 18); letters open a dialog or touch
+    nothing. DataTable's own enter (select the row) is shown in the footer as Use."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Use", key_display="enter")]
+
+
 class EnvironmentsView(WorkerErrors, Vertical):
     BINDINGS = [
-        # Leaving the app is on enter, never on a letter: a word typed at the table (the filter is
-        # on `/`) must not end the session (issue 18). Letters open a dialog or touch nothing.
-        Binding("enter", "use", "Use"),
         Binding("x,delete", "remove", "Remove", key_display="x"),
         Binding("s", "smoke", "Test"),
         Binding("e", "export", "Export"),
@@ -56,7 +61,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         yield Input(placeholder="/ to filter: words that narrow the list", id="env-filter", compact=True)
         # No `loading` indicator on the table: Textual makes a loading widget unfocusable, and the
         # table must hold the keys from the first frame (the app focuses it on mount).
-        yield DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
+        yield EnvTable(id="env-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="env-detail"):
             yield Static("Reading environments...", id="env-detail-text")
         yield RichLog(id="env-log", classes="log hidden", wrap=True, min_width=20)
