@@ -37,7 +37,7 @@ def guarded(progress: Progress, cancel: threading.Event) -> Progress:
         if cancel.is_set():
             raise CreateCancelled()
         if event != "tick":
-            progress(event, detail, nbytes=nbytes)
+            progress(event, detail) if nbytes is None else progress(event, detail, nbytes=nbytes)
         if cancel.is_set():
             raise CreateCancelled()
 
@@ -158,14 +158,16 @@ class Services:
 
     def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
         """What a create of ``ref`` would download, solved now (no install): "19.9 MiB in 2 packages"."""
+        from cuenv.engines import get_engine
         from cuenv.engines.base import total_size
         from cuenv.engines.progress import human_bytes
-        from cuenv.envs.create import execute, plan_create
+        from cuenv.envs.create import obtain_solution, plan_create
 
         plan = plan_create(self.settings, self.environ, ref=ref, name=None, engine=engine, python=None,
                            machine=machine, force=True, new_env=False)
-        plan = execute(plan, self.settings, self.environ, machine=machine, dry_run=True, force=True)
-        packages = plan.solution.packages
+        # The solve alone: no environment lock, so a Create pressed meanwhile is not refused.
+        solver = get_engine(plan.engine, self.environ)
+        packages = obtain_solution(plan, solver, machine, self.settings.cache_dir).packages
         total = total_size(packages)
         size = human_bytes(total) if total is not None else "an unknown size"
         return f"{size} in {len(packages)} packages, less what the cache holds (engine {plan.engine})"

@@ -12,18 +12,21 @@ click at its place on the screen, so a button cut off at 80x24 fails too.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
 from cuenv.tui.app import CuenvApp
-from cuenv.tui.screens.modals import ErrorScreen
+from cuenv.tui.screens.modals import CreateScreen, ErrorScreen
+from cuenv.tui.services import Services
 from cuenv.tui.widgets.recipes import RecipesView
 
 from .conftest import make_incomplete, settle
 from .test_pilot import GatedServices
 
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
+TIMES: list[tuple[float, str]] = []  # (seconds, action): the slowest are printed when a tour ends
 
 # screen -> how to reach it from a fresh start (the environments tab, its table focused): keys, or
 # a step run on the app (the create dialog is opened on cuda-12.1, whose name is taken: pressing
@@ -112,6 +115,14 @@ def _ended(app) -> bool:
     return not app.is_running or app.return_value is not None or bool(app._exit_renderables)
 
 
+class TourServices(Services):
+    """The real services, but the create dialog's download size is not solved on each of the many
+    arrivals at that dialog (test_create_dialog_shows_the_download solves it for real)."""
+
+    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
+        return "19.9 MiB in 2 packages"
+
+
 def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
     """Every action of every screen, each from a fresh arrival; a new app after one that ends it
     (use, quit). Returns screen -> what was pressed there."""
@@ -130,7 +141,9 @@ def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
                     await _back_to_start(pilot, app)
                     continue
                 where = f"{screen} at {size[0]}x{size[1]}, {action[0]} {action[1]!r}"
+                started = time.monotonic()
                 await _do(pilot, app, action, where)
+                TIMES.append((time.monotonic() - started, where))
                 pressed.setdefault(screen, []).append(action[1])
                 if _ended(app):
                     return
@@ -139,6 +152,8 @@ def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
 
     while todo:
         asyncio.run(session())
+    for took, where in sorted(TIMES, reverse=True)[:5]:
+        print(f"{took:6.2f} s  {where}")
     return pressed
 
 
@@ -150,7 +165,8 @@ def world(make_env, environ, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-def test_every_action_of_every_screen(size: str, world, services):
+def test_every_action_of_every_screen(size: str, world, settings, environ):
+    services = TourServices(settings, environ)
     pressed = tour(services, SIZES[size])
     assert set(pressed) == set(SCREENS), "a screen offered nothing to press"
     for modal in ("help", "remove", "export", "lock", "doctor", "create"):
@@ -247,3 +263,27 @@ def test_every_action_of_the_error_modal(size: str, services):
                 assert not isinstance(app.screen, ErrorScreen), f"{action} did not close the error"
 
         asyncio.run(main())
+
+
+@pytest.mark.network
+def test_create_dialog_shows_the_download(services):
+    """The dialog solves (no install, no lock taken) and shows the size before the user commits."""
+    app = CuenvApp(services)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZES["80x24"]) as pilot:
+            await settle(pilot, app)
+            await _reach(pilot, app, SCREENS["create"])
+            assert isinstance(app.screen, CreateScreen)
+            for _ in range(1200):
+                text = str(app.screen.query_one("#create-size").render())
+                if "packages" in text or "unknown" in text:
+                    break
+                await pilot.pause(0.05)
+            assert text.startswith("Download: 19.9 MiB in 2 packages"), text
+            await pilot.click("#go")  # at once: the size's solve holds no lock that create needs
+            await settle(pilot, app)
+            assert not isinstance(app.screen, ErrorScreen) or "already exists" in str(
+                app.screen.query_one("#error-message").render())
+
+    asyncio.run(main())

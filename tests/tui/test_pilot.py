@@ -181,8 +181,8 @@ class GatedServices(Services):
         self.reached = threading.Event()
 
     def create(self, ref, *, progress, cancel, **kw):
-        def gated(event: str, detail: str = "") -> None:
-            progress(event, detail)
+        def gated(event: str, detail: str = "", **facts) -> None:
+            progress(event, detail, **facts)
             if event == "install":
                 self.reached.set()
                 cancel.wait(30)
@@ -279,7 +279,7 @@ def test_lock_and_doctor_are_off_until_their_modules_exist(make_env, services: S
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
-        assert "u        use: leave, and activate it in your shell" in text
+        assert "enter    use: leave, and activate it in your shell" in text
         if not services.can_lock:
             assert "lock (l) is off" in text
         await pilot.press("escape")
