@@ -33,6 +33,7 @@ from cuenv.engines.base import (
     check_solution_engine,
     cuda_hint,
     emit,
+    total_size,
 )
 from cuenv.engines.condaprefix import (
     conda_layout,
@@ -169,6 +170,7 @@ class RattlerEngine(Engine):
         import rattler
 
         archives = cache_dir / "rattler" / "archives"
+        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
         local: list[tuple[Package, Path]] = []
         for pkg in solution.packages:  # every hash first: nothing is linked unless all match
             emit(progress, "verify", pkg.filename or pkg.url)

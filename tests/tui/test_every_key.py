@@ -12,6 +12,7 @@ click at its place on the screen, so a button cut off at 80x24 fails too.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -86,19 +87,32 @@ def _shown(widget) -> bool:
     return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
 
 
+# Textual's own moving, scrolling and text editing (cursor_*, scroll_*, delete_*, copy...): pressed too, but all in one go from
+# one arrival, so the tour stays short; cuenv's bindings and focus moves each get their own.
+_MOVES = ("cursor_", "scroll_", "page_", "copy", "screen.copy", "delete_", "cut", "paste", "select_all", "undo", "redo",
+          "home", "end")
+
+
 def _actions(app) -> list[tuple[str, str]]:
-    """("key", k) for each enabled binding, ("button", id) for each shown, enabled button."""
+    """("key", k) for each enabled binding ("keys", "a b c" for Textual's moves), ("button", id) for
+    each shown, enabled button."""
     from textual.widgets import Button
 
-    keys = sorted(k for k, b in app.screen.active_bindings.items() if b.enabled)
+    bound = {k: b for k, b in app.screen.active_bindings.items() if b.enabled}
+    moves = sorted(k for k, b in bound.items() if type(b.node).__module__.startswith("textual")
+                   and b.binding.action.startswith(_MOVES))
+    keys = sorted(set(bound) - set(moves))
     buttons = [b.id for b in app.screen.query(Button) if _shown(b) and not b.disabled and b.id]
-    return [("key", k) for k in keys] + [("button", b) for b in buttons]
+    return [("key", k) for k in keys] + ([("keys", " ".join(moves))] if moves else []) + \
+        [("button", b) for b in buttons]
 
 
 async def _do(pilot, app, action: tuple[str, str], where: str, *, wait: bool = True) -> None:
     kind, what = action
     if kind == "key":
         await pilot.press(what)
+    elif kind == "keys":
+        await pilot.press(*what.split())
     else:
         button = app.screen.query_one(f"#{what}")
         assert button.region.size.area and app.screen.region.contains_region(button.region), \
@@ -144,6 +158,8 @@ def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
                 started = time.monotonic()
                 await _do(pilot, app, action, where)
                 TIMES.append((time.monotonic() - started, where))
+                if os.environ.get("CUENV_TOUR_LOG"):
+                    print(f"{TIMES[-1][0]:6.2f} s  {where}", flush=True)
                 pressed.setdefault(screen, []).append(action[1])
                 if _ended(app):
                     return
