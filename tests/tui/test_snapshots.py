@@ -84,6 +84,11 @@ def shoot(services, size, steps) -> str:
             await settle(pilot, app)
             await steps(pilot, app)
             await settle(pilot, app)
+            from textual.widgets import Input
+
+            for field in app.screen.query(Input):  # a blinking cursor is on or off by chance: held on
+                field.cursor_blink = False
+            await pilot.pause()
             shot.append(app.export_screenshot())
 
     asyncio.run(main())
