@@ -11,4 +11,7 @@ class Result:
     data: Any = None
     text: str = ""
     exit_code: int = 0
-    warnings: list[str] = field(default_factory=list)  # printed to stderr as "warning: ..."
+    warnings: list[str] = field(default_factory=list)  # printed to stderr as "warning: ..."; not with -q
+    # True when ``text`` only reports what was done ("Created ...", "Removed ..."): -q leaves it out.
+    # Output the user asked for (a list, a lockfile on stdout) is printed with -q too.
+    report: bool = False

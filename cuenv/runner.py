@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
+import signal
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Final, Mapping, Sequence
 
 from cuenv.errors import ToolError
 
@@ -70,7 +74,7 @@ def run(
 ) -> Completed:
     """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed."""
     args = [str(a) for a in argv]
-    _LOGGER.debug("run: %s", " ".join(args))
+    _LOGGER.info("$ %s", " ".join(args))  # shown with -v
     try:
         proc = subprocess.run(
             args,
@@ -90,3 +94,91 @@ def run(
     if check and proc.returncode != 0:
         raise ToolFailed(args, proc.returncode, proc.stdout, proc.stderr)
     return done
+
+
+Listener = Callable[[str], None]
+
+# How long a process group gets to end after SIGTERM before SIGKILL: cancel means stop within a
+# second (issue 18), and uv/conda leave their caches consistent on SIGTERM.
+_TERM_GRACE: Final = 0.5
+
+
+def stream(
+    argv: Sequence[str | Path],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    on_line: Listener | None = None,
+    tick: Callable[[], None] | None = None,
+    interval: float = 0.2,
+) -> Completed:
+    """Run ``argv`` like :func:`run` (check=False), handing each output line to ``on_line`` as it comes
+    and calling ``tick`` at least every ``interval`` seconds.
+
+    The child runs in its own process group. If ``on_line`` or ``tick`` raises (a cancel), or
+    KeyboardInterrupt arrives, or the timeout passes, the whole group (uv and its workers, conda
+    and its downloads) is ended, SIGTERM then SIGKILL after half a second, and the exception goes on.
+    Lines are stderr and stdout together, in arrival order; both are also returned whole.
+    """
+    args = [str(a) for a in argv]
+    _LOGGER.info("$ %s", " ".join(args))
+    try:
+        proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    except FileNotFoundError:
+        raise ToolNotFound(args[0]) from None
+    lines: queue.Queue[tuple[int, str | None]] = queue.Queue()
+    kept: tuple[list[str], list[str]] = ([], [])
+
+    def pump(which: int, pipe) -> None:  # noqa: ANN001 - a text pipe
+        for text in iter(pipe.readline, ""):
+            lines.put((which, text))
+        lines.put((which, None))
+
+    readers = [threading.Thread(target=pump, args=(i, p), daemon=True) for i, p in enumerate((proc.stdout, proc.stderr))]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    open_pipes = 2
+    try:
+        while open_pipes:
+            try:
+                which, text = lines.get(timeout=interval)
+            except queue.Empty:
+                which, text = -1, None
+            if text is not None:
+                kept[which].append(text)
+                if on_line is not None:
+                    on_line(text.rstrip("\r\n"))
+            elif which >= 0:
+                open_pipes -= 1
+            if tick is not None:
+                tick()
+            if time.monotonic() > deadline:
+                raise ToolTimedOut(args, timeout)
+        proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        end_group(proc)
+        raise ToolTimedOut(args, timeout) from None
+    except BaseException:
+        end_group(proc)
+        raise
+    return Completed(tuple(args), proc.returncode, "".join(kept[0]), "".join(kept[1]))
+
+
+def end_group(proc: subprocess.Popen) -> None:
+    """End ``proc`` and every process it started (its own session): SIGTERM, then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, _TERM_GRACE), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()

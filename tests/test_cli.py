@@ -19,7 +19,7 @@ def test_version_subprocess(cuenv_exe):
 def test_unknown_flag_is_usage_error(cli):
     code, out, err = cli("--no-such-flag")
     assert code == 2
-    assert err.startswith("error: Unrecognized arguments: --no-such-flag.")
+    assert err.startswith("error: Unrecognized argument: --no-such-flag.")
     assert "hint:" in err and "Traceback" not in err
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -76,10 +77,62 @@ class Context:
     def json(self) -> bool:
         return bool(getattr(self.args, "json", False))
 
+    @property
+    def verbosity(self) -> int:
+        """-1 with -q, 0 by default, 1 with -v, 2 with -vv (and more)."""
+        return -1 if getattr(self.args, "quiet", False) else int(getattr(self.args, "verbose", 0) or 0)
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse's own errors: same two-line form, exit 2
-        raise UsageError(message[:1].upper() + message[1:] + ".", hint=f"Run `{self.prog} --help` for usage.")
+        from cuenv.cli.usage import did_you_mean, invalid_choice
+
+        word = invalid_choice(message)
+        if word is not None and self.prog == "cuenv":  # `cuenv craete`: the commands, not a list of 24
+            raise UsageError(f"Unknown command {word!r}.{did_you_mean(word, visible_commands())}",
+                             hint="Run `cuenv --help` for the commands.")
+        text = message[:1].upper() + message[1:].rstrip(".") + "."
+        if word is not None:  # `--engine cnda`: the choices stay listed, the likely one is named
+            choices = re.findall(r"'([^']+)'", message.split("choose from", 1)[-1])
+            text += did_you_mean(word, choices)
+        raise UsageError(text, hint=f"Run `{user_prog(self.prog)} --help` for usage.")
+
+
+class _GroupedHelp(argparse.RawDescriptionHelpFormatter):
+    """`cuenv --help` lists the commands by group in its epilog (cuenv.cli.usage); the flat list that
+    argparse would print as well is left out (the usage line keeps COMMAND)."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse's own type
+            return ""
+        return super()._format_action(action)
+
+
+def visible_commands() -> list[str]:
+    return [name for name, (_, help_text) in COMMANDS.items() if help_text != argparse.SUPPRESS]
+
+
+def user_prog(prog: str) -> str:
+    """What the user typed: `cuenv shell-env bash use` is the hook running `cuenv use`."""
+    words = prog.split()
+    if len(words) >= 2 and words[1] == "shell-env":
+        return "cuenv " + (words[3] if len(words) > 3 else "use")
+    return prog
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> UsageError:
+    """Arguments no parser took, said against the subcommand the user ran (`cuenv list --help`)."""
+    from cuenv.cli.usage import did_you_mean
+
+    sub = parser
+    for action in parser._subparsers._group_actions if parser._subparsers else ():  # noqa: SLF001 - argparse has no public way
+        sub = action.choices.get(getattr(args, "command", None), parser)  # type: ignore[union-attr]
+    flags = [s for a in sub._actions for s in a.option_strings]  # noqa: SLF001
+    first = extras[0]
+    guess = did_you_mean(first, flags) if first.startswith("-") else ""
+    what = "argument" if len(extras) == 1 else "arguments"
+    return UsageError(f"Unrecognized {what}: {' '.join(extras)}.{guess}",
+                      hint=f"Run `{user_prog(sub.prog)} --help` for usage.")
 
 
 def common_options() -> _Parser:
@@ -97,18 +150,24 @@ def common_options() -> _Parser:
     # Checked by cuenv.config (its one list of values), so the parser needs no import for it.
     g.add_argument("--framework-index", default=argparse.SUPPRESS, metavar="ROUTE",
                    help="where framework wheels come from: pypi-first (default), vendor-first, pypi, vendor (env CUENV_FRAMEWORK_INDEX)")
-    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print less")
-    g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="print more (repeatable)")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="only errors and the output asked for: no progress, warnings or reports")
+    g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="also the commands cuenv runs and their output; -vv adds debug details")
     return common
 
 
 def build_parser(only: str | None = None) -> _Parser:
     """The parser; with ``only``, just that subcommand is configured (the start-up fast path)."""
     common = common_options()
+    from cuenv.cli.usage import EXAMPLES, command_help
+
     parser = _Parser(
         prog="cuenv",
         description="Named, isolated CUDA environments, checked against your driver and GPU.",
         parents=[common],
+        epilog=command_help({n: h for n, (_, h) in COMMANDS.items() if h != argparse.SUPPRESS}) + "\n" + EXAMPLES,
+        formatter_class=_GroupedHelp,
     )
     parser.add_argument("--version", action="version", version=f"cuenv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -147,6 +206,24 @@ def _emit(data: Any, text: str, as_json: bool) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def _log_to_stderr(verbosity: int) -> None:
+    """-v: the commands cuenv runs (cuenv.runner logs them at INFO); -vv: debug details too.
+    One handler, replaced on every call (tests call main() many times in one process)."""
+    import logging
+
+    root = logging.getLogger("cuenv")
+    for old in [h for h in root.handlers if getattr(h, "cuenv_cli", False)]:
+        root.removeHandler(old)
+    if verbosity <= 0:
+        root.setLevel(logging.WARNING)
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.cuenv_cli = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+
+
 def _print_error(exc: CuenvError) -> None:
     sys.stderr.write(f"error: {exc.message}\n")
     if exc.hint:
@@ -162,16 +239,21 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     try:
         wanted = _command_in(argv)
         parser = build_parser(wanted)
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            raise _unrecognized(parser, args, extras)
         if args.command is None:
             parser.print_help()
             return 0 if not argv else EXIT_USAGE
         module = import_module(f"cuenv.commands.{COMMANDS[args.command][0]}")
         ctx = Context(args=args, environ=environ)
+        if ctx.verbosity > 0 or "logging" in sys.modules:  # logging is imported late: start-up stays light
+            _log_to_stderr(ctx.verbosity)
         result = module.run(ctx)
-        for warning in result.warnings:
+        quiet = ctx.verbosity < 0
+        for warning in () if quiet else result.warnings:
             sys.stderr.write(f"warning: {warning}\n")
-        _emit(result.data, result.text, ctx.json)
+        _emit(result.data, "" if quiet and result.report else result.text, ctx.json)
         return result.exit_code
     except CuenvError as exc:
         _print_error(exc)

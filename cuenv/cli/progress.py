@@ -1,44 +1,114 @@
-"""Progress for long operations: one rewritten status line on a terminal, plain lines otherwise."""
+"""Progress for long operations, on stderr: a live panel on a terminal, plain lines otherwise.
+
+On a terminal (rich, which Textual brings, draws it): the step with a clock that moves on its own,
+one line per download in flight with its size and time, and the total so far with rate and time
+left (issue 18: a 5.8 GB create once showed one line whose timer never moved). Not a terminal, or
+--json: one plain line per step and per finished download, nothing rewritten. -q: nothing; -v:
+also every line the engine's tool prints. NO_COLOR and FORCE_COLOR are honoured (rich reads them).
+"""
 
 from __future__ import annotations
 
 import sys
-import time
-from typing import TextIO
+from typing import Any, Mapping, TextIO
+
+from cuenv.engines.progress import Transfers, clock, human_bytes, summary
+
+_SHOWN_ACTIVE = 4  # downloads listed at once; more are counted
 
 
 class Progress:
-    """Callable ``(event, detail)`` handed to engines; renders on stderr, never on stdout."""
+    """Callable ``(event, detail, *, nbytes=None)`` handed to engines (cuenv.engines.base.Progress)."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, verbose: int = 0,
+                 environ: Mapping[str, str] | None = None) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
+        self.verbose = verbose
+        self.environ = environ
+        self.transfers = Transfers()
         self.tty = self.stream.isatty()
-        self.started = time.monotonic()
-        self._width = 0
+        self._live: Any = None
 
-    def __call__(self, event: str, detail: str = "") -> None:
+    # -- events ----------------------------------------------------------------------------------
+    def __call__(self, event: str, detail: str = "", *, nbytes: int | None = None) -> None:
         if self.quiet:
             return
-        text = f"{event}: {detail}" if detail else event
+        self.transfers.update(event, detail, nbytes)
+        if event == "tick":
+            return  # the live panel redraws itself; plain output has nothing new to say
+        if event == "output":
+            if self.verbose > 0 and detail.strip():
+                self._line(f"  | {detail}", style="dim")
+            return
         if self.tty:
-            elapsed = time.monotonic() - self.started
-            line = f"[{elapsed:5.1f}s] {text}"[:120]
-            pad = max(0, self._width - len(line))
-            self.stream.write("\r" + line + " " * pad)
-            self._width = len(line)
+            self._start()
+            self._live.update(self._panel())
         else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+            text = self._plain(event, detail, nbytes)
+            if text:
+                self._line(text)
 
     def note(self, text: str) -> None:
-        """A line that stays (a warning), printed above the status line."""
-        self.done()
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        """A line that stays (a warning), printed above the live panel."""
+        if not self.quiet:
+            self._line(text)
 
     def done(self) -> None:
-        if self.tty and self._width and not self.quiet:
-            self.stream.write("\r" + " " * self._width + "\r")
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    # -- drawing -----------------------------------------------------------------------------------
+    def _console(self):  # noqa: ANN202 - rich.console.Console
+        from rich.console import Console
+
+        environ = dict(self.environ) if self.environ is not None else None
+        return Console(file=self.stream, highlight=False, _environ=environ)
+
+    def _start(self) -> None:
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self._panel(), console=self._console(), refresh_per_second=4, transient=True,
+                              get_renderable=self._panel)
+            self._live.start()
+
+    def _line(self, text: str, style: str = "") -> None:
+        if self._live is not None:
+            self._live.console.print(text, style=style or None, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.stream.write(text + "\n")
             self.stream.flush()
-            self._width = 0
+
+    def _panel(self):  # noqa: ANN202 - a rich renderable
+        from rich.table import Table
+        from rich.text import Text
+
+        t = self.transfers
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right", style="bold")
+        grid.add_column(overflow="ellipsis", no_wrap=True)
+        grid.add_row(clock(t.elapsed), Text(f"{t.step}: {t.step_detail}" if t.step_detail else t.step))
+        active = sorted(t.active, key=lambda i: -(i.size or 0))
+        for item in active[:_SHOWN_ACTIVE]:
+            got = f"{human_bytes(item.arrived)} of " if item.arrived else ""
+            grid.add_row("", Text(f"downloading {item.name}  {got}{human_bytes(item.size)}  "
+                                  f"({clock(t.clock() - item.started)})", style="cyan"))
+        if len(active) > _SHOWN_ACTIVE:
+            grid.add_row("", Text(f"... and {len(active) - _SHOWN_ACTIVE} more downloads", style="cyan"))
+        if t.items:
+            grid.add_row("", Text(f"{len(t.finished)} downloaded: {summary(t)}", style="green"))
+        return grid
+
+    def _plain(self, event: str, detail: str, nbytes: int | None) -> str:
+        t = self.transfers
+        if event == "chunk":
+            return ""
+        if event == "download":
+            return f"download: {detail} ({human_bytes(nbytes)})" if nbytes else f"download: {detail}"
+        if event == "downloaded":
+            return f"downloaded: {detail} [{clock(t.elapsed)}] {len(t.finished)} done, {summary(t)}"
+        if event == "install" and nbytes:
+            return f"install: {detail}, up to {human_bytes(nbytes)} to download"
+        return f"{event}: {detail}" if detail else event

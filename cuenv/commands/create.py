@@ -117,7 +117,7 @@ def run(ctx: Context) -> Result:
     plan, read = _plan(ctx, machine)
     plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
-    progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
+    progress = Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ)
     source = plan.meta.get("source")
     if source:  # how a project file was read: said before anything is downloaded
         progress.note(f"CUDA {plan.stack.cuda}: {source['cuda_from']}")
@@ -137,7 +137,8 @@ def run(ctx: Context) -> Result:
                        progress=progress)
     finally:
         progress.done()
-    packages = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url} for p in plan.solution.packages]
+    packages = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url, "size": p.size}
+                for p in plan.solution.packages]
     data = {
         "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
         "dry_run": a.dry_run, "python": plan.solution.python, "packages": packages,
@@ -150,8 +151,15 @@ def run(ctx: Context) -> Result:
     if source:
         data["source"] = source
     if a.dry_run:
+        from cuenv.engines.base import total_size
+        from cuenv.engines.progress import human_bytes
+
+        total = total_size(plan.solution.packages)
+        data["download_bytes"] = total
         lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
-        lines += [f"  {p['name']} {p['version']}" for p in packages]
+        width = max((len(f"{p['name']} {p['version']}") for p in packages), default=0)
+        lines += [f"  {p['name'] + ' ' + p['version']:<{width}}  {human_bytes(p['size']) if p['size'] else ''}".rstrip()
+                  for p in packages]
         if read is not None:
             from cuenv.lock.make import contract_line
 
@@ -162,6 +170,11 @@ def run(ctx: Context) -> Result:
             data["pip_layer"] = list(layer)
             lines.append("then, with pip's rules against those conda packages, the pip: section:")
             lines += [f"  {r}" for r in layer]
+        known = sum(p["size"] or 0 for p in packages)
+        lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
+                     if total is not None else
+                     f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
+                     "Download: the engine did not give the sizes.")
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")
@@ -170,4 +183,4 @@ def run(ctx: Context) -> Result:
     text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
             f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
             f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
-    return Result(data=data, text=text)
+    return Result(data=data, text=text, report=True)

@@ -127,7 +127,7 @@ def _sync(ctx: Context) -> Result:
     from cuenv.lock.sync import sync
 
     a = ctx.args
-    progress = Progress(quiet=bool(getattr(a, "quiet", False)) or ctx.json)
+    progress = Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ)
     try:
         done = sync(ctx.settings, ctx.environ, lock_path=a.file, name=a.name, engine=a.engine, force=a.force,
                     progress=progress, warn=lambda line: progress.note(f"warning: {line}"))

@@ -42,7 +42,7 @@ def run(ctx: Context) -> Result:
         removed.append(record.name)
     if still_active:  # --force without the hook: this shell still points into the removed folder
         sys.stderr.write(f"warning: {still_active} was active here; run `cuenv deactivate` in this shell.\n")
-    return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed))
+    return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed), report=True)
 
 
 def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool) -> str | None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("name", metavar="NAME", help="environment")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="environment")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="command and its arguments")
 
 
@@ -47,6 +47,9 @@ def run(ctx: Context) -> Result:
     argv = list(ctx.args.cmd)
     if argv and argv[0] == "--":
         argv = argv[1:]
+    if not ctx.args.name:  # argparse would say "required: NAME, -- CMD ..." (issue 18)
+        raise UsageError("`cuenv run` needs an environment and a command: cuenv run NAME -- CMD [ARGS...].",
+                         hint="For example `cuenv run cuda-12.1 -- python -V`; `cuenv list` names the environments.")
     if not argv:
         raise UsageError("No command given.", hint=f"Write it after --: cuenv run {ctx.args.name} -- python -V")
     env = prepared_env(ctx, ctx.args.name)

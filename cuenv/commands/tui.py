@@ -1,6 +1,7 @@
 """`cuenv tui [--choice-file FILE]`: the interactive browser (issue 9).
 
-Textual is imported here, inside run(), and only here: it is the optional extra `cuenv[tui]`.
+Textual is imported here, inside run(), and only here: a dependency, but a heavy import that no
+other command needs.
 `use` in the app hands the chosen environment back: into --choice-file when the shell hook ran
 us (the hook then runs `cuenv use NAME` in the calling shell, the way file managers hand a
 directory back), else as the command to type.
@@ -27,10 +28,12 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(ctx: Context) -> Result:
     try:
-        import textual  # noqa: F401 - only asks whether the extra is installed
-    except ImportError:
+        import textual  # noqa: F401
+    except ImportError:  # a dependency, so only a damaged or hand-made install lacks it
+        from cuenv.selfinstall import detect
+
         raise CuenvError("`cuenv tui` needs Textual, which is not installed.",
-                         hint="Install the extra: pip install 'cuenv[tui]'.") from None
+                         hint=detect().hint_for("textual>=0.80")) from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("`cuenv tui` needs a terminal.", hint="Run it in an interactive terminal; scripts use "
                          "`cuenv list --json` and `cuenv recipes --json`.")

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 KINDS: Final = ("conda", "pypi")
 SOLUTION_VERSION: Final = 1
 
-Progress = Callable[[str, str], None]  # (event, detail): "solve", "download", "link", "done", ...
+# (event, detail, *, nbytes=None): "solve", "install" (nbytes: the whole download), "download" and
+# "downloaded" (detail: a package, nbytes: its size), "chunk" (nbytes more of it arrived), "output"
+# (a line the engine's tool printed: shown with -v), "tick" (nothing new: a moment to cancel), "done".
+Progress = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,10 @@ class Package:
     subdir: str | None = None  # conda subdir: linux-64, noarch
     index_url: str | None = None  # pypi index the artifact was resolved from, when known
     filename: str | None = None
+    # Bytes of the artifact, when the solver said: for sizes before a download and progress during
+    # it (issue 18). Not part of what a package is: equal packages may differ here, and lockfiles
+    # leave it out.
+    size: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -200,7 +207,25 @@ class HashMismatch(ToolError):
 class DownloadFailed(ToolError):
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
-        super().__init__(f"Could not download {url}: {reason}.", hint="Check the network or the channel/index URL.")
+        super().__init__(f"Could not download {url}: {reason}.",
+                         hint=tls_hint(reason) or "Check the network or the channel/index URL.")
+
+
+# What uv (rustls), rattler (reqwest), conda (OpenSSL) and Python say when a certificate is not
+# trusted: typically a proxy that re-signs TLS with the company's own authority.
+_TLS_WORDS: Final = ("UnknownIssuer", "invalid peer certificate", "CERTIFICATE_VERIFY_FAILED",
+                     "certificate verify failed", "self signed certificate", "self-signed certificate",
+                     "unable to get local issuer certificate", "SSLError", "certificate")
+
+
+def tls_hint(text: str) -> str | None:
+    """The fix for a download refused over an untrusted certificate, or None for other failures."""
+    if not any(word.lower() in text.lower() for word in _TLS_WORDS):
+        return None
+    return ("The server's certificate is not trusted (a proxy that re-signs TLS?). Point SSL_CERT_FILE at "
+            "your organisation's CA bundle, or let uv use the system certificates (UV_NATIVE_TLS=1, "
+            "UV_SYSTEM_CERTS=1 in newer uv) after adding the CA to the system store "
+            "(Debian: /usr/local/share/ca-certificates, then `update-ca-certificates`).")
 
 
 class MixedCudaMajors(UsageError):
@@ -282,9 +307,19 @@ class Engine(abc.ABC):
         return "Choose another engine with --engine, or `cuenv doctor` to see which ones work here."
 
 
-def emit(progress: Progress | None, event: str, detail: str) -> None:
-    if progress is not None:
+def emit(progress: Progress | None, event: str, detail: str, *, nbytes: int | None = None) -> None:
+    if progress is None:
+        return
+    if nbytes is None:
         progress(event, detail)
+    else:
+        progress(event, detail, nbytes=nbytes)
+
+
+def total_size(packages) -> int | None:  # noqa: ANN001 - an iterable of Package
+    """The bytes of all ``packages`` when every size is known, else None."""
+    sizes = [p.size for p in packages]
+    return sum(sizes) if sizes and all(isinstance(n, int) for n in sizes) else None
 
 
 def check_solution_engine(engine: Engine, solution: Solution) -> None:

@@ -34,6 +34,7 @@ from cuenv.engines.base import (
     check_solution_engine,
     cuda_hint,
     emit,
+    total_size,
 )
 from cuenv.engines.condaprefix import (
     canonical,
@@ -199,8 +200,12 @@ class CondaEngine(Engine):
         return f"Put {self.name} on PATH, or use --engine rattler (no conda needed) or --engine venv."
 
     def _call(self, argv: list[str], *, env: dict[str, str], timeout: float, channels: tuple[str, ...],
-              target: Target | None) -> dict[str, Any]:
-        done = runner.run(argv, timeout=timeout, env=env, check=False)
+              target: Target | None, progress: Progress | None = None) -> dict[str, Any]:
+        if progress is None:
+            done = runner.run(argv, timeout=timeout, env=env, check=False)
+        else:  # an install: its lines are shown with -v, and a cancel or Ctrl-C ends the tool at once
+            done = runner.stream(argv, timeout=timeout, env=env, on_line=lambda text: emit(progress, "output", text),
+                                 tick=lambda: emit(progress, "tick", ""))
         try:
             data = last_json(done.stdout)
         except ToolError:
@@ -231,12 +236,13 @@ class CondaEngine(Engine):
         check_solution_engine(self, solution)
         text = explicit_file(solution, mirrors=self.mirrors)  # refuses an unhashed package before running anything
         exe = self._exe()
-        emit(progress, "install", f"{len(solution.packages)} packages with {self.name}")
+        emit(progress, "install", f"{len(solution.packages)} packages with {self.name}",
+             nbytes=total_size(solution.packages))
         with tempfile.TemporaryDirectory(prefix="cuenv-conda-install-") as tmp:
             explicit = Path(tmp) / "explicit.txt"
             explicit.write_text(text, encoding="utf-8")
             self._call(install_argv(self.name, exe, prefix, explicit), env=tool_env(self.environ, None),
-                       timeout=INSTALL_TIMEOUT, channels=(), target=None)
+                       timeout=INSTALL_TIMEOUT, channels=(), target=None, progress=progress)
         restore_urls(prefix, [p for p in solution.packages if p.kind == "conda" and self.mirrors.to_mirror(p.url) != p.url])
         installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir, progress=progress)
         emit(progress, "done", str(prefix))

@@ -51,6 +51,7 @@ def package_from_record(data: Mapping[str, Any]) -> Package:
         channel=channel,
         subdir=subdir,
         filename=filename,
+        size=data["size"] if isinstance(data.get("size"), int) and data["size"] > 0 else None,
     )
 
 

@@ -14,7 +14,7 @@ from cuenv.engines.base import DownloadFailed, HashMismatch, Package, Progress, 
 from cuenv.engines.mirrors import Mirrors
 
 TIMEOUT: Final = 60.0
-_CHUNK: Final = 1 << 20
+_CHUNK: Final = 1 << 18
 
 
 def digests(path: Path) -> tuple[str, str]:
@@ -67,14 +67,20 @@ def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None 
             dest.unlink()  # a stale or damaged cache entry: fetch it again
     archives.mkdir(parents=True, exist_ok=True)
     part = archives / f".{name}.part{os.getpid()}"
-    emit(progress, "download", url)
+    emit(progress, "download", pkg.name, nbytes=pkg.size)
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, open(part, "wb") as out:
+            # Small reads: each one is a moment to show progress and to honour a cancel (issue 18).
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 out.write(chunk)
+                emit(progress, "chunk", pkg.name, nbytes=len(chunk))
     except (urllib.error.URLError, OSError, ValueError) as exc:
         part.unlink(missing_ok=True)
         raise DownloadFailed(url, str(getattr(exc, "reason", exc))) from None
+    except BaseException:  # a cancel or Ctrl-C: no partial file is left; finished archives stay
+        part.unlink(missing_ok=True)
+        raise
+    emit(progress, "downloaded", pkg.name, nbytes=pkg.size)
     try:
         check(pkg, part)
     except HashMismatch:

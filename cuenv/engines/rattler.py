@@ -32,6 +32,7 @@ from cuenv.engines.base import (
     check_solution_engine,
     cuda_hint,
     emit,
+    total_size,
 )
 from cuenv.engines.condaprefix import (
     canonical,
@@ -124,7 +125,9 @@ class RattlerEngine(Engine):
         return importlib.util.find_spec("rattler") is not None
 
     def install_hint(self) -> str:
-        return "Install py-rattler into cuenv's Python: `pip install py-rattler`."
+        from cuenv.selfinstall import detect
+
+        return detect().hint_for("py-rattler>=0.28")
 
     # solve ------------------------------------------------------------------------------------
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
@@ -176,6 +179,7 @@ class RattlerEngine(Engine):
         import rattler
 
         archives = cache_dir / "rattler" / "archives"
+        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
         local: list[tuple[Package, Path]] = []
         for pkg in (p for p in solution.packages if p.kind == "conda"):  # every hash first: nothing is linked unless all match
             emit(progress, "verify", pkg.filename or pkg.url)
@@ -219,5 +223,6 @@ def _package(record: Any) -> Package:
             "channel": record.channel,
             "subdir": record.subdir,
             "fn": record.file_name,
+            "size": record.size,
         }
     )

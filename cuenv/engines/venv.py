@@ -35,6 +35,7 @@ from cuenv.engines.base import (
     check_requested_hashes,
     check_solution_engine,
     emit,
+    total_size,
 )
 from cuenv.engines.cudahome import build_cuda_home
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
@@ -158,6 +159,7 @@ def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Packag
                 sha256=hashes.get("sha256"),
                 index_url=entry.get("index") or default_index,
                 filename=url.rsplit("/", 1)[-1].split("#")[0],
+                size=artifact.get("size") if isinstance(artifact.get("size"), int) else None,
             )
         )
     return tuple(packages)
@@ -206,6 +208,26 @@ def requirements_lines(packages: Iterable[Package], *, mirrors: Mirrors | None =
     return "".join(line + "\n" for line in head + lines)
 
 
+_UNITS: Final = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_UV_DOWNLOADING: Final = re.compile(r"^\s*Downloading (\S+) \(([\d.]+)\s*([KMGT]?i?B)\)\s*$")
+_UV_DOWNLOADED: Final = re.compile(r"^\s*Downloaded (\S+)\s*$")
+
+
+def uv_event(line: str) -> tuple[str, str, int | None] | None:
+    """A progress event from a line uv prints when its stderr is not a terminal, or None.
+
+    uv 0.8-0.13 prints "Downloading NAME (SIZE)" when a large download starts and " Downloaded
+    NAME" when it ends (small ones are not announced); SIZE is binary units (19.1MiB)."""
+    match = _UV_DOWNLOADING.match(line)
+    if match:
+        number, unit = float(match.group(2)), match.group(3)
+        return "download", canonical(match.group(1)), int(number * _UNITS.get(unit, 1))
+    match = _UV_DOWNLOADED.match(line)
+    if match:
+        return "downloaded", canonical(match.group(1)), None
+    return None
+
+
 def explain_uv_failure(stderr: str, *, where: str) -> Exception:
     """uv's resolver/installer errors -> typed cuenv errors."""
     if "No space left on device" in stderr:
@@ -246,17 +268,19 @@ class VenvEngine(Engine):
         return True
 
     def install_hint(self) -> str:
-        return "Install uv into cuenv's Python: `pip install uv`."
+        from cuenv.selfinstall import detect
+
+        return detect().hint_for("uv>=0.8")
 
     def _uv(self) -> str:
         try:
             from uv import find_uv_bin
         except ImportError:
-            raise ToolError("The uv package is not installed.", hint="pip install uv") from None
+            raise ToolError("The uv package is not installed.", hint=self.install_hint()) from None
         try:
             return find_uv_bin()
         except FileNotFoundError:
-            raise ToolError("The uv package has no uv binary.", hint="pip install --force-reinstall uv") from None
+            raise ToolError("The uv package has no uv binary.", hint=self.install_hint()) from None
 
     def _env(self, cache_dir: Path) -> dict[str, str]:
         # The indexes come from the request and cuenv's mirrors alone (a user's UV_DEFAULT_INDEX is
@@ -276,6 +300,23 @@ class VenvEngine(Engine):
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
         return done
+
+    def _uv_stream(self, args: list[str], *, cache_dir: Path, timeout: float, where: str, progress: Progress | None,
+                   sizes: Mapping[str, int | None]) -> None:
+        """Run uv with its lines as progress events; a cancel (an exception from ``progress``) or
+        Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache."""
+
+        def on_line(text: str) -> None:
+            emit(progress, "output", text)
+            found = uv_event(text)
+            if found is not None:
+                event, name, nbytes = found
+                emit(progress, event, name, nbytes=sizes.get(name) or nbytes)  # the lock's exact size first
+
+        done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
+                             tick=lambda: emit(progress, "tick", ""))
+        if done.returncode != 0:
+            raise explain_uv_failure(done.stderr or done.stdout, where=where)
 
     # solve ------------------------------------------------------------------------------------
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
@@ -395,14 +436,15 @@ class VenvEngine(Engine):
             ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
-        emit(progress, "install", f"{len(solution.packages)} packages")
+        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
         with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(reqs_text, encoding="utf-8")
-            self.uv_run(
+            self._uv_stream(
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
                  "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
-                cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs",
+                cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
+                sizes={p.name: p.size for p in solution.packages},
             )
         site = site_packages(prefix)
         if site is not None:

@@ -60,7 +60,9 @@ def _conda_pack(prefix: Path, dest: Path) -> list[str]:
     try:
         import conda_pack
     except ImportError:
-        raise ToolError("Packing a conda prefix needs conda-pack.", hint="pip install conda-pack") from None
+        from cuenv.selfinstall import detect
+
+        raise ToolError("Packing a conda prefix needs conda-pack.", hint=detect().hint_for("conda-pack>=0.7")) from None
     try:
         conda_pack.pack(prefix=str(prefix), output=str(dest), format="tar.gz", force=True,
                         filters=[("exclude", ".cuenv/*")], n_threads=min(4, os.cpu_count() or 1))

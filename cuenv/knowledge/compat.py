@@ -53,7 +53,12 @@ def suggest(candidates: Sequence[Stack], machine: Machine) -> tuple[Stack | None
         else:
             for code in {f.code for f in found if f.severity == "error"}:
                 rejected[code] = rejected.get(code, 0) + 1
-    if rejected:
+    # A reason that rules out every candidate is about the machine (no driver): said once, without
+    # the per-build counts it would drown ("32 x no-driver, 2 x cudnn-mismatch", issue 18).
+    everywhere = sorted(code for code, n in rejected.items() if n == len(candidates))
+    if everywhere:
+        lines.append(f"ruled out: all {len(candidates)} candidates ({', '.join(everywhere)})")
+    elif rejected:
         lines.append("ruled out: " + ", ".join(f"{n} x {code}" for code, n in sorted(rejected.items(), key=lambda kv: -kv[1]))
                      + f" (of {len(candidates)} candidates)")
     if not runnable:

@@ -1,5 +1,5 @@
 """`cuenv tui`: an interactive terminal browser of environments and recipes (issue 9).
 
-Textual is an optional extra (``pip install 'cuenv[tui]'``) and is imported only by
-cuenv.commands.tui when the command runs. models.py and services.py import no Textual.
+Textual is a dependency of cuenv, imported only by cuenv.commands.tui when the command runs
+(start-up of every other command stays light). models.py and services.py import no Textual.
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -48,9 +49,10 @@ class CuenvApp(WorkerErrors, App[str]):
     def compose(self) -> ComposeResult:
         yield MachineBar(id="machine")
         with TabbedContent(id="tabs"):
-            with TabPane("Environments (1)", id="envs"):
+            # The key before the name: "Environments (1)" read as a count of one (issue 18).
+            with TabPane(Content.assemble(("1", "bold"), " Environments"), id="envs"):
                 yield EnvironmentsView(self.services, id="envs-view")
-            with TabPane("Recipes (2)", id="recipes"):
+            with TabPane(Content.assemble(("2", "bold"), " Recipes"), id="recipes"):
                 yield RecipesView(self.services, id="recipes-view")
         yield Footer(show_command_palette=False)  # ctrl+p still opens it; the room goes to q and ?
 

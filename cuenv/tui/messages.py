@@ -38,10 +38,11 @@ class RecipesLoaded(Message):
 
 
 class CreateProgress(Message):
-    def __init__(self, event: str, detail: str) -> None:
+    def __init__(self, event: str, detail: str, nbytes: int | None = None) -> None:
         super().__init__()
         self.event = event
         self.detail = detail
+        self.nbytes = nbytes
 
 
 class CreateFinished(Message):

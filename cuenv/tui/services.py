@@ -11,8 +11,9 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from cuenv.knowledge.stack import Finding
     from cuenv.machine.model import Machine
 
-Progress = Callable[[str, str], None]
 
 
 class CreateCancelled(BaseException):
@@ -34,12 +34,15 @@ class CreateCancelled(BaseException):
 
 
 def guarded(progress: Progress, cancel: threading.Event) -> Progress:
-    """A progress callback that stops the pipeline at its next step once ``cancel`` is set."""
+    """A progress callback that stops the pipeline at its next event once ``cancel`` is set."""
 
-    def report(event: str, detail: str = "") -> None:
+    def report(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
+        # Every event counts, "tick" and each downloaded chunk too: a running uv is stopped within
+        # a second (cuenv.runner.stream ends its process group when this raises).
         if cancel.is_set():
             raise CreateCancelled()
-        progress(event, detail)
+        if event != "tick":
+            progress(event, detail) if nbytes is None else progress(event, detail, nbytes=nbytes)
         if cancel.is_set():
             raise CreateCancelled()
 
@@ -156,6 +159,22 @@ class Services:
         report("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})")
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
         return plan.name
+
+    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
+        """What a create of ``ref`` would download, solved now (no install): "19.9 MiB in 2 packages"."""
+        from cuenv.engines import get_engine
+        from cuenv.engines.base import total_size
+        from cuenv.engines.progress import human_bytes
+        from cuenv.envs.create import obtain_solution, plan_create
+
+        plan = plan_create(self.settings, self.environ, ref=ref, name=None, engine=engine, python=None,
+                           machine=machine, force=True, new_env=False)
+        # The solve alone: no environment lock, so a Create pressed meanwhile is not refused.
+        solver = get_engine(plan.engine, self.environ)
+        packages = obtain_solution(plan, solver, machine, self.settings.cache_dir).packages
+        total = total_size(packages)
+        size = human_bytes(total) if total is not None else "an unknown size"
+        return f"{size} in {len(packages)} packages, less what the cache holds (engine {plan.engine})"
 
     def remove(self, name: str) -> None:
         with self.store.locked(name):

@@ -159,7 +159,7 @@ def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, setti
 
     async def scenario(pilot, app):
         await settle(pilot, app)
-        await pilot.press("down", "x", "y")  # remove b-env: the cursor takes the row that took its place
+        await pilot.press("down", "x", "left", "enter")  # remove b-env: the cursor takes the row that took its place
         await settle(pilot, app)
         assert table_names(app) == ["a-env", "c-env"]
         assert table().cursor_row == 1 and detail(app).startswith("c-env  cuda-12.1")
@@ -175,7 +175,7 @@ def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, setti
         services.hold_next()
         await pilot.press("r")  # this read saw a-env...
         await wait_until(pilot, services.held.is_set)
-        await pilot.press("x", "y")  # ...which is removed, and a newer read lists c-env alone
+        await pilot.press("x", "left", "enter")  # ...which is removed, and a newer read lists c-env alone
         await wait_until(pilot, lambda: table_names(app) == ["c-env"])
         services.release.set()  # the older read arrives last
         await settle(pilot, app)

@@ -110,8 +110,11 @@ def test_tui_needs_a_terminal(cli):
     assert code == 2 and err.startswith("error: `cuenv tui` needs a terminal.") and "hint:" in err
 
 
-def test_without_textual_the_error_names_the_extra(cli, monkeypatch):
-    monkeypatch.setitem(sys.modules, "textual", None)  # what an install without the extra looks like
+def test_without_textual_the_hint_fits_how_cuenv_was_installed(cli, monkeypatch):
+    from cuenv.selfinstall import detect
+
+    monkeypatch.setitem(sys.modules, "textual", None)  # a damaged install: Textual is a dependency
     code, out, err = cli("tui")
     assert code == 1 and err == ("error: `cuenv tui` needs Textual, which is not installed.\n"
-                                 "hint: Install the extra: pip install 'cuenv[tui]'.\n")
+                                 f"hint: {detect().hint_for('textual>=0.80')}\n")
+    assert "cuenv[" not in err

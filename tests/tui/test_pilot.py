@@ -116,7 +116,7 @@ def test_use_leaves_with_the_chosen_environment(make_env, services: Services, tm
     app = CuenvApp(services)
 
     async def scenario(pilot, app):
-        await pilot.press("down", "u")
+        await pilot.press("down", "enter")  # use: on enter, never on a letter
 
     drive(app, scenario)
     assert app.return_value == "train"
@@ -134,7 +134,7 @@ def test_remove_asks_first(make_env, services: Services):
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         assert path.is_dir()
-        await pilot.press("x", "y")
+        await pilot.press("x", "left", "enter")
         await settle(pilot, app)
         assert table_names(app) == []
 
@@ -197,8 +197,8 @@ class GatedServices(Services):
         self.reached = threading.Event()
 
     def create(self, ref, *, progress, cancel, **kw):
-        def gated(event: str, detail: str = "") -> None:
-            progress(event, detail)
+        def gated(event: str, detail: str = "", **facts) -> None:
+            progress(event, detail, **facts)
             if event == "install":
                 self.reached.set()
                 cancel.wait(30)
@@ -294,7 +294,7 @@ def test_help_lists_lock_and_doctor_with_the_other_keys(make_env, services: Serv
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
-        assert "u        use: leave, and activate it in your shell" in text
+        assert "enter    use: leave, and activate it in your shell" in text
         assert "is off" not in text and "not in this version" not in text
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)

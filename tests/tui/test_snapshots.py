@@ -84,6 +84,11 @@ def shoot(services, size, steps) -> str:
             await settle(pilot, app)
             await steps(pilot, app)
             await settle(pilot, app)
+            from textual.widgets import Input
+
+            for field in app.screen.query(Input):  # a blinking cursor is on or off by chance: held on
+                field.cursor_blink = False
+            await pilot.pause()
             shot.append(app.export_screenshot())
 
     asyncio.run(main())
@@ -125,6 +130,34 @@ async def _light(pilot, app):
     await pilot.press("down", "ctrl+t")
 
 
+async def _export(pilot, app):
+    await pilot.press("down", "e")
+
+
+async def _lock(pilot, app):
+    await pilot.press("down", "l")
+
+
+async def _create_dialog(pilot, app):
+    from cuenv.tui.screens.modals import CreateScreen
+
+    await pilot.press("2")
+    await settle(pilot, app)
+    await pilot.press("down", "c")  # cuda-12.1
+    for _ in range(1200):  # the dialog solves what the create would download
+        await pilot.pause(0.05)
+        if isinstance(app.screen, CreateScreen) and "packages" in str(app.screen.query_one("#create-size").render()):
+            break
+
+
+async def _error(pilot, app):
+    from cuenv.tui.widgets.recipes import RecipesView
+
+    await pilot.press("2")
+    await settle(pilot, app)
+    app.screen.query_one(RecipesView).start_create("cuda-12.1", name="bad name", engine="venv")
+
+
 SCREENS = {
     "environments-80x24": ((80, 24), _envs),
     "environments-120x36": ((120, 36), _envs),
@@ -134,6 +167,10 @@ SCREENS = {
     "help-80x24": ((80, 24), _help),
     "create-120x36": ((120, 36), _created),
     "light-120x36": ((120, 36), _light),
+    "export-80x24": ((80, 24), _export),
+    "lock-80x24": ((80, 24), _lock),
+    "create-dialog-80x24": ((80, 24), _create_dialog),
+    "error-80x24": ((80, 24), _error),
 }
 
 

@@ -80,7 +80,7 @@ def test_navigate_create_remove_and_use_through_the_hook(tmux: Tmux, environ: di
     tmux.keys("cuenv tui", "Enter")
     # Readiness: the first frame is painted. The keys are the table's from that frame on (one `2`,
     # never retried: a key that misses is a bug of the app, not slowness of the test).
-    tmux.wait("Environments (1)", "q Quit", "? Help")
+    tmux.wait("1 Environments", "q Quit", "? Help")
     tmux.keys("2")
     screen = tmux.wait("This machine", "warning (minor-compat)")  # cuda-12.8 on driver 550 (the 13.x rows are below)
     assert "driver 550.54.14 | CUDA <= 12.4" in screen
@@ -94,11 +94,11 @@ def test_navigate_create_remove_and_use_through_the_hook(tmux: Tmux, environ: di
     tmux.wait("scratch  cuda-12.1 | venv")  # the detail pane follows the cursor
     tmux.keys("x")
     tmux.wait("Remove environment scratch")
-    tmux.keys("y")
+    tmux.keys("Left", "Enter")  # the Remove button: no letter says yes
     tmux.wait("Removed scratch.", no_row="scratch")
     envs = Path(environ["CUENV_HOME"]) / "envs"
     assert not (envs / "scratch").exists() and (envs / "cuda-12.1" / ".cuenv" / "complete").exists()
-    tmux.keys("u")
+    tmux.keys("Enter")  # use: on enter, never on a letter
     tmux.wait("(cuda-12.1) ", gone="q Quit")  # the prompt marker of the activated environment
     tmux.keys("clear; echo \"ACTIVE=$CUENV_ACTIVE ptxas=$(command -v ptxas)\"", "Enter")
     screen = tmux.wait("ACTIVE=cuda-12.1 ptxas=")

@@ -5,7 +5,7 @@ Each one dismisses with plain data (a bool, a tuple, a path) that the calling vi
 
 from __future__ import annotations
 
-from typing import Final, Sequence
+from typing import Callable, Final, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +15,6 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from cuenv.engines.names import ENGINE_NAMES
 from cuenv.tui.models import STATUS_STYLE
 from cuenv.tui.widgets.common import line
 
@@ -29,7 +28,11 @@ class _Modal(ModalScreen):
 
 
 class ConfirmScreen(_Modal):
-    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "dismiss_none", "No")]
+    """A yes/no question whose yes is a button only: the focus starts on No, and no letter says yes,
+    so a word typed at the table (x, then y...) never removes anything (issue 18)."""
+
+    BINDINGS = [Binding("n,escape", "dismiss_none", "No"), Binding("left", "app.focus_previous", show=False),
+                Binding("right", "app.focus_next", show=False)]
 
     def __init__(self, question: str, detail: str = "", *, yes: str = "Yes") -> None:
         super().__init__()
@@ -41,14 +44,11 @@ class ConfirmScreen(_Modal):
             if self.detail:
                 yield Static(line(self.detail))
             with Horizontal(classes="buttons"):
-                yield Button(f"{self.yes} (y)", id="yes", variant="error")
-                yield Button("Keep it (n)", id="no")
+                yield Button(self.yes, id="yes", variant="error")
+                yield Button("Keep it (esc)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -79,14 +79,19 @@ class ErrorScreen(_Modal):
 
 
 class CreateScreen(_Modal):
-    """Name and engine for a new environment from ``recipe``."""
+    """Name and engine for a new environment from ``recipe``, with what it would download.
 
-    ENGINES = (("auto (the configured default)", ""), *((label, n) for n, label in _ENGINE_LABELS.items()),
-               *((n, n) for n in ENGINE_NAMES if n not in _ENGINE_LABELS))
+    ``size_of(engine)`` (blocking: it solves) runs in a worker whenever the engine changes, so the
+    user sees the download before committing to it (issue 18)."""
 
-    def __init__(self, recipe: str) -> None:
+    ENGINES = (("auto (the configured default)", ""), ("venv (uv, PyPI wheels)", "venv"),
+               ("rattler (embedded conda)", "rattler"), ("conda", "conda"), ("mamba", "mamba"),
+               ("micromamba", "micromamba"))
+
+    def __init__(self, recipe: str, size_of: Callable[[str | None], str] | None = None) -> None:
         super().__init__()
         self.recipe = recipe
+        self.size_of = size_of
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -95,9 +100,40 @@ class CreateScreen(_Modal):
             yield Input(value=self.recipe.split("@")[0], id="create-name")
             yield Label("Engine")
             yield Select(self.ENGINES, value="", allow_blank=False, id="create-engine")
+            yield Static(line("Download: working it out...", "$text-muted"), id="create-size")
             with Horizontal(classes="buttons"):
                 yield Button("Create", id="go", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self._solve_size(None)
+
+    @on(Select.Changed, "#create-engine")
+    def _engine_changed(self, event: Select.Changed) -> None:
+        self._solve_size(str(event.value) or None)
+
+    def _solve_size(self, engine: str | None) -> None:
+        if self.size_of is None:
+            self.query_one("#create-size", Static).display = False
+            return
+        self.query_one("#create-size", Static).update(line("Download: working it out...", "$text-muted"))
+        size_of = self.size_of
+        self.run_worker(lambda: self._sized(size_of, engine), thread=True, exclusive=True, group="size",
+                        exit_on_error=False, description="Solving for the download size")
+
+    def _sized(self, size_of: Callable[[str | None], str], engine: str | None) -> None:
+        from cuenv.errors import CuenvError
+
+        try:
+            text = "Download: " + size_of(engine)
+        except CuenvError as exc:  # no engine here, no solution: said, and Create still says why
+            text = f"Download: unknown ({exc.message})"
+        if self.is_attached:
+            self.app.call_from_thread(self._show_size, text)
+
+    def _show_size(self, text: str) -> None:
+        if self.is_attached:
+            self.query_one("#create-size", Static).update(line(text))
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#go")
@@ -197,23 +233,27 @@ class DoctorScreen(_Modal):
 
 
 HELP = """\
-Environments tab (1)
+Environments tab (key 1)
   up/down  move            /      filter: words that narrow the list
   In the filter every key is text (12.1 too): enter or down: back to
   the table, the filter kept; esc: clear it and back.
   o / O    sort by the next column / reverse (or click a title)
-  u        use: leave, and activate it in your shell (the hook)
+  enter    use: leave, and activate it in your shell (the hook)
   x        remove (asks first)     s      run its smoke test
   e        export (pick a format)  l      lock (write a lockfile)
   d        doctor                  r      reload
-Recipes tab (2)
+  Letters only open a dialog or run the smoke test: typing at the
+  table never leaves the app and never removes anything.
+Recipes tab (key 2)
   c, enter create an environment from the highlighted recipe
-  esc      cancel a running create: it stops at its next step and
-           removes what it built; nothing half-built is left usable
+  esc      cancel a running create: its download or install stops at
+           once, what was fully downloaded stays in the cache, and
+           nothing half-built is left usable
 Everywhere but in the filter
   1 2  tabs   ?  help   ctrl+t  light/dark   ctrl+p  commands   q  quit
-`u` hands the name to the shell hook (eval "$(cuenv shell-init bash)").
-Without the hook, cuenv prints the `cuenv use NAME` to run.
+enter on an environment hands its name to the shell hook
+(eval "$(cuenv shell-init bash)"); without the hook, cuenv prints the
+`cuenv use NAME` to run.
 """
 
 

@@ -20,9 +20,16 @@ from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 
+class EnvTable(DataTable):
+    """The environments table. Leaving the app is on enter, never on a letter: a word typed at the
+    table (the filter is on `/`) must not end the session (issue 18); letters open a dialog or touch
+    nothing. DataTable's own enter (select the row) is shown in the footer as Use."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Use", key_display="enter")]
+
+
 class EnvironmentsView(WorkerErrors, Vertical):
     BINDINGS = [
-        Binding("u", "use", "Use"),
         Binding("x,delete", "remove", "Remove", key_display="x"),
         Binding("s", "smoke", "Test"),
         Binding("e", "export", "Export"),
@@ -49,10 +56,10 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.generation = 0  # of the latest load: an older worker's result is stale
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter: type to narrow the list (/ to come back here)", id="env-filter", compact=True)
+        yield Input(placeholder="/ to filter: words that narrow the list", id="env-filter", compact=True)
         # No `loading` indicator on the table: Textual makes a loading widget unfocusable, and the
         # table must hold the keys from the first frame (the app focuses it on mount).
-        yield DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
+        yield EnvTable(id="env-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="env-detail"):
             yield Static("Reading environments...", id="env-detail-text")
         yield RichLog(id="env-log", classes="log hidden", wrap=True, min_width=20)
@@ -171,6 +178,10 @@ class EnvironmentsView(WorkerErrors, Vertical):
         if name is None:
             self.app.notify("No environment selected.", severity="warning")
         return name
+
+    @on(DataTable.RowSelected, "#env-table")
+    def _row_selected(self) -> None:  # enter on the table: the table's own binding, then this
+        self.action_use()
 
     def action_use(self) -> None:
         name = self._need_selection()

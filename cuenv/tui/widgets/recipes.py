@@ -21,6 +21,9 @@ from cuenv.tui.models import RECIPE_COLUMNS
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from cuenv.engines.progress import Transfers
     from cuenv.machine.model import Machine
 
 _STEP = {"plan": 1, "solve": 2, "venv": 3, "verify": 3, "download": 3, "install": 4, "link": 4, "done": 5}
@@ -41,6 +44,8 @@ class RecipesView(WorkerErrors, Vertical):
         self.rows: list = []
         self.cancel_event: threading.Event | None = None
         self.creating: str | None = None
+        self.transfers: Transfers | None = None  # of the running create
+        self._clock: Timer | None = None  # the timer that redraws the status every second
 
     def compose(self) -> ComposeResult:
         # No `loading` indicator: a loading widget cannot take focus, and `2` pressed before the
@@ -124,7 +129,12 @@ class RecipesView(WorkerErrors, Vertical):
             if answer:
                 self.start_create(recipe, name=answer[0], engine=answer[1])
 
-        self.app.push_screen(CreateScreen(recipe), chosen)
+        machine = self.machine
+
+        def size_of(engine: str | None) -> str:
+            return self.services.download_size(recipe, engine=engine, machine=machine)
+
+        self.app.push_screen(CreateScreen(recipe, size_of), chosen)
 
     def start_create(self, recipe: str, *, name: str, engine: str | None) -> None:
         self.creating = name or recipe
@@ -132,9 +142,14 @@ class RecipesView(WorkerErrors, Vertical):
         panel = self.query_one("#create-panel")
         panel.remove_class("hidden")
         self.query_one("#create-log", RichLog).write(line(f"$ cuenv create {recipe} -n {self.creating}", "bold"))
+        from cuenv.engines.progress import Transfers
+
+        self.transfers = Transfers()
         self.query_one(ProgressBar).update(total=_STEPS, progress=0)
-        self.query_one("#create-status", Static).update("starting")
-        self.query_one("#create-cancel", Button).disabled = False
+        self._show_status()
+        self._clock = self.set_interval(1.0, self._show_status)  # the clock moves between events
+        cancel = self.query_one("#create-cancel", Button)
+        cancel.disabled, cancel.display = False, True
         self.refresh_bindings()
         self.create(recipe, self.creating, engine, self.cancel_event)
 
@@ -142,8 +157,8 @@ class RecipesView(WorkerErrors, Vertical):
     def create(self, recipe: str, name: str, engine: str | None, cancel: threading.Event) -> None:
         from cuenv.tui.services import CreateCancelled
 
-        def progress(event: str, detail: str = "") -> None:
-            self.post_message(msg.CreateProgress(event, detail))
+        def progress(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
+            self.post_message(msg.CreateProgress(event, detail, nbytes))
 
         try:
             self.services.create(recipe, name=name, engine=engine, machine=self.machine, progress=progress, cancel=cancel)
@@ -157,29 +172,60 @@ class RecipesView(WorkerErrors, Vertical):
 
     @on(msg.CreateProgress)
     def _progress(self, message: msg.CreateProgress) -> None:
+        from cuenv.engines.progress import human_bytes
         from cuenv.tui.models import shorten
 
-        text = shorten(f"{message.event}: {message.detail}" if message.detail else message.event,
-                       self.services.settings.home)
+        if self.transfers is None or message.event == "output":  # the engine's own lines: the CLI's -v
+            return
+        self.transfers.update(message.event, message.detail, message.nbytes)
+        if message.event == "chunk":
+            self._show_status()
+            return
+        text = message.event + (f": {message.detail}" if message.detail else "")
+        if message.event in ("download", "downloaded") and message.nbytes:
+            text += f" ({human_bytes(message.nbytes)})"
+        elif message.event == "install" and message.nbytes:
+            text += f", up to {human_bytes(message.nbytes)} to download"
         style = "$warning" if message.event == "warning" else ""
-        self.query_one("#create-log", RichLog).write(line(text, style))
-        step = _STEP.get(message.event)
-        if step is not None:
-            self.query_one(ProgressBar).update(progress=step)
-            self.query_one("#create-status", Static).update(message.event)
+        self.query_one("#create-log", RichLog).write(line(shorten(text, self.services.settings.home), style))
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The bar and the status line: bytes when the download's size is known, else steps; a clock."""
+        from cuenv.engines.progress import clock, summary
+
+        t = self.transfers
+        if t is None:
+            return
+        bar = self.query_one(ProgressBar)
+        if t.expected and t.step in ("install", "venv") and t.items:
+            bar.update(total=t.expected, progress=min(t.done_bytes, t.expected))
+        else:
+            bar.update(total=_STEPS, progress=_STEP.get(t.step, 0))
+        parts = [clock(t.elapsed), t.step or "starting"]
+        if t.items:
+            parts.append(summary(t))
+        active = sorted(t.active, key=lambda i: -(i.size or 0))
+        if active:
+            parts.append(f"now {active[0].name}" + (f" +{len(active) - 1}" if len(active) > 1 else ""))
+        self.query_one("#create-status", Static).update(" | ".join(parts))
 
     @on(msg.CreateFinished)
     def _finished(self, message: msg.CreateFinished) -> None:
         self.creating = None
         self.cancel_event = None
-        self.query_one("#create-cancel", Button).disabled = True
+        if self._clock is not None:
+            self._clock.stop()
+            self._clock = None
+        cancel = self.query_one("#create-cancel", Button)
+        cancel.disabled, cancel.display = True, False  # nothing to cancel any more: gone, not greyed
         self.refresh_bindings()
         log = self.query_one("#create-log", RichLog)
         status = self.query_one("#create-status", Static)
         if message.outcome == "created":
-            self.query_one(ProgressBar).update(progress=_STEPS)
+            self.query_one(ProgressBar).update(total=_STEPS, progress=_STEPS)
             status.update("created")
-            log.write(line(f"created {message.name}: `u` on the Environments tab activates it", "$success"))
+            log.write(line(f"created {message.name}: enter on it in the Environments tab activates it", "$success"))
             self.app.notify(f"Created {message.name}.")
         elif message.outcome == "cancelled":
             status.update("cancelled")
@@ -195,7 +241,7 @@ class RecipesView(WorkerErrors, Vertical):
             self.cancel_event.set()
             self.query_one("#create-status", Static).update("cancelling...")
             self.query_one("#create-log", RichLog).write(
-                line("cancelling: the create stops at its next step and removes what it built", "$warning"))
+                line("cancelling: the running download or install stops now; what it built is removed", "$warning"))
 
     @on(Button.Pressed, "#create-cancel")
     def _cancel_pressed(self) -> None:

@@ -1,0 +1,178 @@
+"""The command-line conventions of mature tools (issue 18): did-you-mean, the subcommand's help in
+errors, grouped help with examples, internal commands hidden, -q/-v that do what --help says,
+progress that shows bytes, a TLS hint, NO_COLOR/FORCE_COLOR."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cuenv.cli import usage
+from cuenv.cli.main import COMMANDS, visible_commands
+from cuenv.cli.progress import Progress
+from cuenv.engines.base import DownloadFailed, tls_hint
+from cuenv.engines.progress import Transfers, clock, human_bytes, summary
+from cuenv.engines.venv import uv_event
+
+
+# -- did you mean, and which help --------------------------------------------------------------------
+def test_a_mistyped_command_gets_a_suggestion_not_a_list(cli):
+    code, out, err = cli("craete")
+    assert code == 2 and out == ""
+    assert err == "error: Unknown command 'craete'. Did you mean create?\nhint: Run `cuenv --help` for the commands.\n"
+
+
+def test_a_mistyped_flag_points_at_the_subcommands_help(cli):
+    code, _, err = cli("list", "--jsn")
+    assert code == 2
+    assert err == "error: Unrecognized argument: --jsn. Did you mean --json?\nhint: Run `cuenv list --help` for usage.\n"
+
+
+def test_a_mistyped_choice_names_the_likely_one(cli):
+    code, _, err = cli("create", "cuda-12.1", "--engine", "cnda")
+    assert code == 2 and "Did you mean conda?" in err and "`cuenv create --help`" in err
+
+
+def test_an_extra_word_after_use_is_a_usage_error(cli):
+    for argv in (("use", "cuda-12.1", "extra"), ("shell-env", "bash", "use", "cuda-12.1", "extra")):
+        code, _, err = cli(*argv)
+        assert code == 2
+        assert err == "error: Unrecognized argument: extra.\nhint: Run `cuenv use --help` for usage.\n"
+
+
+def test_run_without_arguments_says_how(cli):
+    code, _, err = cli("run")
+    assert code == 2
+    assert "`cuenv run` needs an environment and a command: cuenv run NAME -- CMD [ARGS...]." in err
+    assert "NAME, -- CMD" not in err
+
+
+def test_help_is_grouped_with_examples_and_hides_internal_commands(capsys):
+    from cuenv.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"], environ={})
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert "shell-env" not in out
+    assert "Environments:\n  create" in out and "examples:\n  cuenv suggest torch" in out
+    grouped = [n for _, names in usage.GROUPS for n in names]
+    assert sorted(grouped) == sorted(visible_commands())  # every command in exactly one group
+    assert len(grouped) == len(set(grouped))
+    assert "shell-env" in COMMANDS
+
+
+@given(st.sampled_from(sorted(visible_commands())), st.integers(min_value=0, max_value=10))
+def test_a_one_letter_slip_finds_the_command(name: str, at: int):
+    at %= len(name)
+    typo = name[:at] + name[at + 1:] if len(name) > 3 else name + "x"
+    assert name in usage.close_matches(typo, visible_commands())
+
+
+@given(st.text(max_size=40))
+def test_the_invalid_choice_reader_never_fails(text: str):
+    found = usage.invalid_choice(text)
+    assert found is None or found in text
+
+
+# -- -q and -v ------------------------------------------------------------------------------------------
+@pytest.mark.network
+def test_quiet_create_prints_nothing_but_errors(cli, tmp_path):
+    code, out, err = cli("-q", "create", "cuda-12.1", "--engine", "venv", "-n", "quiet")
+    assert (code, out, err) == (0, "", "")
+
+
+@pytest.mark.network
+def test_verbose_create_shows_the_commands_and_uvs_lines(cli):
+    code, out, err = cli("-v", "create", "cuda-12.1", "--engine", "venv", "-n", "loud")
+    assert code == 0 and "Created 'loud'" in out
+    assert re.search(r"^\$ \S*uv pip sync ", err, re.M), err
+    assert "  | Installed 2 packages" in err or "  | Prepared" in err or "  | Audited" in err, err
+    code, _, quiet_err = cli("create", "cuda-12.1", "--engine", "venv", "-n", "plain")
+    assert "$ " not in quiet_err and "  | " not in quiet_err
+
+
+# -- progress --------------------------------------------------------------------------------------------
+def test_uv_lines_become_download_events():
+    assert uv_event("Downloading nvidia-cudnn-cu12 (664.8MiB)") == ("download", "nvidia-cudnn-cu12", 697093324)
+    assert uv_event(" Downloaded nvidia-cudnn-cu12") == ("downloaded", "nvidia-cudnn-cu12", None)
+    assert uv_event("Downloading torch (1.1GiB)")[2] == int(1.1 * (1 << 30))
+    assert uv_event("Prepared 21 packages in 1m 02s") is None
+
+
+@given(st.text(max_size=80))
+def test_any_line_of_uv_is_read_without_failing(text: str):
+    found = uv_event(text)
+    assert found is None or found[0] in ("download", "downloaded")
+
+
+def test_transfers_count_bytes_rate_and_time_left():
+    now = [100.0]
+    t = Transfers(clock=lambda: now[0])
+    t.update("install", "3 packages", 300 << 20)
+    t.update("download", "a", 100 << 20)
+    t.update("download", "b", 200 << 20)
+    now[0] += 10
+    t.update("downloaded", "a")
+    assert t.done_bytes == 100 << 20 and [i.name for i in t.active] == ["b"]
+    assert t.rate() == pytest.approx((100 << 20) / 10)
+    assert t.eta() == pytest.approx(20.0)
+    assert summary(t) == "100.0 MiB of up to 300.0 MiB, 10.0 MiB/s, about 0:20 left"
+    t.update("chunk", "c", 1 << 20)
+    assert t.done_bytes == 101 << 20
+    assert (human_bytes(1536), clock(3725)) == ("1.5 KiB", "1:02:05")
+
+
+def test_plain_progress_when_not_a_terminal():
+    out = io.StringIO()
+    p = Progress(out)
+    p("install", "2 packages", nbytes=20 << 20)
+    p("tick")
+    p("download", "nvidia-cuda-nvcc-cu12", nbytes=19 << 20)
+    p("output", "Downloading nvidia-cuda-nvcc-cu12 (19.1MiB)")
+    p("downloaded", "nvidia-cuda-nvcc-cu12", nbytes=19 << 20)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "install: 2 packages, up to 20.0 MiB to download"
+    assert lines[1] == "download: nvidia-cuda-nvcc-cu12 (19.0 MiB)"
+    assert lines[2].startswith("downloaded: nvidia-cuda-nvcc-cu12 [0:") and "19.0 MiB of up to 20.0 MiB" in lines[2]
+    assert len(lines) == 3  # no tick, no engine line without -v, nothing rewritten
+    p.done()
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("environ", "colour"), [({"NO_COLOR": "1", "TERM": "xterm"}, False),
+                                                 ({"FORCE_COLOR": "1", "TERM": "xterm"}, True)])
+def test_no_color_and_force_color_are_honoured(environ, colour):
+    out = _Tty()
+    p = Progress(out, environ=environ)
+    p("install", "1 packages", nbytes=1 << 20)
+    p("download", "x", nbytes=1 << 20)
+    p.done()
+    text = out.getvalue()
+    assert "download" in text
+    assert bool(re.search(r"\x1b\[[0-9;]*3\dm", text)) is colour  # a foreground colour code
+
+
+# -- certificates ----------------------------------------------------------------------------------------
+def test_a_certificate_failure_names_the_certificate_settings():
+    err = DownloadFailed("https://pypi.org/simple/six/", "invalid peer certificate: UnknownIssuer")
+    assert "SSL_CERT_FILE" in err.hint and "UV_NATIVE_TLS" in err.hint and "update-ca-certificates" in err.hint
+    assert tls_hint("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed") is not None
+    assert tls_hint("Connection refused") is None
+    assert DownloadFailed("u", "Connection refused").hint == "Check the network or the channel/index URL."
+
+
+# -- suggest ---------------------------------------------------------------------------------------------
+def test_suggest_without_a_driver_says_it_once(cli):
+    code, out, err = cli("suggest")
+    text = out + err
+    assert "x no-driver" not in text
+    assert re.search(r"ruled out: all \d+ candidates \(no-driver\)", text), text

@@ -1,0 +1,305 @@
+"""Every binding and every button of every screen, pressed at 80x24 and 120x36: nothing crashes.
+
+Issue 18: `l` then Write crashed the app, and no test pressed that button. Here each screen
+(the two tabs, the filter, and every modal: remove, export, lock, doctor, help, create, an error,
+and the create panel's Cancel) is reached from a fresh start, and then each key the footer and
+Textual consider active, and each button, is pressed in turn; after each one the app is brought
+back to where it was. A crash fails the run (Textual re-raises it when the Pilot leaves); a
+worker's error must be a CuenvError in a modal, never "internal error". A button is pressed by a
+click at its place on the screen, so a button cut off at 80x24 fails too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cuenv.tui.app import CuenvApp
+from cuenv.tui.screens.modals import CreateScreen, ErrorScreen
+from cuenv.tui.services import Services
+from cuenv.tui.widgets.recipes import RecipesView
+
+from .conftest import make_incomplete, settle
+from .test_pilot import GatedServices
+
+SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
+TIMES: list[tuple[float, str]] = []  # (seconds, action): the slowest are printed when a tour ends
+
+# screen -> how to reach it from a fresh start (the environments tab, its table focused): keys, or
+# a step run on the app (the create dialog is opened on cuda-12.1, whose name is taken: pressing
+# Create then ends in the "already exists" error, not in a download)
+SCREENS: dict[str, tuple] = {
+    "environments": (),
+    "filter": ("slash",),
+    "recipes": ("2",),
+    "help": ("question_mark",),
+    "remove": ("x",),
+    "export": ("e",),
+    "lock": ("l",),
+    "doctor": ("d",),
+    "create": ("2", lambda app: _select(app, "#recipe-table", "cuda-12.1"), "c"),
+}
+
+
+def _select(app, table_id: str, key: str) -> None:
+    table = app.screen.query_one(table_id)
+    table.move_cursor(row=table.get_row_index(key))
+
+
+async def _reach(pilot, app, steps: tuple) -> None:
+    for step in steps:
+        if callable(step):
+            step(app)
+        else:
+            await pilot.press(step)
+        await settle(pilot, app)
+
+
+async def _back_to_start(pilot, app) -> None:
+    """Close every modal, stop a running create, clear the filter, back to the environments tab."""
+    view = app.screen_stack[0].query_one(RecipesView)
+    if view.creating:
+        view.action_cancel()
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if view.creating is None:
+                break
+    await settle(pilot, app)
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+        await pilot.pause()
+    app.screen.query_one("#env-filter").value = ""
+    app.action_tab("envs")
+    await settle(pilot, app)
+
+
+def _check(app, where: str) -> None:
+    if isinstance(app.screen, ErrorScreen):
+        text = str(app.screen.query_one("#error-message").render())
+        assert "internal error" not in text, f"{where}: {text}"
+
+
+def _shown(widget) -> bool:
+    return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
+
+
+# Textual's own moving, scrolling and text editing (cursor_*, scroll_*, delete_*, copy...): pressed too, but all in one go from
+# one arrival, so the tour stays short; cuenv's bindings and focus moves each get their own.
+_MOVES = ("cursor_", "scroll_", "page_", "copy", "screen.copy", "delete_", "cut", "paste", "select_all", "undo", "redo",
+          "home", "end")
+
+
+def _actions(app) -> list[tuple[str, str]]:
+    """("key", k) for each enabled binding ("keys", "a b c" for Textual's moves), ("button", id) for
+    each shown, enabled button."""
+    from textual.widgets import Button
+
+    bound = {k: b for k, b in app.screen.active_bindings.items() if b.enabled}
+    moves = sorted(k for k, b in bound.items() if type(b.node).__module__.startswith("textual")
+                   and b.binding.action.startswith(_MOVES))
+    keys = sorted(set(bound) - set(moves))
+    buttons = [b.id for b in app.screen.query(Button) if _shown(b) and not b.disabled and b.id]
+    return [("key", k) for k in keys] + ([("keys", " ".join(moves))] if moves else []) + \
+        [("button", b) for b in buttons]
+
+
+async def _do(pilot, app, action: tuple[str, str], where: str, *, wait: bool = True) -> None:
+    kind, what = action
+    if kind == "key":
+        await pilot.press(what)
+    elif kind == "keys":
+        await pilot.press(*what.split())
+    else:
+        button = app.screen.query_one(f"#{what}")
+        assert button.region.size.area and app.screen.region.contains_region(button.region), \
+            f"{where}: button #{what} is not wholly on the screen ({button.region} of {app.screen.region})"
+        assert await pilot.click(button), f"{where}: button #{what} is covered by something"
+    if wait:
+        await settle(pilot, app)
+    else:  # a held create is running: settle() would wait for it
+        for _ in range(5):
+            await pilot.pause(0.05)
+
+
+def _ended(app) -> bool:
+    return not app.is_running or app.return_value is not None or bool(app._exit_renderables)
+
+
+class TourServices(Services):
+    """The real services, but the create dialog's download size is not solved on each of the many
+    arrivals at that dialog (test_create_dialog_shows_the_download solves it for real)."""
+
+    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
+        return "19.9 MiB in 2 packages"
+
+
+def tour(services, size: tuple[int, int]) -> dict[str, list[str]]:
+    """Every action of every screen, each from a fresh arrival; a new app after one that ends it
+    (use, quit). Returns screen -> what was pressed there."""
+    pressed: dict[str, list[str]] = {}
+    todo = [(screen, None) for screen in SCREENS]  # None: list the screen's actions on arrival
+
+    async def session() -> None:
+        app = CuenvApp(services)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            while todo:
+                screen, action = todo.pop(0)
+                await _reach(pilot, app, SCREENS[screen])
+                if action is None:
+                    todo[:0] = [(screen, a) for a in _actions(app)]
+                    await _back_to_start(pilot, app)
+                    continue
+                where = f"{screen} at {size[0]}x{size[1]}, {action[0]} {action[1]!r}"
+                started = time.monotonic()
+                await _do(pilot, app, action, where)
+                TIMES.append((time.monotonic() - started, where))
+                if os.environ.get("CUENV_TOUR_LOG"):
+                    print(f"{TIMES[-1][0]:6.2f} s  {where}", flush=True)
+                pressed.setdefault(screen, []).append(action[1])
+                if _ended(app):
+                    return
+                _check(app, where)
+                await _back_to_start(pilot, app)
+
+    while todo:
+        asyncio.run(session())
+    for took, where in sorted(TIMES, reverse=True)[:5]:
+        print(f"{took:6.2f} s  {where}")
+    return pressed
+
+
+@pytest.fixture
+def world(make_env, environ, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # lock and export write beside the user: here, not in the checkout
+    make_env("cuda-12.1")
+    make_incomplete(Path(environ["CUENV_HOME"]) / "envs", "broken", make_env("train"))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_of_every_screen(size: str, world, settings, environ):
+    services = TourServices(settings, environ)
+    pressed = tour(services, SIZES[size])
+    assert set(pressed) == set(SCREENS), "a screen offered nothing to press"
+    for modal in ("help", "remove", "export", "lock", "doctor", "create"):
+        assert "escape" in pressed[modal] and any(p in pressed[modal] for p in ("close", "cancel", "no")), pressed[modal]
+    if services.can_lock:  # Write in the lock dialog wrote the lockfile (it once crashed instead)
+        assert Path("cuenv.lock").is_file()
+
+
+def test_typing_at_the_table_never_leaves_or_removes(world, services, environ):
+    """Words typed at the environments table (the filter is on `/`) open a dialog at most."""
+    app = CuenvApp(services)
+    envs = Path(environ["CUENV_HOME"]) / "envs"
+    before = sorted(p.name for p in envs.iterdir())
+
+    async def main() -> None:
+        async with app.run_test(size=SIZES["80x24"]) as pilot:
+            await settle(pilot, app)
+            for word in ("ubuntu", "cuda 12.1", "torch", "oxygen", "xy", "delete", "use train"):
+                await pilot.press(*["space" if c == " " else "full_stop" if c == "." else c for c in word])
+                await settle(pilot, app)
+                assert not _ended(app), f"typing {word!r} left the app"
+                _check(app, f"typing {word!r}")
+                await _back_to_start(pilot, app)
+
+    asyncio.run(main())
+    assert app.return_value is None
+    assert sorted(p.name for p in envs.iterdir()) == before
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_while_a_create_runs(size: str, settings, environ):
+    """While a create is held at its install step: the keys that leave it running, then the panel's
+    Cancel button; again with escape. Cancel is gone once nothing runs."""
+    services = GatedServices(settings, environ)
+    app = CuenvApp(services)
+    prefix = Path(environ["CUENV_HOME"]) / "envs" / "fresh"
+
+    async def start(pilot, view) -> None:
+        services.reached.clear()
+        view.start_create("cuda-12.1", name="fresh", engine="venv")
+        for _ in range(1200):
+            await pilot.pause(0.05)
+            if services.reached.is_set():
+                return
+        raise AssertionError("the create did not reach its install step")
+
+    async def main() -> None:
+        async with app.run_test(size=SIZES[size]) as pilot:
+            await settle(pilot, app)
+            await pilot.press("2")
+            view = app.screen.query_one(RecipesView)
+            for cancel in [("button", "create-cancel"), ("key", "escape")]:
+                await start(pilot, view)
+                for key in ("r", "question_mark", "escape", "1", "2"):  # escape closes the help here
+                    await _do(pilot, app, ("key", key), f"create running at {size}, {key}", wait=False)
+                    _check(app, f"create running, {key}")
+                    assert view.creating == "fresh", f"{key} stopped the create: "
+                await _do(pilot, app, cancel, f"create running at {size}, {cancel}", wait=False)
+                for _ in range(1200):
+                    await pilot.pause(0.05)
+                    if view.creating is None:
+                        break
+                await settle(pilot, app)
+                assert view.creating is None and not prefix.exists(), f"{cancel} did not stop the create"
+                button = app.screen.query_one("#create-cancel")
+                assert not button.display, "Cancel stays after the create ended"
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_action_of_the_error_modal(size: str, services):
+    """A create with a bad name opens the error modal; its keys and its Close button."""
+
+    async def open_error(pilot, app) -> None:
+        await pilot.press("2")
+        await settle(pilot, app)
+        app.screen.query_one(RecipesView).start_create("cuda-12.1", name="bad name", engine="venv")
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, ErrorScreen):
+                await settle(pilot, app)
+                return
+        raise AssertionError("no error modal")
+
+    for action in [("key", "escape"), ("key", "enter"), ("key", "q"), ("button", "close")]:
+        app = CuenvApp(services)
+
+        async def main(app: CuenvApp = app, action: tuple[str, str] = action) -> None:
+            async with app.run_test(size=SIZES[size]) as pilot:
+                await settle(pilot, app)
+                await open_error(pilot, app)
+                await _do(pilot, app, action, f"error modal at {size}, {action}")
+                assert not isinstance(app.screen, ErrorScreen), f"{action} did not close the error"
+
+        asyncio.run(main())
+
+
+@pytest.mark.network
+def test_create_dialog_shows_the_download(services):
+    """The dialog solves (no install, no lock taken) and shows the size before the user commits."""
+    app = CuenvApp(services)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZES["80x24"]) as pilot:
+            await settle(pilot, app)
+            await _reach(pilot, app, SCREENS["create"])
+            assert isinstance(app.screen, CreateScreen)
+            for _ in range(1200):
+                text = str(app.screen.query_one("#create-size").render())
+                if "packages" in text or "unknown" in text:
+                    break
+                await pilot.pause(0.05)
+            assert text.startswith("Download: 19.9 MiB in 2 packages"), text
+            await pilot.click("#go")  # at once: the size's solve holds no lock that create needs
+            await settle(pilot, app)
+            assert not isinstance(app.screen, ErrorScreen) or "already exists" in str(
+                app.screen.query_one("#error-message").render())
+
+    asyncio.run(main())
