@@ -21,9 +21,10 @@ class Progress:
     """Callable ``(event, detail, *, nbytes=None)`` handed to engines (cuenv.engines.base.Progress)."""
 
     def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, verbose: int = 0,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, notes: bool | None = None) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
+        self.notes = not quiet if notes is None else notes  # --json keeps its warnings on stderr; -q does not
         self.verbose = verbose
         self.environ = environ
         self.transfers = Transfers()
@@ -51,7 +52,7 @@ class Progress:
 
     def note(self, text: str) -> None:
         """A line that stays (a warning), printed above the live panel."""
-        if not self.quiet:
+        if self.notes:
             self._line(text)
 
     def done(self) -> None:
@@ -112,3 +113,10 @@ class Progress:
         if event == "install" and nbytes:
             return f"install: {detail}, up to {human_bytes(nbytes)} to download"
         return f"{event}: {detail}" if detail else event
+
+
+def for_command(ctx: Any) -> Progress:
+    """The progress of a command: none with -q or --json (stdout is the answer), warnings and notes on
+    stderr unless -q; -v adds the tools' output (ctx: a cuenv.cli.main.Context)."""
+    return Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ,
+                    notes=ctx.verbosity >= 0)

@@ -109,7 +109,7 @@ def _plan_from_lock(ctx: Context, machine):
 
 
 def run(ctx: Context) -> Result:
-    from cuenv.cli.progress import Progress
+    from cuenv.cli.progress import for_command
     from cuenv.envs.create import build_warnings, execute
 
     a = ctx.args
@@ -117,7 +117,7 @@ def run(ctx: Context) -> Result:
     plan, read = _plan(ctx, machine)
     plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
-    progress = Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ)
+    progress = for_command(ctx)
     source = plan.meta.get("source")
     if source:  # how a project file was read: said before anything is downloaded
         progress.note(f"CUDA {plan.stack.cuda}: {source['cuda_from']}")
@@ -160,6 +160,11 @@ def run(ctx: Context) -> Result:
         width = max((len(f"{p['name']} {p['version']}") for p in packages), default=0)
         lines += [f"  {p['name'] + ' ' + p['version']:<{width}}  {human_bytes(p['size']) if p['size'] else ''}".rstrip()
                   for p in packages]
+        known = sum(p["size"] or 0 for p in packages)
+        lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
+                     if total is not None else
+                     f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
+                     "Download: the engine did not give the sizes.")
         if read is not None:
             from cuenv.lock.make import contract_line
 
@@ -170,11 +175,6 @@ def run(ctx: Context) -> Result:
             data["pip_layer"] = list(layer)
             lines.append("then, with pip's rules against those conda packages, the pip: section:")
             lines += [f"  {r}" for r in layer]
-        known = sum(p["size"] or 0 for p in packages)
-        lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
-                     if total is not None else
-                     f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
-                     "Download: the engine did not give the sizes.")
         return Result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")

@@ -123,11 +123,11 @@ def _check(ctx: Context) -> Result:
 
 
 def _sync(ctx: Context) -> Result:
-    from cuenv.cli.progress import Progress
+    from cuenv.cli.progress import for_command
     from cuenv.lock.sync import sync
 
     a = ctx.args
-    progress = Progress(quiet=ctx.verbosity < 0 or ctx.json, verbose=ctx.verbosity, environ=ctx.environ)
+    progress = for_command(ctx)
     try:
         done = sync(ctx.settings, ctx.environ, lock_path=a.file, name=a.name, engine=a.engine, force=a.force,
                     progress=progress, warn=lambda line: progress.note(f"warning: {line}"))

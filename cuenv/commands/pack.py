@@ -4,7 +4,6 @@ without network (cuenv.export.pack)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +26,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _progress(ctx: Context):
-    if ctx.json or getattr(ctx.args, "quiet", False):
-        return None
-    return lambda event, detail: sys.stderr.write(f"{event}: {detail}\n")
+    from cuenv.cli.progress import for_command
+
+    return for_command(ctx)
 
 
 def run(ctx: Context) -> Result:
@@ -48,7 +47,11 @@ def _pack(ctx: Context) -> Result:
     out = (a.output or Path(f"{a.name}.cuenv.tar")).expanduser().absolute()
     if out.exists() and not a.force:
         raise UsageError(f"{out} already exists.", hint="Choose another -o FILE, or add --force to overwrite it.")
-    manifest = pack(record, out, cache_dir=ctx.settings.cache_dir, progress=_progress(ctx))
+    progress = _progress(ctx)
+    try:
+        manifest = pack(record, out, cache_dir=ctx.settings.cache_dir, progress=progress)
+    finally:
+        progress.done()
     size = out.stat().st_size
     data = {"name": a.name, "archive": str(out), "kind": manifest["kind"], "method": manifest["method"], "size_bytes": size}
     text = (f"Packed {a.name} ({manifest['kind']}, {manifest['method']}) into {out} ({size / 1e6:.1f} MB).\n"
@@ -62,8 +65,12 @@ def _unpack(ctx: Context) -> Result:
 
     a = ctx.args
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    record, findings = unpack(a.archive.expanduser().absolute(), name=a.name, settings=ctx.settings, environ=ctx.environ,
-                              machine=machine, force=a.force, progress=_progress(ctx))
+    progress = _progress(ctx)
+    try:
+        record, findings = unpack(a.archive.expanduser().absolute(), name=a.name, settings=ctx.settings,
+                                  environ=ctx.environ, machine=machine, force=a.force, progress=progress)
+    finally:
+        progress.done()
     warnings = [f.message for f in findings if f.severity in ("error", "warning")]
     data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
     text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."

@@ -459,8 +459,13 @@ def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], inde
 def package_fields_problem(values: Mapping[str, Any]) -> str | None:
     """Why a package's fields cannot go into uv's requirements file or conda's argv ("key: why"), or None.
 
-    Each is one word of printable text, and the name is a package name (a lock or an archive is shared)."""
+    Each is one word of printable text (``size``: a count of bytes), and the name is a package name (a
+    lock or an archive is shared)."""
     for k, v in values.items():
+        if k == "size":
+            if v is not None and (type(v) is not int or v < 0):
+                return f"size: {str(v)[:60]!r} is not a number of bytes."
+            continue
         if v is not None and (not isinstance(v, str) or _WORD.fullmatch(v) is None or len(v) > 2000):
             return f"{k}: {str(v)[:60]!r} is not a single word of printable text."
     if not _NAME.fullmatch(str(values.get("name") or "")):
