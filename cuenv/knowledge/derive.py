@@ -220,6 +220,29 @@ def host_limits(text: str) -> HostLimits:
     )
 
 
+_CAPS: Final = re.compile(r"""['"]cuda_compute_capabilities['"]\s*[,:]\s*\[([^\]]*)\]""")
+_CAP: Final = re.compile(r"""['"](sm|compute)_(\d{2,3})[a-z]?['"]""")
+
+
+def build_arch(text: str) -> tuple[list[str], list[str]] | None:
+    """The SASS and PTX targets in a TensorFlow wheel's ``build_info.py`` (``cuda_compute_capabilities``).
+
+    ``sm_89`` is SASS for 8.9, ``compute_90`` PTX for 9.0; None when the file names none. The text
+    is matched, never run.
+    """
+    found = _CAPS.search(text)
+    if found is None:
+        return None
+    sass: list[str] = []
+    ptx: list[str] = []
+    for kind, digits in _CAP.findall(found.group(1)):
+        cc = f"{int(digits[:-1])}.{digits[-1]}"
+        target = sass if kind == "sm" else ptx
+        if cc not in target:
+            target.append(cc)
+    return (sass, ptx) if sass or ptx else None
+
+
 # ---------------------------------------------------------------------------------------------
 # Versions
 # ---------------------------------------------------------------------------------------------

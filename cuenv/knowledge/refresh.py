@@ -159,6 +159,7 @@ def check_recipes(facts: Mapping[str, Any], recipes: Sequence[Mapping[str, Any]]
                 want = jax_rows.get((f"jax-cuda{str(eff['cuda']).split('.')[0]}-plugin", _plugin_version(facts, version)))
             if want is not None:
                 rep.problems += _compare_pins(name, version, eff, want)
+                rep.problems += _compare_arch(name, version, eff, want)
         newest = max(pinned, key=Version)
         for mm, version in releases.get(project, {}).items():
             if Version(version) <= Version(newest) or Version(mm) <= Version(derive.minor(newest)):
@@ -217,6 +218,20 @@ def _compare_pins(name: str, version: str, recipe: Mapping[str, Any], row: Mappi
     cudnn = derive.Pin(None, row["cudnn"]).lowest if row.get("cudnn") else None
     if cudnn and recipe.get("cudnn") and _mm(str(recipe["cudnn"])) != _mm(cudnn):
         out.append(f"{name} {version}: cudnn {recipe['cudnn']} but the wheel asks for cuDNN {row['cudnn']} ({row['source']})")
+    return out
+
+
+def _compare_arch(name: str, version: str, recipe: Mapping[str, Any], row: Mapping[str, Any]) -> list[str]:
+    """The recipe's GPU targets against those the wheel says it was built for (TensorFlow's build_info)."""
+    built = row.get("arch")
+    if not built or not recipe.get("arch"):
+        return []
+    out = []
+    for kind in ("sass", "ptx"):
+        have = sorted(map(str, recipe["arch"].get(kind) or []), key=Version)
+        want = sorted(built.get(kind) or [], key=Version)
+        if have != want:
+            out.append(f"{name} {version}: arch {kind} {have} but the wheel was built for {want} ({row['arch_source']})")
     return out
 
 

@@ -164,9 +164,20 @@ def torch(client: Client) -> list[Row]:
     return _rows(client, "torch", "torch")
 
 
+TF_BUILD_INFO: Final = "tensorflow/python/platform/build_info.py"
+
+
 def tensorflow(client: Client) -> list[Row]:
-    """tensorflow[and-cuda] of each minor."""
-    return _rows(client, "tensorflow", "tensorflow", extras=("and-cuda",))
+    """tensorflow[and-cuda] of each minor, with the GPU targets its Linux wheel was built for."""
+    rows = _rows(client, "tensorflow", "tensorflow", extras=("and-cuda",))
+    for row in rows:
+        f = _pick(wheels(client, "tensorflow")[row["tensorflow"]], "linux-64", "3.12")
+        text = client.member(f, TF_BUILD_INFO) if f else None
+        arch = derive.build_arch(text.decode("utf-8", "replace")) if f and text else None
+        if f and arch:
+            row["arch"] = {"sass": arch[0], "ptx": arch[1]}
+            row["arch_source"] = _source("tensorflow", row["tensorflow"], f, TF_BUILD_INFO)
+    return rows
 
 
 def jax(client: Client) -> list[Row]:

@@ -341,8 +341,8 @@ def _rows():
 def test_every_row_has_a_status_and_its_sources() -> None:
     keys = set(matrix.kb()["sources"])
     for row in _rows():
-        assert row["status"] in {"confirmed", "corroborated", "derived", "recalled", "unconfirmed"}, row
-        if row["status"] in {"confirmed", "corroborated", "recalled"}:
+        assert row["status"] in {"confirmed", "corroborated", "derived", "unconfirmed"}, row  # never "recalled"
+        if row["status"] in {"confirmed", "corroborated"}:
             assert row.get("sources"), row
         for src in row.get("sources", ()):
             assert src in keys or " " in src, src  # a key of `sources`, or a literal citation

@@ -45,6 +45,22 @@ def test_newest_per_minor_keeps_one_final_release_per_minor(versions: list[str])
         assert all(derive.minor(v) != mm or derive.Version(v) <= derive.Version(newest) for v in finals)
 
 
+@given(st.text(max_size=300))
+def test_build_arch_reads_any_text(text: str) -> None:
+    arch = derive.build_arch(text)
+    assert arch is None or all(cc.count(".") == 1 and cc.replace(".", "").isdigit() for cc in arch[0] + arch[1])
+
+
+def test_build_arch_reads_tensorflows_build_info() -> None:
+    # The line as it is in tensorflow-2.17.1-cp312-cp312-manylinux_2_17_x86_64 (tensorflow/python/platform/build_info.py).
+    line = ("build_info = collections.OrderedDict([('cpu_compiler', '/usr/lib/llvm-17/bin/clang'), "
+            "('cuda_compute_capabilities', ['sm_60', 'sm_70', 'sm_80', 'sm_89', 'compute_90']), "
+            "('cuda_version', '12.3'), ('cudnn_version', '8'), ('is_cuda_build', True)])")
+    assert derive.build_arch(line) == (["6.0", "7.0", "8.0", "8.9"], ["9.0"])
+    assert derive.build_arch("('cuda_compute_capabilities', ['sm_100a', 'sm_120', 'compute_120'])") == (["10.0", "12.0"], ["12.0"])
+    assert derive.build_arch("('is_cuda_build', False)") is None  # a CPU wheel names no targets
+
+
 def test_requires_dist_lines_as_torch_and_tensorflow_write_them() -> None:
     # Lines as they appear in torch 2.15.0's and tensorflow 2.21.0's METADATA.
     torch = derive.needs([
@@ -100,6 +116,20 @@ def test_recipe_check_flags_a_contradicted_pin_and_proposes_a_new_release() -> N
     assert listed.proposals == ["torch-cu130: torch 2.15.0 is out (newest pinned: 2.14.1)"]
     gone = refresh.check_recipes(facts, [recipe], exists=lambda p, v: False, variants=lambda f, v: None)
     assert gone.problems == ["torch-cu130: torch 2.14.1 is not a release on PyPI"]
+
+
+def test_recipe_check_flags_gpu_targets_the_wheel_was_not_built_for() -> None:
+    row = {"tensorflow": "2.17.1", "cuda": "12.3", "cudnn": "==8.9.7.29", "python": ["3.11", "3.12"], "source": "meta",
+           "arch": {"sass": ["6.0", "7.0", "8.0", "8.9"], "ptx": ["9.0"]}, "arch_source": "build_info"}
+    facts = {"releases": {}, "torch": [], "tensorflow": [row], "jax": [], "cuda_toolkit": []}
+    recipe = {"name": "tensorflow-cu123", "cuda": "12.3", "cudnn": "8.9", "python": {"default": "3.11"},
+              "arch": {"sass": ["5.0", "6.0", "7.0", "8.0"], "ptx": ["9.0"]},
+              "framework": {"name": "tensorflow", "version": "2.17.1", "versions": ["2.17.1"]}}
+    rep = refresh.check_recipes(facts, [recipe], exists=lambda p, v: True, variants=lambda f, v: None)
+    assert rep.problems == ["tensorflow-cu123 2.17.1: arch sass ['5.0', '6.0', '7.0', '8.0'] "
+                            "but the wheel was built for ['6.0', '7.0', '8.0', '8.9'] (build_info)"]
+    fixed = {**recipe, "arch": {"sass": ["8.9", "8.0", "7.0", "6.0"], "ptx": ["9.0"]}}  # order does not matter
+    assert refresh.check_recipes(facts, [fixed], exists=lambda p, v: True, variants=lambda f, v: None).problems == []
 
 
 # ---- live: the data file and the recipes against PyPI ------------------------------------------

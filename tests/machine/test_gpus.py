@@ -16,6 +16,16 @@ def test_every_row_resolves_to_itself():
         assert model.source.startswith(("https://", "/work/shared")), model.name
 
 
+def test_no_row_is_recalled():
+    """Every compute capability was read at a named source; none is remembered."""
+    data = gpus._data()
+    assert not any("recall" in text.lower() for text in data["sources"].values())
+    for row in data["models"]:
+        assert "recall" not in str(row.get("status", "")), row
+        if row.get("status") == "derived":  # architecture read at the source, cc from the rule
+            assert "(turing)" in data["sources"][row["src"]] and row["cc"] == "7.5", row
+
+
 def test_rows_are_kepler_or_newer_and_unique():
     names = [m.name.lower() for m in gpus.all_models()]
     assert len(names) == len(set(names))
@@ -57,6 +67,15 @@ def test_rows_are_kepler_or_newer_and_unique():
         ("NVIDIA H100 NVL", "NVIDIA H100", "9.0", "Hopper", None),
         ("NVIDIA A800-SXM4-80GB", "NVIDIA A800", "8.0", "Ampere", 81920),
         ("NVIDIA GeForce RTX 4090 D", "GeForce RTX 4090 D", "8.9", "Ada Lovelace", None),
+        ("NVIDIA L20", "NVIDIA L20", "8.9", "Ada Lovelace", None),
+        # rows once recalled, now read at a source (gpus.yaml names each)
+        ("NVIDIA GeForce RTX 4080 SUPER", "GeForce RTX 4080 SUPER", "8.9", "Ada Lovelace", 16384),
+        ("NVIDIA RTX A4500", "NVIDIA RTX A4500", "8.6", "Ampere", 20480),
+        ("NVIDIA GeForce RTX 3060", "GeForce RTX 3060", "8.6", "Ampere", None),
+        ("NVIDIA GeForce RTX 2070 SUPER", "GeForce RTX 2070 SUPER", "7.5", "Turing", 8192),
+        ("NVIDIA GeForce GTX 1660 SUPER", "GeForce GTX 1660 SUPER", "7.5", "Turing", None),
+        ("GeForce GTX 1650", "GeForce GTX 1650", "7.5", "Turing", None),
+        ("NVIDIA GeForce GTX 1050 Ti", "GeForce GTX 1050 Ti", "6.1", "Pascal", None),
     ],
 )
 def test_real_name_variants(reported, name, cc, arch, memory):
