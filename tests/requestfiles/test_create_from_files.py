@@ -113,6 +113,34 @@ def test_a_pip_layer_installs_into_the_conda_prefix_after_the_conda_packages(cli
         {(p.name, p.version, p.kind) for p in have}
 
 
+
+@pytest.mark.network
+def test_the_pip_layer_fetches_through_cuenvs_pypi_mirror(cli, work, envs, tmp_path, local_channel, venv_python_channel,
+                                                         no_conda):
+    """A mirror of PyPI (configured once, as for every engine) serves the pip: section too: the resolve and the
+    download go to the mirror, and the environment's lock names PyPI's own URL of the wheel."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
+    import channel
+    import pypimirror
+
+    wheel = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "environment.yml").write_text(
+        f"name: mirrored\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
+        f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n  - pip:\n    - {RUNTIME}\n")
+    log = tmp_path / "mirror.log"
+    with pypimirror.serve(pypimirror.build_mirror(tmp_path / "mirror", [wheel]), log=log) as base:
+        environ = dict(no_conda, CUENV_MIRRORS=f"pypi={base}/simple", CUENV_CACHE_DIR=str(tmp_path / "cold"))
+        code, out, err = cli("create", "-f", "environment.yml", "--json", environ=environ)
+    assert code == 0, err
+    fetched = log.read_text()
+    assert "GET /simple/nvidia-cuda-runtime-cu12/" in fetched and f"/{wheel.name} HTTP" in fetched
+    lock = json.loads((envs / "mirrored" / ".cuenv" / "solution.json").read_text())
+    [pkg] = [p for p in lock["packages"] if p["name"] == "nvidia-cuda-runtime-cu12"]
+    assert pkg["url"].startswith("https://files.pythonhosted.org/packages/") and pkg["url"].endswith("/" + wheel.name)
+    assert pkg["sha256"] == RUNTIME_SHA[7:] and "127.0.0.1" not in json.dumps(lock)
+    assert list((envs / "mirrored").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
+
 # -- real public files whose channels and indexes are out of reach: the plan, before any download ------
 
 def plan(path: Path, *, driver: str = "550.54.14", cc: str = "8.0", engine: str | None = None, cuda: str | None = None,
