@@ -127,10 +127,10 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
     doc = envyml.parse_file(path)
     inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
-    unsupported = doc.pip.unsupported if doc.pip else ()
+    unsupported = _cannot_install(doc.pip) if doc.pip else ()
     return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
-                       notes=doc.notes + inference.notes, unsupported=unsupported,
+                       notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
                        undetermined=inference.undetermined, document=doc)
 
 
@@ -139,9 +139,33 @@ def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
 
     doc = pipreqs.parse_file(path)
     inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    unsupported = _cannot_install(doc)
     return ProjectNeed(file=str(path), kind="requirements", stack=inference.stack(str(path)), how=inference.how,
-                       engine_family="venv", evidence=inference.evidence, notes=doc.notes + inference.notes,
-                       unsupported=doc.unsupported, undetermined=inference.undetermined, document=doc)
+                       engine_family="venv", evidence=inference.evidence,
+                       notes=_notes(doc.notes + inference.notes, unsupported),
+                       unsupported=unsupported, undetermined=inference.undetermined, document=doc)
+
+
+def _cannot_install(pip: Any) -> tuple[Unsupported, ...]:
+    """What `create` would refuse, said by `check` too: the lines the parser could not take, then those that
+    parse but that cuenv's wheel-only, hash-locked installs cannot honour (VCS checkouts, source archives)."""
+    out = list(pip.unsupported)
+    for req in pip.requirements:
+        if req.vcs or (req.url and not req.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl")):
+            what = "a VCS checkout" if req.vcs else "a source archive"
+            out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
+                                   "only wheels, each locked by URL and sha256.",
+                                   "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
+    files: dict[str, int] = {}
+    for u in out:
+        files.setdefault(u.where.file, len(files))
+    return tuple(sorted(out, key=lambda u: (files[u.where.file], u.where.line or 0)))  # in file order
+
+
+def _notes(notes: tuple[str, ...], unsupported: tuple[Unsupported, ...]) -> tuple[str, ...]:
+    """The notes, less those on a line that cannot be installed anyway (its refusal says what matters)."""
+    lines = tuple(f"{u.where}: " for u in unsupported)
+    return tuple(n for n in notes if not n.startswith(lines)) if lines else notes
 
 
 READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {

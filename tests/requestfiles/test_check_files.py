@@ -48,6 +48,19 @@ def test_an_unpinned_framework_needs_a_cuda_flag(cli):
     assert code == 0 and "how: from --cuda 12.1" in out
 
 
+def test_check_names_the_lines_create_would_refuse_and_a_torch_it_cannot_see(cli):
+    """alpaca-lora lists accelerate (which installs PyPI's torch, a CUDA build) and a git+ line: `check` asks
+    for the CUDA instead of calling it CPU-only, and names the VCS line as `create` would refuse it."""
+    path = str(FIXTURES / "tloen__alpaca-lora/requirements.txt")
+    code, out, err = cli("check", path, *A100_NEW)
+    assert code == 2 and err.startswith(f"error: {path}:1: accelerate: a package that installs torch") and not out
+    code, out, err = cli("check", path, *A100_NEW, "--cuda", "12.1")
+    assert code == 0 and "cpu-only" not in out
+    assert f"  cannot install: {path}:9: peft @ git+https://github.com/huggingface/peft.git: is a VCS checkout" in out
+    code, _, err = cli("create", "-r", path, "--cuda", "12.1", "--dry-run")
+    assert code == 2 and f"error: {path}:9: peft @ git+" in err and "--skip-unsupported" in err
+
+
 def test_cuda_flag_is_for_files_only(cli):
     code, out, err = cli("check", "cuda-12.1", "--cuda", "12.1")
     assert code == 2 and "--cuda goes with a project file" in err
