@@ -106,7 +106,7 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
     from cuenv.lock import foreign
 
     if python is not None:
-        if kind in ("conda-lock", "pixi-lock"):
+        if kind in ("conda-lock", "pixi-lock", "explicit"):
             raise UsageError(f"--python does not apply to a {foreign.LABELS[kind]}: it locks its own Python.",
                              hint="Leave out --python.")
         Dotted.parse(python, what="Python version")

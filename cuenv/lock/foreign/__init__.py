@@ -7,6 +7,7 @@ conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condaloc
 pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
 pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
 uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
+explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit` (``cuenv export --format explicit``)
 =============  ==============================  =========================================================
 
 :func:`detect` tells the kind from the content (the name only breaks ties), :func:`parse` turns
@@ -26,9 +27,11 @@ from typing import Any, Final
 from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, Where
 from cuenv.lock.foreign.stack import Derived, derive
 
-KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock")
-LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
+KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock", "explicit")
+LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock",
+                 "explicit": "@EXPLICIT list"}
 _SNIFF: Final = (
+    ("explicit", re.compile(r"^@EXPLICIT\s*$", re.MULTILINE)),
     ("pylock", re.compile(r"^lock-version\s*=", re.MULTILINE)),
     ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.MULTILINE)),
     ("pixi-lock", re.compile(r"^environments:\s*$", re.MULTILINE)),
@@ -85,6 +88,10 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
         from cuenv.lock.foreign import uvlock
 
         return uvlock.parse(source, file=file, platform=platform, python=python, environment=environment)
+    if kind == "explicit":
+        from cuenv.lock.foreign import explicit
+
+        return explicit.parse(source, file=file, platform=platform, environment=environment)
     raise ValueError(f"unknown lockfile kind {kind!r}")
 
 
