@@ -100,15 +100,15 @@ def kind_of(path: Path, kind: str | None = None) -> str:
 
 def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -> ProjectNeed:
     """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major."""
-    found = kind_of(path, kind)
-    if found in READERS and _is_lockfile(path):  # an @EXPLICIT list named *.txt, a lock named *.yml
+    if _is_lockfile(path):  # by its content: an @EXPLICIT list named *.txt, a pixi.lock renamed
         raise UsageError(f"{path} is a lockfile, not an environment.yml or requirements file.",
                          hint=f"Install it exactly with `cuenv create --from-lock {path}`; `cuenv check {path}` "
                          "shows the stack it needs.")
+    found = kind_of(path, kind)
     reader = READERS.get(found)
-    if reader is None:  # a lockfile: cuenv.lock.check reads those, with their own options
-        raise UsageError(f"{path} is a lockfile ({found}), not an environment.yml or requirements file.",
-                         hint=f"`cuenv check {path}` reads it and names the closest recipe.")
+    if reader is None:  # named like a lockfile, but not one by its content
+        raise UsageError(f"{path} is named like a {found} lockfile, not an environment.yml or requirements file.",
+                         hint=f"`cuenv check {path}` reads a lockfile and says what is wrong with it.")
     return reader(path, cuda)
 
 

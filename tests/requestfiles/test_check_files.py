@@ -78,6 +78,26 @@ def test_suggest_for_a_file_takes_its_framework(cli):
     assert data["framework"] == "cuda" and data["file_runs"] is False and data["closest_recipe"] == "cuda-12.4"
 
 
+def test_suggest_for_a_lockfile_reads_it_as_check_does(cli, tmp_path):
+    """A lockfile (told by its content, whatever its name) gives suggest its framework and its own stack."""
+    locks = Path(__file__).parent.parent / "lockfiles" / "foreign" / "fixtures"
+    renamed = tmp_path / "lock-from-a-colleague"
+    renamed.write_bytes((locks / "gausstwin-v6.pixi.lock").read_bytes())
+    code, out, err = cli("suggest", "--for", str(renamed), *OLD)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"{renamed}: its own stack does not run here: torch 2.6.0+cu124 needs a driver")
+    assert "  Closest recipe: torch-cu124 (`cuenv create torch-cu124`)" in lines
+    assert any(line.startswith("best torch build: ") for line in lines)
+    code, out, err = cli("suggest", "--for", str(locks / "yi.conda-lock.yml"), *A100_NEW, "--json")
+    data = json.loads(out)
+    assert (data["framework"], data["file_runs"], data["closest_recipe"]) == ("torch", True, "torch-cu118@2.0.1")
+    assert data["file"]["cuda"] == "11.8"
+    code, out, err = cli("suggest", "--for", str(renamed), "--cuda", "12.4")
+    assert code == 2 and "--cuda does not apply to a lockfile" in err
+    code, out, err = cli("create", "-f", str(renamed), "--dry-run")
+    assert code == 2 and f"`cuenv create --from-lock {renamed}`" in err
+
+
 def test_suggest_takes_a_framework_or_a_file(cli):
     code, out, err = cli("suggest", "torch", "--for", str(FIXTURES / "openai__whisper/requirements.txt"))
     assert code == 2 and "Give FRAMEWORK or --for FILE, not both." in err
