@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -90,6 +91,12 @@ def test_venv_exports_and_back(cli, work, envs) -> None:
     code, out, err = cli("export", "cuda-12.1", "--format", "environment-yml")
     doc = yaml.safe_load(out)
     assert doc["dependencies"][-1] == {"pip": ["nvidia-cuda-nvcc-cu12==12.1.105", "nvidia-cuda-runtime-cu12==12.1.105"]}
+    # The reverse: a pip-only environment.yml is a venv build, and gives the same environment back.
+    (work / "environment.yml").write_text(out)
+    code, out, err = cli("create", "-f", "environment.yml", "-n", "from-venv-yml", "--json")
+    assert code == 0, err
+    assert json.loads(out)["engine"] == "venv"
+    assert _installed(envs, "from-venv-yml", "venv") == _installed(envs, "cuda-12.1", "venv")
     for fmt in ("explicit", "conda-lock"):
         code, out, err = cli("export", "cuda-12.1", "--format", fmt)
         assert code == 2 and "holds conda packages only" in err
