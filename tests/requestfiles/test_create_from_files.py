@@ -141,6 +141,45 @@ def test_the_pip_layer_fetches_through_cuenvs_pypi_mirror(cli, work, envs, tmp_p
     assert pkg["sha256"] == RUNTIME_SHA[7:] and "127.0.0.1" not in json.dumps(lock)
     assert list((envs / "mirrored").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
 
+
+@pytest.mark.network
+def test_a_foreign_lock_with_pypi_wheels_over_conda_packages_installs_both(cli, work, envs, local_channel,
+                                                                          venv_python_channel, no_conda):
+    """pixi and conda-lock lock PyPI wheels on top of conda packages (most ML projects' locks do): cuenv links the
+    conda packages, then installs exactly the locked wheels into that prefix's Python, each hash verified."""
+    import yaml
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "environment.yml").write_text(
+        f"name: base\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
+        f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n")
+    assert cli("create", "-f", "environment.yml", environ=no_conda)[0] == 0
+    code, out, err = cli("export", "base", "--format", "conda-lock")
+    assert code == 0, err
+    lock = yaml.safe_load(out)
+    wheel = ("https://files.pythonhosted.org/packages/eb/d5/c68b1d2cdfcc59e72e8a5949a37ddb22ae6cade80cd4a57a84d4c8b55472/"
+             "nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl")
+    lock["package"].append({"name": "nvidia-cuda-runtime-cu12", "version": "12.1.105", "manager": "pip",
+                            "platform": "linux-64", "dependencies": {}, "url": wheel, "hash": {"sha256": RUNTIME_SHA[7:]},
+                            "category": "main", "optional": False})
+    (work / "conda-lock.yml").write_text(yaml.safe_dump(lock))
+    code, out, err = cli("check", "conda-lock.yml", "--driver", "550.54.14", "--gpu", "A100")
+    assert code == 0 and "an install would stop here" not in out, out
+    code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "mixed-lock", environ=no_conda)
+    assert code == 0, err
+    have = {(p.name, p.kind, p.url) for p in get_engine("rattler", os.environ).installed(envs / "mixed-lock")}
+    assert ("nvidia-cuda-runtime-cu12", "pypi", wheel) in have and any(k == "conda" and n == "cuda-cudart" for n, k, _ in have)
+    assert list((envs / "mixed-lock").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
+    code, out, err = cli("lock", "--check", "mixed-lock", "conda-lock.yml")
+    assert code == 0, out + err
+
+    # a wheel whose bytes are not the locked ones stops the install, and no environment is left
+    lock["package"][-1]["hash"]["sha256"] = "0" * 64
+    (work / "conda-lock.yml").write_text(yaml.safe_dump(lock))
+    code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "tampered", environ=no_conda)
+    assert code != 0 and "Traceback" not in err and not (envs / "tampered").exists()
+    assert "nvidia-cuda-runtime-cu12" in err and "0" * 64 in err, err
+
 # -- real public files whose channels and indexes are out of reach: the plan, before any download ------
 
 def plan(path: Path, *, driver: str = "550.54.14", cc: str = "8.0", engine: str | None = None, cuda: str | None = None,

@@ -104,20 +104,22 @@ def describe(foreign: ForeignLock) -> Derived:
 
 
 def engine_kind(foreign: ForeignLock) -> str:
-    """conda | venv: which engine family installs these packages; refuses what no engine can."""
+    """conda | venv: which engine family installs these packages; refuses what no engine can.
+
+    PyPI wheels on top of conda packages (pixi's and conda-lock's ``pypi`` entries) are a conda
+    environment's pip layer: a conda engine links the conda packages, then installs exactly those
+    wheels, hashes required, into the prefix's Python (cuenv.engines.piplayer), as pixi does."""
     where = Where(foreign.file)
     kinds = foreign.kinds
     if not kinds:
         raise where.fail(f"it locks no installable package for {foreign.platform}.",
                          "Check --platform and --environment, or regenerate the lock.")
-    if kinds == {"conda", "pypi"}:
-        count = sum(p.kind == "pypi" for p in foreign.packages)
-        raise where.fail(
-            f"it locks {count} PyPI package{'s' if count != 1 else ''} on top of its conda packages; one cuenv environment is built "
-            "by one engine, so cuenv installs only all-conda or all-PyPI locks exactly.",
-            f"See the stack with `cuenv check {foreign.file}`; build the conda part from an environment.yml "
-            "with a pip: section instead.")
-    return "conda" if kinds == {"conda"} else "venv"
+    if "conda" in kinds:
+        if "pypi" in kinds and not any(p.kind == "conda" and p.name == "python" for p in foreign.packages):
+            raise where.fail("it locks PyPI packages on top of conda packages that hold no python to install them into.",
+                             "Regenerate the lock with python among its conda dependencies.")
+        return "conda"
+    return "venv"
 
 
 def require_installable(foreign: ForeignLock) -> None:
