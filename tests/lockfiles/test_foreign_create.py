@@ -249,6 +249,30 @@ def test_check_a_pylock_for_another_python(cli) -> None:
     assert code == 2 and "it needs Python >=3.10, not 3.9" in err
 
 
+def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> None:
+    """vocalizr's uv.lock says requires-python ==3.12.*: without --python, check reads it for 3.12 (as uv
+    would pick a 3.12 interpreter) and says so, instead of refusing this Python."""
+    import sys
+
+    from cuenv.lock import foreign
+
+    path = str(FIXTURES / "vocalizr.uv.lock")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    code, out, err = cli("check", path, "--driver", "580.65.06", "--gpu", "A100")
+    assert code == 0 and "Contract: CUDA 13.0" in out, err
+    if here != "3.12":
+        assert f"note: read for Python 3.12, the oldest its requires-python (==3.12.*) allows (this Python is {here})" in out
+    code, out, err = cli("check", path, "--python", "3.11")
+    assert code == 2 and "it needs Python ==3.12.*, not 3.11" in err  # a Python given is a Python kept
+    text = 'requires-python = ">=3.10"\n'
+    assert foreign.default_python(text, "uv-lock", "3.9") == ("3.10", "read for Python 3.10, the oldest its "
+                                                              "requires-python (>=3.10) allows (this Python is 3.9); "
+                                                              "choose another with --python X.Y")
+    assert foreign.default_python(text, "uv-lock", "3.12") == ("3.12", None)
+    assert foreign.default_python(text, "conda-lock", "3.9") == ("3.9", None)
+    assert foreign.default_python("requires-python = [", "pylock", "3.9") == ("3.9", None)  # its parser refuses it
+
+
 def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:
     (work / "conda-lock.yml").write_text(conda_lock_text(lock_channel))
     code, out, err = cli("sync", "conda-lock.yml", "-n", "synced", "--engine", "rattler")

@@ -95,6 +95,30 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
     raise ValueError(f"unknown lockfile kind {kind!r}")
 
 
+def default_python(source: str, kind: str, here: str) -> tuple[str, str | None]:
+    """The Python (X.Y) to read a pylock.toml or uv.lock for when --python is not given: ``here`` when the
+    file's ``requires-python`` allows it, else the oldest 3.X it allows, with a note (uv, too, picks an
+    interpreter that matches). A file it cannot read is left to its parser to refuse."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.lock.foreign.model import load_toml
+
+    if kind not in ("pylock", "uv-lock"):
+        return here, None
+    try:
+        requires = load_toml(source, "", hint="").get("requires-python")
+        spec = SpecifierSet(requires) if isinstance(requires, str) else None
+    except (ForeignLockError, InvalidSpecifier):
+        return here, None
+    if spec is None or spec.contains(f"{here}.0", prereleases=True):
+        return here, None
+    for minor in range(8, 20):
+        if spec.contains(f"3.{minor}.0", prereleases=True):
+            return f"3.{minor}", (f"read for Python 3.{minor}, the oldest its requires-python ({requires}) allows "
+                                  f"(this Python is {here}); choose another with --python X.Y")
+    return here, None
+
+
 def describe(foreign: ForeignLock) -> Derived:
     """The stack the locked packages need, labelled like ``pixi.lock [default, linux-64]``."""
     where = filter(None, (foreign.environment, foreign.platform_name or foreign.platform))
@@ -167,6 +191,7 @@ __all__ = [
     "ForeignLock",
     "ForeignLockError",
     "default_name",
+    "default_python",
     "describe",
     "detect",
     "engine_kind",
