@@ -241,7 +241,13 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         return PackagesNotFound(sorted(set(missing)), where=where)
     if "No solution found" in stderr:
         tail = stderr.split("No solution found", 1)[1].split("\n", 1)[-1]
-        return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""))
+        # uv wraps long lines: "has no usable wheels" may span two of them
+        sdist_only = re.findall(r"Because ([A-Za-z0-9._-]+)(?:==\S+)?\s+has\s+no\s+usable\s+wheels", stderr)
+        hint = (f"{', '.join(sorted(set(sdist_only)))} publishes no wheel on {where} for this "
+                "Python and platform, and cuenv installs only wheels (a source build runs its code). Pin a version "
+                "that has a wheel, or add the page that serves its wheels (-f URL or --extra-index-url URL)."
+                if sdist_only else None)
+        return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""), hint=hint)
     mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
     if mismatch:
         # uv wraps long lines to the terminal's width: one message line again.

@@ -337,3 +337,14 @@ def test_a_real_file_from_pypi_resolves_in_a_dry_run(cli):
     names = {p["name"] for p in data["packages"]}
     assert {"torch", "transformers", "gradio"} <= names and "peft" not in names
     assert {cuda_major_of(p["name"], p["version"]) for p in data["packages"]} <= {None, 13}
+
+
+@pytest.mark.network
+def test_a_pin_with_no_wheel_says_cuenv_installs_wheels_and_where_to_find_one(cli):
+    """dinov2's requirements-extras.txt pins mmcv-full 1.5.0, which PyPI serves as a source archive only
+    (OpenMMLab publishes its wheels on its own pages): the refusal names it and the way out."""
+    path = str(FIXTURES / "facebookresearch__dinov2/requirements-extras.txt")
+    code, out, err = cli("create", "-r", path, "-n", "mm", "--cuda", "11.8", "--dry-run", "--target-driver", "550.54.14")
+    assert code != 0 and "Traceback" not in err
+    assert ("hint: mmcv-full publishes no wheel on the package index https://pypi.org/simple for this Python and "
+            "platform, and cuenv installs only wheels") in err and "(-f URL or --extra-index-url URL)" in err
