@@ -109,9 +109,12 @@ def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str
 
 
 def installed(prefix: Path) -> tuple[Package, ...]:
-    """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark)."""
-    from cuenv.engines.venv import dist_info_package
+    """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark).
+    One installed by name and hash from an index (through a mirror) has no direct_url.json: its entry in
+    the installed solution is the artifact uv verified."""
+    from cuenv.engines.venv import dist_info_package, recorded_packages
 
+    by_name = {(p.name, p.version): p for p in recorded_packages(prefix) if p.kind == "pypi"}
     out = []
     for dist_info in sorted(prefix.glob("lib/python3*/site-packages/*.dist-info")):
         try:
@@ -121,7 +124,7 @@ def installed(prefix: Path) -> tuple[Package, ...]:
         if mark == INSTALLER:
             pkg = dist_info_package(dist_info)
             if pkg is not None:
-                out.append(pkg)
+                out.append(by_name.get((pkg.name, pkg.version), pkg) if not pkg.url else pkg)
     return tuple(out)
 
 

@@ -477,8 +477,8 @@ class VenvEngine(Engine):
         site = site_packages(prefix)
         if site is None:
             return ()
-        verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
-        by_name = {(p.name, p.version, ""): p for p in _recorded_packages(prefix)}
+        verified = {(p.name, p.version, p.url): p for p in recorded_packages(prefix)}
+        by_name = {(p.name, p.version, ""): p for p in recorded_packages(prefix)}
         found = (p for p in map(dist_info_package, site.glob("*.dist-info")) if p)
         # A package that is still the verified artifact keeps the hash install checked. One installed
         # by name and hash from an index (through a mirror) has no direct_url.json: its recorded
@@ -487,7 +487,8 @@ class VenvEngine(Engine):
                              for p in found), key=lambda p: p.key))
 
 
-def _recorded_packages(prefix: Path) -> tuple[Package, ...]:
+def recorded_packages(prefix: Path) -> tuple[Package, ...]:
+    """The packages of the solution installed into ``prefix`` (its .cuenv/solution.json), none if unreadable."""
     raw = _read(prefix / INSTALLED_LOCK)
     if not raw:
         return ()

@@ -173,6 +173,23 @@ def test_a_foreign_lock_with_pypi_wheels_over_conda_packages_installs_both(cli, 
     code, out, err = cli("lock", "--check", "mixed-lock", "conda-lock.yml")
     assert code == 0, out + err
 
+    # behind a PyPI mirror that keeps no PyPI paths, the locked wheel comes from the mirror, checked by its hash
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
+    import channel
+    import pypimirror
+
+    served = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
+    log = work.parent / "mirror.log"
+    with pypimirror.serve(pypimirror.build_mirror(work.parent / "mirror", [served], layout="flat"), log=log) as base:
+        environ = dict(no_conda, CUENV_MIRRORS=f"pypi={base}/simple", CUENV_CACHE_DIR=str(work.parent / "cold"))
+        code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "mirrored-lock", environ=environ)
+    assert code == 0, err
+    assert f"GET /files/{served.name} HTTP" in log.read_text()
+    assert ("nvidia-cuda-runtime-cu12", "pypi", wheel) in {
+        (p.name, p.kind, p.url) for p in get_engine("rattler", os.environ).installed(envs / "mirrored-lock")}
+    code, out, err = cli("lock", "--check", "mirrored-lock", "conda-lock.yml")  # no drift against the canonical lock
+    assert code == 0, out + err
+
     # a wheel whose bytes are not the locked ones stops the install, and no environment is left
     lock["package"][-1]["hash"]["sha256"] = "0" * 64
     (work / "conda-lock.yml").write_text(yaml.safe_dump(lock))
