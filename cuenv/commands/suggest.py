@@ -23,7 +23,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("framework", nargs="?", default=None, metavar="FRAMEWORK",
                         help="torch (default), paddle, tensorflow, jax, or cuda (a bare toolkit)")
     parser.add_argument("--for", dest="for_file", metavar="FILE",
-                        help="a project's environment.yml or requirements.txt: its framework, and whether its own stack runs")
+                        help="a project's environment.yml, requirements.txt or lockfile: its framework, and whether its "
+                        "own stack runs")
     parser.add_argument("--cuda", metavar="X.Y", help="with --for: the CUDA the file's packages use, when its pins do not say")
     add_machine_flags(parser)
 
@@ -80,12 +81,31 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
     return need, closest, framework_family(need.stack.framework) or "cuda"
 
 
+def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
+    """(cuenv.lock.check.LockCheck, framework) for --for LOCKFILE: its stack as `cuenv check LOCKFILE` reads it."""
+    from cuenv.lock.check import check_lockfile
+    from cuenv.recipes.projectfile import framework_family
+
+    if ctx.args.framework:
+        raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
+    if ctx.args.cuda:
+        raise UsageError("--cuda does not apply to a lockfile: its packages say their CUDA.", hint="Leave out --cuda.")
+    done = check_lockfile(ctx.args.for_file, machine=machine, os_given=bool(getattr(ctx.args, "os", None)),
+                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ)
+    return done, framework_family(done.stack.framework) or "cuda"
+
+
 def run(ctx: Context) -> Result:
     from cuenv.knowledge.compat import check, suggest, verdict
+    from cuenv.lock.io import is_lockfile
 
     found = None
+    locked = None
     framework: str | None
-    if ctx.args.for_file:
+    if ctx.args.for_file and is_lockfile(ctx.args.for_file):
+        machine, warnings = machine_from_args(ctx)
+        locked, framework = _for_lockfile(ctx, machine)
+    elif ctx.args.for_file:
         found = _for_file(ctx)
         framework = found[2]
     else:
@@ -95,7 +115,8 @@ def run(ctx: Context) -> Result:
     if framework is None:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
-    machine, warnings = machine_from_args(ctx)
+    if locked is None:
+        machine, warnings = machine_from_args(ctx)
     best, reasoning = suggest(candidates(framework, ctx, warnings), machine)
     data: dict[str, Any] = {
         "framework": framework,
@@ -115,4 +136,11 @@ def run(ctx: Context) -> Result:
         data["file_runs"] = runs
         data["closest_recipe"] = closest.label if closest else None
         text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
+    if locked is not None:
+        first = next((f for f in locked.findings if f.severity == "error"), None)
+        state = "its own stack runs here" if locked.ok else f"its own stack does not run here: {first.message if first else ''}"
+        data["file"] = locked.to_json()
+        data["file_runs"] = locked.ok
+        data["closest_recipe"] = locked.closest.label if locked.closest else None
+        text = "\n".join([f"{ctx.args.for_file}: {state}", *[f"  {line}" for line in locked.lines()], text])
     return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)

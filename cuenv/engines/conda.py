@@ -244,7 +244,8 @@ class CondaEngine(Engine):
             self._call(install_argv(self.name, exe, prefix, explicit), env=tool_env(self.environ, None),
                        timeout=INSTALL_TIMEOUT, channels=(), target=None, progress=progress)
         restore_urls(prefix, [p for p in solution.packages if p.kind == "conda" and self.mirrors.to_mirror(p.url) != p.url])
-        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir, progress=progress)
+        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
+                                   mirrors=self.mirrors, progress=progress)
         emit(progress, "done", str(prefix))
         return installed
 

@@ -113,19 +113,19 @@ def conda_layout(prefix: Path) -> CudaLayout:
 
 
 def with_pip_layer(prefix: Path, solution: Solution, layer: Request | None, *, environ: Mapping[str, str],
-                   cache_dir: Path, progress: Progress | None = None) -> Solution | None:
+                   cache_dir: Path, mirrors: Mirrors, progress: Progress | None = None) -> Solution | None:
     """After a conda engine linked ``solution``'s conda packages: install its locked wheels (from a lock),
-    or resolve and install ``layer`` (an environment.yml's ``pip:`` section). Returns the solution with the
+    or resolve and install ``layer`` (an environment.yml's ``pip:`` section), through ``mirrors``. Returns the solution with the
     layer's wheels added, or None when nothing was added to it."""
     from cuenv.engines import piplayer
 
     locked = tuple(p for p in solution.packages if p.kind == "pypi")
     if locked:
-        piplayer.install(prefix, locked, environ=environ, cache_dir=cache_dir, progress=progress)
+        piplayer.install(prefix, locked, environ=environ, cache_dir=cache_dir, progress=progress, mirrors=mirrors)
         return None
     if layer is None or not layer.requirements:
         return None
     emit(progress, "solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}")
-    wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None)
-    piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress)
+    wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None, mirrors=mirrors)
+    piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress, mirrors=mirrors)
     return replace(solution, packages=solution.packages + wheels)

@@ -10,6 +10,9 @@ lock    = those exact versions as wheels with URL and sha256 (``uv pip compile -
           against the file's ``--hash`` values before any download;
 install = ``uv pip install --no-deps --require-hashes`` of exactly the locked wheels.
 
+Every index is fetched through cuenv's mirrors (settings.mirrors), as the venv engine does; the lock
+names the canonical URLs.
+
 From a lockfile (``create --from-lock``, ``sync``) the locked wheels are installed as they are, no resolve.
 """
 
@@ -20,7 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cuenv.engines.base import (
     Package,
@@ -30,6 +33,9 @@ from cuenv.engines.base import (
     check_requested_hashes,
     emit,
 )
+
+if TYPE_CHECKING:
+    from cuenv.engines.mirrors import Mirrors
 
 INSTALLER: Final = "uv"  # what uv writes into a dist-info's INSTALLER: how the layer's packages are told apart
 _WOULD_INSTALL: Final = re.compile(r"^\s*\+\s*([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$", re.MULTILINE)
@@ -43,19 +49,23 @@ def prefix_python(prefix: Path) -> Path:
     return python
 
 
-def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_dir: Path, glibc: str | None) -> tuple[Package, ...]:
+def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_dir: Path, glibc: str | None,
+            mirrors: Mirrors | None = None) -> tuple[Package, ...]:
     """What the pip layer adds to ``prefix`` (its conda packages installed), locked by URL and sha256."""
+    from cuenv.engines.mirrors import PYPI_SIMPLE
     from cuenv.engines.venv import VenvEngine, index_args
 
     if not layer.requirements:
         return ()
-    venv = VenvEngine(environ)
+    venv = VenvEngine(environ, mirrors=mirrors)
+    indexes = layer.index_urls or (PYPI_SIMPLE,)
+    fetch_from = tuple(venv.mirrors.to_mirror(u) for u in indexes)
     python = prefix_python(prefix)
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:
         reqs = Path(tmp) / "requirements.in"
         reqs.write_text("".join(r + "\n" for r in layer.requirements), encoding="utf-8")
         args = ["pip", "install", "--dry-run", "--python", str(python), "-r", str(reqs), "--only-binary", ":all:",
-                *index_args(layer.index_urls)]
+                *index_args(fetch_from)]
         for url in layer.find_links:
             args += ["--find-links", url]
         if layer.prerelease:
@@ -64,7 +74,9 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
             cons = Path(tmp) / "constraints.txt"
             cons.write_text("".join(c + "\n" for c in layer.constraints), encoding="utf-8")
             args += ["--constraint", str(cons)]
-        done = venv.uv_run(args, cache_dir=cache_dir, timeout=600, where="the pip layer's indexes")
+        where = "the pip layer's index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
+            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
+        done = venv.uv_run(args, cache_dir=cache_dir, timeout=600, where=where)
     pins = tuple(f"{name}=={version}" for name, version in _WOULD_INSTALL.findall(done.stderr + "\n" + done.stdout))
     if not pins:
         return ()
@@ -76,27 +88,33 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
 
 
 def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str, str], cache_dir: Path,
-            progress: Progress | None = None) -> None:
-    """Exactly ``packages`` (pypi wheels) into ``prefix``'s Python, every hash verified, no resolve."""
+            progress: Progress | None = None, mirrors: Mirrors | None = None) -> None:
+    """Exactly ``packages`` (pypi wheels) into ``prefix``'s Python, every hash verified, no resolve;
+    each fetched through its mirror where one is configured."""
     from cuenv.engines.venv import VenvEngine, requirements_lines
 
     if not packages:
         return
-    text = requirements_lines(packages)  # refuses a wheel without a hash before anything runs
+    venv = VenvEngine(environ, mirrors=mirrors)
+    text = requirements_lines(packages, mirrors=venv.mirrors)  # refuses a wheel without a hash before anything runs
     python = prefix_python(prefix)
     emit(progress, "install", f"{len(packages)} pip packages into {prefix}")
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:
         reqs = Path(tmp) / "requirements.txt"
         reqs.write_text(text, encoding="utf-8")
-        VenvEngine(environ).uv_run(
-            ["pip", "install", "--python", str(python), "--no-deps", "--require-hashes", "-r", str(reqs)],
+        venv.uv_run(
+            ["pip", "install", "--python", str(python), "--no-deps", "--require-hashes", "-r", str(reqs),
+             "--index-strategy", "unsafe-best-match"],
             cache_dir=cache_dir, timeout=3600, where="the locked URLs")
 
 
 def installed(prefix: Path) -> tuple[Package, ...]:
-    """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark)."""
-    from cuenv.engines.venv import dist_info_package
+    """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark).
+    One installed by name and hash from an index (through a mirror) has no direct_url.json: its entry in
+    the installed solution is the artifact uv verified."""
+    from cuenv.engines.venv import dist_info_package, recorded_packages
 
+    by_name = {(p.name, p.version): p for p in recorded_packages(prefix) if p.kind == "pypi"}
     out = []
     for dist_info in sorted(prefix.glob("lib/python3*/site-packages/*.dist-info")):
         try:
@@ -106,7 +124,7 @@ def installed(prefix: Path) -> tuple[Package, ...]:
         if mark == INSTALLER:
             pkg = dist_info_package(dist_info)
             if pkg is not None:
-                out.append(pkg)
+                out.append(by_name.get((pkg.name, pkg.version), pkg) if not pkg.url else pkg)
     return tuple(out)
 
 

@@ -200,7 +200,8 @@ class RattlerEngine(Engine):
         prefix.mkdir(parents=True, exist_ok=True)
         _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
-        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir, progress=progress)
+        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
+                                   mirrors=self.mirrors, progress=progress)
         emit(progress, "done", str(prefix))
         return installed
 

@@ -241,7 +241,13 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         return PackagesNotFound(sorted(set(missing)), where=where)
     if "No solution found" in stderr:
         tail = stderr.split("No solution found", 1)[1].split("\n", 1)[-1]
-        return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""))
+        # uv wraps long lines: "has no usable wheels" may span two of them
+        sdist_only = re.findall(r"Because ([A-Za-z0-9._-]+)(?:==\S+)?\s+has\s+no\s+usable\s+wheels", stderr)
+        hint = (f"{', '.join(sorted(set(sdist_only)))} publishes no wheel on {where} for this "
+                "Python and platform, and cuenv installs only wheels (a source build runs its code). Pin a version "
+                "that has a wheel, or add the page that serves its wheels (-f URL or --extra-index-url URL)."
+                if sdist_only else None)
+        return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""), hint=hint)
     mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
     if mismatch:
         # uv wraps long lines to the terminal's width: one message line again.
@@ -471,8 +477,8 @@ class VenvEngine(Engine):
         site = site_packages(prefix)
         if site is None:
             return ()
-        verified = {(p.name, p.version, p.url): p for p in _recorded_packages(prefix)}
-        by_name = {(p.name, p.version, ""): p for p in _recorded_packages(prefix)}
+        verified = {(p.name, p.version, p.url): p for p in recorded_packages(prefix)}
+        by_name = {(p.name, p.version, ""): p for p in recorded_packages(prefix)}
         found = (p for p in map(dist_info_package, site.glob("*.dist-info")) if p)
         # A package that is still the verified artifact keeps the hash install checked. One installed
         # by name and hash from an index (through a mirror) has no direct_url.json: its recorded
@@ -481,7 +487,8 @@ class VenvEngine(Engine):
                              for p in found), key=lambda p: p.key))
 
 
-def _recorded_packages(prefix: Path) -> tuple[Package, ...]:
+def recorded_packages(prefix: Path) -> tuple[Package, ...]:
+    """The packages of the solution installed into ``prefix`` (its .cuenv/solution.json), none if unreadable."""
     raw = _read(prefix / INSTALLED_LOCK)
     if not raw:
         return ()

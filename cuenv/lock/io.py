@@ -59,7 +59,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
              install: bool = True, trusted_env: Iterable[str] = ()) -> LockRead:
     """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
     choose what of it; ``engine`` is --engine). ``install`` False (a dry run, a check) reports as
-    warnings what an install would refuse: PyPI packages on top of conda ones, source builds."""
+    warnings what an install would refuse: source builds, PyPI wheels over conda packages without a python."""
     from cuenv.lock import foreign
     from cuenv.lock.model import parse
 
@@ -106,12 +106,13 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
     from cuenv.lock import foreign
 
     if python is not None:
-        if kind in ("conda-lock", "pixi-lock"):
+        if kind in ("conda-lock", "pixi-lock", "explicit"):
             raise UsageError(f"--python does not apply to a {foreign.LABELS[kind]}: it locks its own Python.",
                              hint="Leave out --python.")
         Dotted.parse(python, what="Python version")
-    found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment,
-                          python=python or f"{sys.version_info.major}.{sys.version_info.minor}")
+    chosen, picked = (python, None) if python is not None else foreign.default_python(
+        text, kind, f"{sys.version_info.major}.{sys.version_info.minor}")
+    found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment, python=chosen)
     derived = foreign.describe(found)
     warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
     try:
@@ -124,7 +125,7 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
         family = "conda" if "conda" in found.kinds else "venv"
     lock = foreign.to_lock(found, derived, name=foreign.default_name(str(p.resolve()), found.environment),
                            engine=_engine_for(family, engine, environ, file=p.name), source=text)
-    return LockRead(lock, kind=kind, foreign=found, derived=derived, notes=found.notes,
+    return LockRead(lock, kind=kind, foreign=found, derived=derived, notes=found.notes + ((picked,) if picked else ()),
                     warnings=tuple(dict.fromkeys(warnings)))
 
 

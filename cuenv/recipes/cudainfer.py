@@ -41,6 +41,10 @@ _CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolk
                       "cuda", "cuda-libraries")
 _CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev", "cuda-toolkit", "cuda")
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
+# Packages that require torch (a CUDA build on Linux, from PyPI) or build against it: a file that lists one
+# and names no torch leaves its CUDA to the resolver, as an unpinned torch does.
+_NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "deepspeed", "flash-attn", "lightning", "mmcv", "mmcv-full", "peft",
+                       "pytorch-lightning", "sentence-transformers", "timm", "torchmetrics", "xformers")
 # conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
 _CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
@@ -315,6 +319,12 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
         for req in pip.requirements:
             if applies(req, python):
                 out.extend(pip_evidence(req, pip.options))
+        names_torch = any(r.name in _TORCH for r in pip.requirements) or (
+            isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
+        dependent = next((r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)), None)
+        if dependent is not None and not names_torch:
+            out.append(Evidence(dependent.where, dependent.text, "a package that installs torch, whose CUDA depends "
+                                "on the torch version the resolver picks", "unknown"))
     return out
 
 

@@ -100,12 +100,22 @@ def kind_of(path: Path, kind: str | None = None) -> str:
 
 def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -> ProjectNeed:
     """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major."""
+    if _is_lockfile(path):  # by its content: an @EXPLICIT list named *.txt, a pixi.lock renamed
+        raise UsageError(f"{path} is a lockfile, not an environment.yml or requirements file.",
+                         hint=f"Install it exactly with `cuenv create --from-lock {path}`; `cuenv check {path}` "
+                         "shows the stack it needs.")
     found = kind_of(path, kind)
     reader = READERS.get(found)
-    if reader is None:  # a lockfile: cuenv.lock.check reads those, with their own options
-        raise UsageError(f"{path} is a lockfile ({found}), not an environment.yml or requirements file.",
-                         hint=f"`cuenv check {path}` reads it and names the closest recipe.")
+    if reader is None:  # named like a lockfile, but not one by its content
+        raise UsageError(f"{path} is named like a {found} lockfile, not an environment.yml or requirements file.",
+                         hint=f"`cuenv check {path}` reads a lockfile and says what is wrong with it.")
     return reader(path, cuda)
+
+
+def _is_lockfile(path: Path) -> bool:
+    from cuenv.lock.io import is_lockfile
+
+    return is_lockfile(str(path))
 
 
 def python_of(doc: Any) -> str:
@@ -127,10 +137,10 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
     doc = envyml.parse_file(path)
     inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
-    unsupported = doc.pip.unsupported if doc.pip else ()
+    unsupported = _cannot_install(doc.pip) if doc.pip else ()
     return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
-                       notes=doc.notes + inference.notes, unsupported=unsupported,
+                       notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
                        undetermined=inference.undetermined, document=doc)
 
 
@@ -139,9 +149,33 @@ def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
 
     doc = pipreqs.parse_file(path)
     inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    unsupported = _cannot_install(doc)
     return ProjectNeed(file=str(path), kind="requirements", stack=inference.stack(str(path)), how=inference.how,
-                       engine_family="venv", evidence=inference.evidence, notes=doc.notes + inference.notes,
-                       unsupported=doc.unsupported, undetermined=inference.undetermined, document=doc)
+                       engine_family="venv", evidence=inference.evidence,
+                       notes=_notes(doc.notes + inference.notes, unsupported),
+                       unsupported=unsupported, undetermined=inference.undetermined, document=doc)
+
+
+def _cannot_install(pip: Any) -> tuple[Unsupported, ...]:
+    """What `create` would refuse, said by `check` too: the lines the parser could not take, then those that
+    parse but that cuenv's wheel-only, hash-locked installs cannot honour (VCS checkouts, source archives)."""
+    out = list(pip.unsupported)
+    for req in pip.requirements:
+        if req.vcs or (req.url and not req.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl")):
+            what = "a VCS checkout" if req.vcs else "a source archive"
+            out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
+                                   "only wheels, each locked by URL and sha256.",
+                                   "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
+    files: dict[str, int] = {}
+    for u in out:
+        files.setdefault(u.where.file, len(files))
+    return tuple(sorted(out, key=lambda u: (files[u.where.file], u.where.line or 0)))  # in file order
+
+
+def _notes(notes: tuple[str, ...], unsupported: tuple[Unsupported, ...]) -> tuple[str, ...]:
+    """The notes, less those on a line that cannot be installed anyway (its refusal says what matters)."""
+    lines = tuple(f"{u.where}: " for u in unsupported)
+    return tuple(n for n in notes if not n.startswith(lines)) if lines else notes
 
 
 READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {

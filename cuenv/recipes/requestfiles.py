@@ -46,7 +46,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
         raise UsageError(f"{path} is a {need.kind} file, not an environment.yml or requirements file.",
                          hint=f"Use `cuenv create --from-lock {path}`.")
     pip: RequirementsFile | None = need.document.pip if need.kind == "environment-yml" else need.document
-    blocked = list(need.unsupported) + (_not_installable(pip) if pip else [])
+    blocked = list(need.unsupported)  # lines the parser could not take, and those no wheel lock can honour
     if blocked and not skip_unsupported:
         first = blocked[0]
         more = f" ({len(blocked) - 1} more such line{'s' if len(blocked) > 2 else ''})" if len(blocked) > 1 else ""
@@ -66,18 +66,6 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
     notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked) + dropped
     return FromFile(recipe=recipe, stack=replace(need.stack, label=path.name), request_extras=extras, notes=notes,
                     skipped=tuple(blocked), how=need.how)
-
-
-def _not_installable(pip: RequirementsFile) -> list[Unsupported]:
-    """Lines that parse but that cuenv's wheel-only, hash-locked installs cannot honour."""
-    out = []
-    for req in pip.requirements:
-        if req.vcs or (req.url and not req.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl")):
-            what = "a VCS checkout" if req.vcs else "a source archive"
-            out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
-                                   "only wheels, each locked by URL and sha256.",
-                                   "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
-    return out
 
 
 def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsFile:

@@ -213,7 +213,7 @@ def test_check_a_public_conda_lock(cli) -> None:
         "Closest recipe: torch-cu118@2.1.2 (`cuenv create torch-cu118@2.1.2`)",
     ]
     assert "warning: cuda-version 12.5 says CUDA 12.5; cuenv goes by CUDA 11.8 from cuda-cudart 11.8.89" in out
-    assert "it locks 7 PyPI packages on top of its conda packages" in out  # what an install would refuse, said now
+    assert "an install would stop here" not in out  # its 7 PyPI wheels are the conda prefix's pip layer
     code, out, err = cli("check", path, "--platform", "win-64", "--driver", "418.96", "--json")  # the lock's OS
     data = json.loads(out)
     assert (code, data["cuda"], data["platform"]) == (1, "11.8", "win-64")
@@ -236,7 +236,8 @@ def test_dry_run_of_a_public_pixi_lock(cli) -> None:
     data = json.loads(out)
     assert data["dry_run"] and len(data["packages"]) == 108
     assert data["contract"]["cuda"] == "12.1" and data["contract"]["min_driver"]["linux"]["full"] == "530.30.02"
-    assert any("74 PyPI packages on top of its conda packages" in w for w in data["warnings"])
+    # its PyPI wheels go into the conda prefix; one sdist would be built, so an install stops at it (said now)
+    assert any("line 1361 (packages[65]): llama-cpp-python is a source distribution" in w for w in data["warnings"])
 
 
 def test_check_a_pylock_for_another_python(cli) -> None:
@@ -246,6 +247,30 @@ def test_check_a_pylock_for_another_python(cli) -> None:
     assert (data["cuda"], data["framework"]) == ("13.0", "torch")
     code, out, err = cli("check", path, "--python", "3.9")
     assert code == 2 and "it needs Python >=3.10, not 3.9" in err
+
+
+def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> None:
+    """vocalizr's uv.lock says requires-python ==3.12.*: without --python, check reads it for 3.12 (as uv
+    would pick a 3.12 interpreter) and says so, instead of refusing this Python."""
+    import sys
+
+    from cuenv.lock import foreign
+
+    path = str(FIXTURES / "vocalizr.uv.lock")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    code, out, err = cli("check", path, "--driver", "580.65.06", "--gpu", "A100")
+    assert code == 0 and "Contract: CUDA 13.0" in out, err
+    if here != "3.12":
+        assert f"note: read for Python 3.12, the oldest its requires-python (==3.12.*) allows (this Python is {here})" in out
+    code, out, err = cli("check", path, "--python", "3.11")
+    assert code == 2 and "it needs Python ==3.12.*, not 3.11" in err  # a Python given is a Python kept
+    text = 'requires-python = ">=3.10"\n'
+    assert foreign.default_python(text, "uv-lock", "3.9") == ("3.10", "read for Python 3.10, the oldest its "
+                                                              "requires-python (>=3.10) allows (this Python is 3.9); "
+                                                              "choose another with --python X.Y")
+    assert foreign.default_python(text, "uv-lock", "3.12") == ("3.12", None)
+    assert foreign.default_python(text, "conda-lock", "3.9") == ("3.9", None)
+    assert foreign.default_python("requires-python = [", "pylock", "3.9") == ("3.9", None)  # its parser refuses it
 
 
 def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:
@@ -279,15 +304,18 @@ def test_uv_lock_installs_the_project_dependencies(cli, work: Path, envs: Path) 
         ("nvidia-cuda-runtime-cu12", url)]
 
 
-@pytest.mark.parametrize(("name", "says"), [
-    ("detectron2-v6.pixi.lock", "detectron2-v6.pixi.lock: it locks 34 PyPI packages on top of its conda packages"),
-    ("bertchen.conda-lock.yml", "bertchen.conda-lock.yml: it locks 7 PyPI packages on top of its conda packages"),
-])
-def test_what_issue_15_found_refused_is_read(cli, name: str, says: str) -> None:
+def test_what_issue_15_found_refused_is_read(cli) -> None:
     # Before: "Unknown lockfile schema version 6 ... Upgrade cuenv" and "Missing key recipe ... cuenv lock".
+    name = "detectron2-v6.pixi.lock"
     code, out, err = cli("create", "--from-lock", str(FIXTURES / name), "-n", "x", "--engine", "rattler")
-    assert code == 2 and len(err.splitlines()) == 2
-    assert says in err and "schema version" not in err and "Missing key" not in err
+    assert code == 2 and len(err.splitlines()) == 2 and "schema version" not in err
+    assert f"{name}, line 384 (packages[3]): antlr4-python3-runtime is a source distribution" in err
+    # conda packages with PyPI wheels on top: planned as one conda environment with a pip layer
+    code, out, err = cli("create", "--from-lock", str(FIXTURES / "bertchen.conda-lock.yml"), "-n", "x", "--engine",
+                         "rattler", "--dry-run", "--target-driver", "535.104.05", "--json")
+    assert code == 0 and "Missing key" not in err, err
+    data = json.loads(out)
+    assert data["engine"] == "rattler" and sum(p["kind"] == "pypi" for p in data["packages"]) == 7
 
 
 def test_a_conda_only_pixi_lock_dry_runs_and_is_checked_first(cli) -> None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuenv.lock import foreign
-from cuenv.lock.foreign import condalock, pixi, pylock, uvlock
+from cuenv.lock.foreign import condalock, explicit, pixi, pylock, uvlock
 from cuenv.lock.foreign.model import ForeignLockError, load_toml
 
 SHA = "a" * 64
@@ -341,7 +341,7 @@ def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject)
 @given(source=st.text(max_size=300))
 def test_any_text_is_read_or_refused(source: str) -> None:
     detected = foreign.detect("lockfile", source) or "pixi-lock"
-    for kind in {detected, "conda-lock", "pylock", "uv-lock"}:
+    for kind in {detected, "conda-lock", "pylock", "uv-lock", "explicit"}:
         try:
             foreign.parse(source, kind=kind, file="f", platform="linux-64", python="3.11")
         except ForeignLockError:
@@ -392,3 +392,57 @@ def test_any_package_set_gives_a_stack(conda, wheels, depends, platform) -> None
     stack = derived.stack
     assert stack.cuda is None or all(part.isdigit() for part in stack.cuda.split("."))
     assert derived.evidence and (stack.cuda is None) == derived.evidence[0].startswith("no CUDA")
+
+
+# -- conda's @EXPLICIT list (what `cuenv export --format explicit` and `conda list --explicit` write) ------------
+
+def explicit_text(lines: list[str], platform: str | None = "linux-64") -> str:
+    head = ["# This file may be used to create an environment using:"] + ([f"# platform: {platform}"] if platform else [])
+    return "\n".join(head + ["@EXPLICIT", *lines]) + "\n"
+
+
+def test_explicit_list_is_detected_and_read() -> None:
+    md5, sha = hashlib.md5(b"a").hexdigest(), hashlib.sha256(b"b").hexdigest()
+    text = explicit_text([f"{CH}/linux-64/python-3.11.9-h0_0.conda#{md5}", "# a comment",
+                          f"{CH}/noarch/tzdata-2024a-h0_0.conda#{sha}"])
+    assert foreign.detect("explicit.txt", text) == "explicit" and foreign.detect("spec-file.txt", text) == "explicit"
+    found = foreign.parse(text, kind="explicit", file="explicit.txt", platform="linux-64", python="3.11")
+    assert [(p.name, p.version, p.build, p.md5, p.sha256, p.subdir) for p in found.packages] == [
+        ("python", "3.11.9", "h0_0", md5, None, "linux-64"), ("tzdata", "2024a", "h0_0", None, sha, "noarch")]
+    assert found.python == "3.11" and found.channels == (CH,) and found.platforms == ("linux-64",)
+
+
+@pytest.mark.parametrize("lines, platform, says, line", [
+    ([f"{CH}/linux-64/python-3.11.9-h0_0.conda"], "linux-64", "has no #hash after it", 4),
+    ([f"{CH}/linux-64/python-3.11.9-h0_0.conda#abc"], "linux-64", "neither a sha256", 4),
+    ([f"{CH}/linux-64/python-3.11.9.whl#{'0' * 64}"], "linux-64", "not a conda package archive", 4),
+    ([f"{CH}/linux-aarch64/python-3.11.9-h0_0.conda#{'0' * 64}"], None, "built for linux-aarch64, not linux-64", 3),
+    (["", f"{CH}/linux-64/python-3.11.9-h0_0.conda#{'0' * 64}", f"{CH}/linux-64/python-3.12.0-h0_0.conda#{'0' * 64}"],
+     "linux-64", "python is listed twice", 6),
+    ([f"ftp://example.org/linux-64/python-3.11.9-h0_0.conda#{'0' * 64}"], "linux-64", "is not http(s) or file", 4),
+])
+def test_explicit_list_refusals_name_the_line(lines: list[str], platform: str | None, says: str, line: int) -> None:
+    with pytest.raises(ForeignLockError) as err:
+        explicit.parse(explicit_text(lines, platform), file="explicit.txt", platform="linux-64")
+    assert says in err.value.message and err.value.line == line and err.value.hint
+
+
+def test_explicit_list_of_another_platform_says_which() -> None:
+    text = explicit_text([f"{CH}/osx-arm64/python-3.11.9-h0_0.conda#{'0' * 64}"], "osx-arm64")
+    with pytest.raises(ForeignLockError) as err:
+        explicit.parse(text, file="explicit.txt", platform="linux-64")
+    assert "lists packages for osx-arm64, not linux-64" in err.value.message and "--platform osx-arm64" in err.value.hint
+    assert explicit.parse(text, file="explicit.txt", platform="osx-arm64").packages[0].subdir == "osx-arm64"
+    with pytest.raises(ForeignLockError, match="only comments come before"):
+        explicit.parse("name: x\n@EXPLICIT\n", file="explicit.txt", platform="linux-64")
+
+
+@PROPERTY
+@given(st.dictionaries(_NAMES, st.tuples(_VERSIONS, _BUILDS, st.binary(min_size=1, max_size=8)), min_size=1, max_size=6),
+       st.booleans())
+def test_explicit_list_round_trip(records: dict[str, tuple[str, str, bytes]], use_md5: bool) -> None:
+    digest = (lambda b: hashlib.md5(b).hexdigest()) if use_md5 else (lambda b: hashlib.sha256(b).hexdigest())
+    lines = [f"{CH}/linux-64/{n}-{v}-{b}.conda#{digest(salt)}" for n, (v, b, salt) in records.items()]
+    found = explicit.parse(explicit_text(lines), file="explicit.txt", platform="linux-64")
+    assert {(p.name, p.version, p.build, p.md5 or p.sha256) for p in found.packages} == {
+        (n, v, b, digest(salt)) for n, (v, b, salt) in records.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -53,6 +54,26 @@ def test_conda_exports_and_back(cli, recipes, work, envs, lock_channel) -> None:
     assert code == 2 and "error: Format 'requirements' holds pypi packages only" in err
 
 
+def test_explicit_export_reads_back_as_a_lockfile(cli, recipes, work, envs, lock_channel) -> None:
+    """cuenv reads its own @EXPLICIT list back (as conda create --file does): checks its stack against a
+    described machine before any download, and installs exactly those packages, each hash verified."""
+    assert cli("create", "local-hello", "--engine", "rattler")[0] == 0
+    code, out, err = cli("export", "local-hello", "--format", "explicit")
+    assert code == 0, err
+    (work / "explicit.txt").write_text(out)
+    code, checked, err = cli("check", "explicit.txt", "--driver", "550.54.14", "--gpu", "A100")
+    assert code == 0 and checked.startswith("explicit.txt: runs") and "CUDA 12.1 from cuda-cudart 12.1.105" in checked, err
+    code, checked, err = cli("check", "explicit.txt", "--driver", "450.80.02", "--gpu", "A100")
+    assert code == 1 and "does not run" in checked
+    code, _, err = cli("create", "--from-lock", "explicit.txt", "-n", "from-explicit", "--engine", "rattler")
+    assert code == 0, err
+    assert _installed(envs, "from-explicit", "rattler") == _installed(envs, "local-hello", "rattler")
+    code, _, err = cli("create", "-r", "explicit.txt", "-n", "other", "--cuda", "12.1")
+    assert code == 2 and "explicit.txt is a lockfile" in err and "`cuenv create --from-lock explicit.txt`" in err
+    code, _, err = cli("create", "--from-lock", "explicit.txt", "-n", "other", "--platform", "linux-aarch64")
+    assert code == 2 and "it lists packages for linux-64, not linux-aarch64" in err and "--platform linux-64" in err
+
+
 @pytest.mark.network
 def test_venv_exports_and_back(cli, work, envs) -> None:
     assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0
@@ -70,6 +91,12 @@ def test_venv_exports_and_back(cli, work, envs) -> None:
     code, out, err = cli("export", "cuda-12.1", "--format", "environment-yml")
     doc = yaml.safe_load(out)
     assert doc["dependencies"][-1] == {"pip": ["nvidia-cuda-nvcc-cu12==12.1.105", "nvidia-cuda-runtime-cu12==12.1.105"]}
+    # The reverse: a pip-only environment.yml is a venv build, and gives the same environment back.
+    (work / "environment.yml").write_text(out)
+    code, out, err = cli("create", "-f", "environment.yml", "-n", "from-venv-yml", "--json")
+    assert code == 0, err
+    assert json.loads(out)["engine"] == "venv"
+    assert _installed(envs, "from-venv-yml", "venv") == _installed(envs, "cuda-12.1", "venv")
     for fmt in ("explicit", "conda-lock"):
         code, out, err = cli("export", "cuda-12.1", "--format", fmt)
         assert code == 2 and "holds conda packages only" in err

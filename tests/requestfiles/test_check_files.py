@@ -48,6 +48,19 @@ def test_an_unpinned_framework_needs_a_cuda_flag(cli):
     assert code == 0 and "how: from --cuda 12.1" in out
 
 
+def test_check_names_the_lines_create_would_refuse_and_a_torch_it_cannot_see(cli):
+    """alpaca-lora lists accelerate (which installs PyPI's torch, a CUDA build) and a git+ line: `check` asks
+    for the CUDA instead of calling it CPU-only, and names the VCS line as `create` would refuse it."""
+    path = str(FIXTURES / "tloen__alpaca-lora/requirements.txt")
+    code, out, err = cli("check", path, *A100_NEW)
+    assert code == 2 and err.startswith(f"error: {path}:1: accelerate: a package that installs torch") and not out
+    code, out, err = cli("check", path, *A100_NEW, "--cuda", "12.1")
+    assert code == 0 and "cpu-only" not in out
+    assert f"  cannot install: {path}:9: peft @ git+https://github.com/huggingface/peft.git: is a VCS checkout" in out
+    code, _, err = cli("create", "-r", path, "--cuda", "12.1", "--dry-run")
+    assert code == 2 and f"error: {path}:9: peft @ git+" in err and "--skip-unsupported" in err
+
+
 def test_cuda_flag_is_for_files_only(cli):
     code, out, err = cli("check", "cuda-12.1", "--cuda", "12.1")
     assert code == 2 and "--cuda goes with a project file" in err
@@ -63,6 +76,26 @@ def test_suggest_for_a_file_takes_its_framework(cli):
                          *OLD, "--json")
     data = json.loads(out)
     assert data["framework"] == "cuda" and data["file_runs"] is False and data["closest_recipe"] == "cuda-12.4"
+
+
+def test_suggest_for_a_lockfile_reads_it_as_check_does(cli, tmp_path):
+    """A lockfile (told by its content, whatever its name) gives suggest its framework and its own stack."""
+    locks = Path(__file__).parent.parent / "lockfiles" / "foreign" / "fixtures"
+    renamed = tmp_path / "lock-from-a-colleague"
+    renamed.write_bytes((locks / "gausstwin-v6.pixi.lock").read_bytes())
+    code, out, err = cli("suggest", "--for", str(renamed), *OLD)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"{renamed}: its own stack does not run here: torch 2.6.0+cu124 needs a driver")
+    assert "  Closest recipe: torch-cu124 (`cuenv create torch-cu124`)" in lines
+    assert any(line.startswith("best torch build: ") for line in lines)
+    code, out, err = cli("suggest", "--for", str(locks / "yi.conda-lock.yml"), *A100_NEW, "--json")
+    data = json.loads(out)
+    assert (data["framework"], data["file_runs"], data["closest_recipe"]) == ("torch", True, "torch-cu118@2.0.1")
+    assert data["file"]["cuda"] == "11.8"
+    code, out, err = cli("suggest", "--for", str(renamed), "--cuda", "12.4")
+    assert code == 2 and "--cuda does not apply to a lockfile" in err
+    code, out, err = cli("create", "-f", str(renamed), "--dry-run")
+    assert code == 2 and f"`cuenv create --from-lock {renamed}`" in err
 
 
 def test_suggest_takes_a_framework_or_a_file(cli):

@@ -90,8 +90,8 @@ def test_a_pip_layer_installs_into_the_conda_prefix_after_the_conda_packages(cli
         f"    - {RUNTIME} --hash={RUNTIME_SHA}\n")
     code, out, err = cli("create", "-f", "environment.yml", "--dry-run", environ=no_conda)
     assert code == 0, err
-    assert out.splitlines()[-2:] == ["then, with pip's rules against those conda packages, the pip: section:",
-                                     f"  {RUNTIME}"]
+    assert out.splitlines()[-3:-1] == ["then, with pip's rules against those conda packages, the pip: section:",
+                                       f"  {RUNTIME}"]  # the last line is the download size
     code, out, err = cli("create", "-f", "environment.yml", "--json", environ=no_conda)
     assert code == 0, err
     data = json.loads(out)
@@ -112,6 +112,90 @@ def test_a_pip_layer_installs_into_the_conda_prefix_after_the_conda_packages(cli
     assert {(p.name, p.version, p.kind) for p in get_engine("rattler", os.environ).installed(envs / "again")} == \
         {(p.name, p.version, p.kind) for p in have}
 
+
+
+@pytest.mark.network
+def test_the_pip_layer_fetches_through_cuenvs_pypi_mirror(cli, work, envs, tmp_path, local_channel, venv_python_channel,
+                                                         no_conda):
+    """A mirror of PyPI (configured once, as for every engine) serves the pip: section too: the resolve and the
+    download go to the mirror, and the environment's lock names PyPI's own URL of the wheel."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
+    import channel
+    import pypimirror
+
+    wheel = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "environment.yml").write_text(
+        f"name: mirrored\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
+        f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n  - pip:\n    - {RUNTIME}\n")
+    log = tmp_path / "mirror.log"
+    with pypimirror.serve(pypimirror.build_mirror(tmp_path / "mirror", [wheel]), log=log) as base:
+        environ = dict(no_conda, CUENV_MIRRORS=f"pypi={base}/simple", CUENV_CACHE_DIR=str(tmp_path / "cold"))
+        code, out, err = cli("create", "-f", "environment.yml", "--json", environ=environ)
+    assert code == 0, err
+    fetched = log.read_text()
+    assert "GET /simple/nvidia-cuda-runtime-cu12/" in fetched and f"/{wheel.name} HTTP" in fetched
+    lock = json.loads((envs / "mirrored" / ".cuenv" / "solution.json").read_text())
+    [pkg] = [p for p in lock["packages"] if p["name"] == "nvidia-cuda-runtime-cu12"]
+    assert pkg["url"].startswith("https://files.pythonhosted.org/packages/") and pkg["url"].endswith("/" + wheel.name)
+    assert pkg["sha256"] == RUNTIME_SHA[7:] and "127.0.0.1" not in json.dumps(lock)
+    assert list((envs / "mirrored").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
+
+
+@pytest.mark.network
+def test_a_foreign_lock_with_pypi_wheels_over_conda_packages_installs_both(cli, work, envs, local_channel,
+                                                                          venv_python_channel, no_conda):
+    """pixi and conda-lock lock PyPI wheels on top of conda packages (most ML projects' locks do): cuenv links the
+    conda packages, then installs exactly the locked wheels into that prefix's Python, each hash verified."""
+    import yaml
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "environment.yml").write_text(
+        f"name: base\nchannels:\n  - {venv_python_channel.as_uri()}\n  - {local_channel.as_uri()}\n"
+        f"dependencies:\n  - python={version}\n  - cuda-version=12.1\n  - cuda-cudart\n")
+    assert cli("create", "-f", "environment.yml", environ=no_conda)[0] == 0
+    code, out, err = cli("export", "base", "--format", "conda-lock")
+    assert code == 0, err
+    lock = yaml.safe_load(out)
+    wheel = ("https://files.pythonhosted.org/packages/eb/d5/c68b1d2cdfcc59e72e8a5949a37ddb22ae6cade80cd4a57a84d4c8b55472/"
+             "nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl")
+    lock["package"].append({"name": "nvidia-cuda-runtime-cu12", "version": "12.1.105", "manager": "pip",
+                            "platform": "linux-64", "dependencies": {}, "url": wheel, "hash": {"sha256": RUNTIME_SHA[7:]},
+                            "category": "main", "optional": False})
+    (work / "conda-lock.yml").write_text(yaml.safe_dump(lock))
+    code, out, err = cli("check", "conda-lock.yml", "--driver", "550.54.14", "--gpu", "A100")
+    assert code == 0 and "an install would stop here" not in out, out
+    code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "mixed-lock", environ=no_conda)
+    assert code == 0, err
+    have = {(p.name, p.kind, p.url) for p in get_engine("rattler", os.environ).installed(envs / "mixed-lock")}
+    assert ("nvidia-cuda-runtime-cu12", "pypi", wheel) in have and any(k == "conda" and n == "cuda-cudart" for n, k, _ in have)
+    assert list((envs / "mixed-lock").glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"))
+    code, out, err = cli("lock", "--check", "mixed-lock", "conda-lock.yml")
+    assert code == 0, out + err
+
+    # behind a PyPI mirror that keeps no PyPI paths, the locked wheel comes from the mirror, checked by its hash
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
+    import channel
+    import pypimirror
+
+    served = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
+    log = work.parent / "mirror.log"
+    with pypimirror.serve(pypimirror.build_mirror(work.parent / "mirror", [served], layout="flat"), log=log) as base:
+        environ = dict(no_conda, CUENV_MIRRORS=f"pypi={base}/simple", CUENV_CACHE_DIR=str(work.parent / "cold"))
+        code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "mirrored-lock", environ=environ)
+    assert code == 0, err
+    assert f"GET /files/{served.name} HTTP" in log.read_text()
+    assert ("nvidia-cuda-runtime-cu12", "pypi", wheel) in {
+        (p.name, p.kind, p.url) for p in get_engine("rattler", os.environ).installed(envs / "mirrored-lock")}
+    code, out, err = cli("lock", "--check", "mirrored-lock", "conda-lock.yml")  # no drift against the canonical lock
+    assert code == 0, out + err
+
+    # a wheel whose bytes are not the locked ones stops the install, and no environment is left
+    lock["package"][-1]["hash"]["sha256"] = "0" * 64
+    (work / "conda-lock.yml").write_text(yaml.safe_dump(lock))
+    code, out, err = cli("create", "--from-lock", "conda-lock.yml", "-n", "tampered", environ=no_conda)
+    assert code != 0 and "Traceback" not in err and not (envs / "tampered").exists()
+    assert "nvidia-cuda-runtime-cu12" in err and "0" * 64 in err, err
 
 # -- real public files whose channels and indexes are out of reach: the plan, before any download ------
 
@@ -259,13 +343,25 @@ def test_a_real_file_from_pypi_resolves_in_a_dry_run(cli):
     path = str(FIXTURES / "tloen__alpaca-lora/requirements.txt")
     code, out, err = cli("create", "-r", path, "-n", "alpaca", "--skip-unsupported", "--cuda", "13.0", "--dry-run",
                          "--target-driver", "580.65.06", "--target-cc", "9.0", "--json")
-    assert "requirements.txt:9: peft @ git+https://github.com/huggingface/peft.git: is a VCS checkout" in err
+    skipped = "requirements.txt:9: peft @ git+https://github.com/huggingface/peft.git: is a VCS checkout"
     if code == 2:
         assert "The resolver picked CUDA " in err and " wheels (" in err
         return
     assert code == 0, err
-    data = json.loads(out)
+    data = json.loads(out)  # with --json the notes are in the document, not on stderr
     assert data["engine"] == "venv" and data["source"]["cuda_from"] == "from --cuda 13.0"
+    assert [n for n in data["source"]["notes"] if skipped in n]
     names = {p["name"] for p in data["packages"]}
     assert {"torch", "transformers", "gradio"} <= names and "peft" not in names
     assert {cuda_major_of(p["name"], p["version"]) for p in data["packages"]} <= {None, 13}
+
+
+@pytest.mark.network
+def test_a_pin_with_no_wheel_says_cuenv_installs_wheels_and_where_to_find_one(cli):
+    """dinov2's requirements-extras.txt pins mmcv-full 1.5.0, which PyPI serves as a source archive only
+    (OpenMMLab publishes its wheels on its own pages): the refusal names it and the way out."""
+    path = str(FIXTURES / "facebookresearch__dinov2/requirements-extras.txt")
+    code, out, err = cli("create", "-r", path, "-n", "mm", "--cuda", "11.8", "--dry-run", "--target-driver", "550.54.14")
+    assert code != 0 and "Traceback" not in err
+    assert ("hint: mmcv-full publishes no wheel on the package index https://pypi.org/simple for this Python and "
+            "platform, and cuenv installs only wheels") in err and "(-f URL or --extra-index-url URL)" in err

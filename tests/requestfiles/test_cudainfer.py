@@ -44,6 +44,11 @@ def conda(spec: str):
     ("torch==2.1.0+cu121; sys_platform == 'win32'", []),
     ("torch==2.1.0+cu121; python_version < '3.9'", []),
     ("numpy==1.26.4", []),
+    # a package that installs torch, in a file that names no torch: the resolver's torch decides the CUDA
+    ("accelerate\nnumpy", [("unknown", None, None, None)]),
+    ("peft==0.10.0; sys_platform == 'win32'", []),
+    ("torch==2.3.0+cpu\naccelerate", [("cpu", None, None, None)]),
+    ("accelerate\ntorch==2.1.0+cu121", [("exact", "12.1", 12, None)]),
 ])
 def test_pip_pins(text, expected):
     assert pip(text) == expected

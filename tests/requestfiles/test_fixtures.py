@@ -27,12 +27,12 @@ def test_every_fixture_has_its_source_recorded():
 
 # file -> (kind, engine family, mixed, cuda, has nvcc, framework, framework version, unsupported lines)
 EXPECTED = {
-    "CompVis__stable-diffusion/environment.yaml": ("environment-yml", "conda", True, "11.3", False, "torch", "1.11.0", 1),
+    "CompVis__stable-diffusion/environment.yaml": ("environment-yml", "conda", True, "11.3", False, "torch", "1.11.0", 3),
     "NVlabs__stylegan3/environment.yml": ("environment-yml", "conda", True, "11.1", False, "torch", "1.9.1", 0),
     "lllyasviel__ControlNet/environment.yaml": ("environment-yml", "conda", True, "11.3", False, "torch", "1.12.1", 0),
     "graphdeco-inria__gaussian-splatting/environment.yml": ("environment-yml", "conda", True, "11.6", True, "torch", "1.12.1", 2),
-    "facebookresearch__dinov2/conda.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 0),
-    "facebookresearch__dinov2/conda-extras.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 0),
+    "facebookresearch__dinov2/conda.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 1),
+    "facebookresearch__dinov2/conda-extras.yaml": ("environment-yml", "conda", True, "11.7", False, "torch", "2.0.0", 1),
     "facebookresearch__dinov2/requirements.txt": ("requirements", "venv", False, "11.7", False, "torch", "2.0.0", 0),
     "rapidsai__cudf/conda/environments/all_cuda-118_arch-x86_64.yaml": ("environment-yml", "conda", False, "11.8", True, None, None, 0),
     "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml": ("environment-yml", "conda", False, "12.5", True, None, None, 0),
@@ -43,8 +43,32 @@ EXPECTED = {
     "keras-team__keras/requirements-jax-cuda.txt": ("requirements", "venv", False, "12.3", False, "jax", "0.4.28", 0),
     "keras-team__keras/requirements-torch-cuda.txt": ("requirements", "venv", False, "12.1", False, "torch", "2.5.1", 0),
     "keras-team__keras/requirements-tensorflow-cuda.txt": ("requirements", "venv", False, "12.5", False, "tensorflow", "2.18.0", 0),
-    "tloen__alpaca-lora/requirements.txt": ("requirements", "venv", False, None, False, None, None, 0),
+    "keras-team__keras/requirements-common.txt": ("requirements", "venv", False, None, False, None, None, 0),
+    "pytorch__serve/requirements/torch_common.txt": ("requirements", "venv", False, None, False, None, None, 0),
 }
+# file -> (the line that leaves the CUDA to the resolver: `check` and `create` ask for --cuda, unsupported lines)
+UNDETERMINED = {
+    "openai__whisper/requirements.txt": ("requirements.txt:3: torch", 0),
+    "pytorch__serve/examples/speech2text_wav2vec2/environment.yml": ("environment.yml:9: pytorch", 0),
+    "tloen__alpaca-lora/requirements.txt": ("requirements.txt:1: accelerate", 1),
+    "facebookresearch__dinov2/requirements-extras.txt": ("requirements-extras.txt:1: mmcv-full==1.5.0", 0),
+}
+
+
+def test_every_real_file_is_read_or_refused_for_a_reason():
+    on_disk = {str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*") if p.is_file() and p.name != "SOURCES.yaml"}
+    assert on_disk == set(EXPECTED) | set(UNDETERMINED) and len(on_disk) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(UNDETERMINED))
+def test_a_file_that_leaves_its_cuda_to_the_resolver_is_not_called_cpu_only(name):
+    line, unsupported = UNDETERMINED[name]
+    need = projectfile.read_need(FIXTURES / name)
+    assert need.stack.cuda is None and need.undetermined and len(need.unsupported) == unsupported
+    with pytest.raises(Exception) as err:
+        need.require_cuda()
+    assert f"{line}: " in str(err.value) and "--cuda X.Y" in err.value.hint
+    assert projectfile.read_need(FIXTURES / name, cuda="12.1").stack.cuda == "12.1"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

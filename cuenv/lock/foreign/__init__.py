@@ -7,6 +7,7 @@ conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condaloc
 pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
 pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
 uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
+explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit` (``cuenv export --format explicit``)
 =============  ==============================  =========================================================
 
 :func:`detect` tells the kind from the content (the name only breaks ties), :func:`parse` turns
@@ -26,9 +27,11 @@ from typing import Any, Final
 from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, Where
 from cuenv.lock.foreign.stack import Derived, derive
 
-KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock")
-LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock"}
+KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock", "explicit")
+LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock",
+                 "explicit": "@EXPLICIT list"}
 _SNIFF: Final = (
+    ("explicit", re.compile(r"^@EXPLICIT\s*$", re.MULTILINE)),
     ("pylock", re.compile(r"^lock-version\s*=", re.MULTILINE)),
     ("uv-lock", re.compile(r"^\[\[package\]\]\s*$", re.MULTILINE)),
     ("pixi-lock", re.compile(r"^environments:\s*$", re.MULTILINE)),
@@ -85,7 +88,35 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
         from cuenv.lock.foreign import uvlock
 
         return uvlock.parse(source, file=file, platform=platform, python=python, environment=environment)
+    if kind == "explicit":
+        from cuenv.lock.foreign import explicit
+
+        return explicit.parse(source, file=file, platform=platform, environment=environment)
     raise ValueError(f"unknown lockfile kind {kind!r}")
+
+
+def default_python(source: str, kind: str, here: str) -> tuple[str, str | None]:
+    """The Python (X.Y) to read a pylock.toml or uv.lock for when --python is not given: ``here`` when the
+    file's ``requires-python`` allows it, else the oldest 3.X it allows, with a note (uv, too, picks an
+    interpreter that matches). A file it cannot read is left to its parser to refuse."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.lock.foreign.model import load_toml
+
+    if kind not in ("pylock", "uv-lock"):
+        return here, None
+    try:
+        requires = load_toml(source, "", hint="").get("requires-python")
+        spec = SpecifierSet(requires) if isinstance(requires, str) else None
+    except (ForeignLockError, InvalidSpecifier):
+        return here, None
+    if spec is None or spec.contains(f"{here}.0", prereleases=True):
+        return here, None
+    for minor in range(8, 20):
+        if spec.contains(f"3.{minor}.0", prereleases=True):
+            return f"3.{minor}", (f"read for Python 3.{minor}, the oldest its requires-python ({requires}) allows "
+                                  f"(this Python is {here}); choose another with --python X.Y")
+    return here, None
 
 
 def describe(foreign: ForeignLock) -> Derived:
@@ -97,20 +128,22 @@ def describe(foreign: ForeignLock) -> Derived:
 
 
 def engine_kind(foreign: ForeignLock) -> str:
-    """conda | venv: which engine family installs these packages; refuses what no engine can."""
+    """conda | venv: which engine family installs these packages; refuses what no engine can.
+
+    PyPI wheels on top of conda packages (pixi's and conda-lock's ``pypi`` entries) are a conda
+    environment's pip layer: a conda engine links the conda packages, then installs exactly those
+    wheels, hashes required, into the prefix's Python (cuenv.engines.piplayer), as pixi does."""
     where = Where(foreign.file)
     kinds = foreign.kinds
     if not kinds:
         raise where.fail(f"it locks no installable package for {foreign.platform}.",
                          "Check --platform and --environment, or regenerate the lock.")
-    if kinds == {"conda", "pypi"}:
-        count = sum(p.kind == "pypi" for p in foreign.packages)
-        raise where.fail(
-            f"it locks {count} PyPI package{'s' if count != 1 else ''} on top of its conda packages; one cuenv environment is built "
-            "by one engine, so cuenv installs only all-conda or all-PyPI locks exactly.",
-            f"See the stack with `cuenv check {foreign.file}`; build the conda part from an environment.yml "
-            "with a pip: section instead.")
-    return "conda" if kinds == {"conda"} else "venv"
+    if "conda" in kinds:
+        if "pypi" in kinds and not any(p.kind == "conda" and p.name == "python" for p in foreign.packages):
+            raise where.fail("it locks PyPI packages on top of conda packages that hold no python to install them into.",
+                             "Regenerate the lock with python among its conda dependencies.")
+        return "conda"
+    return "venv"
 
 
 def require_installable(foreign: ForeignLock) -> None:
@@ -158,6 +191,7 @@ __all__ = [
     "ForeignLock",
     "ForeignLockError",
     "default_name",
+    "default_python",
     "describe",
     "detect",
     "engine_kind",
