@@ -86,11 +86,20 @@ def index_url_problem(url: Any) -> str | None:
     if not isinstance(url, str) or _CONTROL.search(url) or " " in url:
         return "is not a URL"
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() == "http":
+    if parts.scheme.lower() == "http" and not is_loopback(url):
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
-    if parts.scheme.lower() != "https" or not parts.hostname:
+    if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
         return "is not an https:// URL"
     return None
+
+
+def is_loopback(url: str) -> bool:
+    """An http:// URL of this machine (a local devpi, a test server): no network path to swap packages on."""
+    try:
+        host = urllib.parse.urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    return host == "localhost" or host == "::1" or re.fullmatch(r"127(\.\d{1,3}){3}", host) is not None
 
 
 def check_index_url(url: Any, *, source: str) -> str:
@@ -119,7 +128,7 @@ def channel_problem(text: Any) -> str | None:
         return "is not a channel name or URL"
     if text.startswith("-"):
         return "is a command-line option, not a channel"
-    if text.lower().startswith("http://"):
+    if text.lower().startswith("http://") and not is_loopback(text):
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
     return None
 
