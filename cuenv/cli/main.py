@@ -260,6 +260,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted.\n")
+        from cuenv.cli.usage import interrupted_hint
+
+        hint = interrupted_hint(_command_in(argv), argv)
+        if hint:
+            sys.stderr.write(f"hint: {hint}\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `cuenv list | head`: the reader left; that is not a failure worth a traceback.

@@ -32,6 +32,21 @@ output, -vv also debug details; -q prints only errors and what was asked for.
 """
 
 
+# Commands whose Ctrl-C leaves finished downloads in the cache, so that the same command resumes.
+RESUMABLE: Final = frozenset({"create", "sync"})
+
+
+def interrupted_hint(command: str | None, argv: Iterable[str]) -> str | None:
+    """After Ctrl-C: how to go on, for a command that downloads (None for the others)."""
+    words = list(argv)
+    if command not in RESUMABLE or "--dry-run" in words:
+        return None
+    import shlex
+
+    return (f"Nothing half-built was kept, and what finished downloading stays in the cache: "
+            f"`{shlex.join(['cuenv', *words])}` again resumes from there.")
+
+
 def close_matches(word: str, choices: Iterable[str], *, n: int = 3) -> list[str]:
     """The choices ``word`` was probably meant to be (a typo, a transposition, a missing dash)."""
     import difflib  # only on an error: start-up does not pay for it
