@@ -176,3 +176,11 @@ def test_suggest_without_a_driver_says_it_once(cli):
     text = out + err
     assert "x no-driver" not in text
     assert re.search(r"ruled out: all \d+ candidates \(no-driver\)", text), text
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------------
+def test_an_interrupted_download_names_the_command_that_resumes():
+    hint = usage.interrupted_hint("create", ["create", "my env", "--engine", "venv"])
+    assert hint is not None and "`cuenv create 'my env' --engine venv` again resumes" in hint
+    assert usage.interrupted_hint("create", ["create", "x", "--dry-run"]) is None
+    assert usage.interrupted_hint("list", ["list"]) is None and usage.interrupted_hint(None, []) is None

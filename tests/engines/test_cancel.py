@@ -266,3 +266,19 @@ def test_ctrl_c_then_the_hinted_command_resumes_from_the_cache(two_package_index
     ran = subprocess.run([*cuenv, "run", "slow", "--", "python", "-c", "import quickpkg, slowpkg"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
+
+
+def test_an_untrusted_certificate_gets_the_hint_that_fixes_it(two_package_index, tmp_path: Path):
+    """An index whose certificate no system CA signed (a TLS-intercepting proxy): the error names
+    SSL_CERT_FILE, and doing what it says (pointing it at the CA) makes the same create work."""
+    url, _, ca = two_package_index
+    _recipe(tmp_path / "recipes", url, ("quickpkg",))
+    env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS")}
+    env.update(CUENV_RECIPES=str(tmp_path / "recipes"), CUENV_CACHE_DIR=str(tmp_path / "cache"))
+    argv = [sys.executable, "-m", "cuenv", "create", "slow", "--engine", "venv"]
+    refused = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "SSL_CERT_FILE" in refused.stderr and "UV_NATIVE_TLS" in refused.stderr, refused.stderr
+    assert not (Path(env["CUENV_HOME"]) / "envs" / "slow").exists()
+    trusted = subprocess.run(argv, env={**env, "SSL_CERT_FILE": str(ca)}, capture_output=True, text=True, timeout=300)
+    assert trusted.returncode == 0, trusted.stderr
