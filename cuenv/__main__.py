@@ -1,5 +1,5 @@
 try:
-    from cuenv.cli.main import entry
+    from cuenv.cli import entry
 except KeyboardInterrupt:  # Ctrl-C while still starting up: no traceback either
     raise SystemExit(130) from None
 

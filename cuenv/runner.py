@@ -75,6 +75,7 @@ def run(
     """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed."""
     args = [str(a) for a in argv]
     _LOGGER.info("$ %s", " ".join(args))  # shown with -v
+    started = time.monotonic()
     try:
         proc = subprocess.run(
             args,
@@ -90,6 +91,8 @@ def run(
         raise ToolNotFound(args[0]) from None
     except subprocess.TimeoutExpired:
         raise ToolTimedOut(args, timeout) from None
+    _LOGGER.debug("exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
+                  f"; stderr: {stderr_tail(proc.stderr)}" if proc.stderr.strip() else "")
     done = Completed(tuple(args), proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise ToolFailed(args, proc.returncode, proc.stdout, proc.stderr)
@@ -158,6 +161,7 @@ def stream(
             if time.monotonic() > deadline:
                 raise ToolTimedOut(args, timeout)
         proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        _LOGGER.debug("exit %d after %.2f s", proc.returncode, time.monotonic() - (deadline - timeout))  # -vv
     except subprocess.TimeoutExpired:
         end_group(proc)
         raise ToolTimedOut(args, timeout) from None

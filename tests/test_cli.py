@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 from cuenv import __version__
 
@@ -14,6 +16,20 @@ def test_version(cli):
 def test_version_subprocess(cuenv_exe):
     out = subprocess.run([*cuenv_exe, "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"cuenv {__version__}"
+
+
+def test_version_loads_no_parser_and_no_tui():
+    """`cuenv --version` stays within 3x of `python -c pass` (issue 18) by loading almost nothing:
+    counted in modules, not timed."""
+    code = ("import sys; sys.argv = ['cuenv', '--version']; from cuenv.cli import entry; entry(); "
+            "print(*(m in sys.modules for m in ('cuenv.cli.main', 'argparse', 'textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [f"cuenv {__version__}", "False False False False"]
+
+
+def test_the_console_script_is_the_light_entry():
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert 'cuenv = "cuenv.cli:entry"' in text
 
 
 def test_unknown_flag_is_usage_error(cli):

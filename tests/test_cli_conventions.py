@@ -96,6 +96,15 @@ def test_verbose_create_shows_the_commands_and_uvs_lines(cli):
     assert "$ " not in quiet_err and "  | " not in quiet_err
 
 
+@pytest.mark.network
+def test_very_verbose_adds_each_commands_exit_status_and_time(cli):
+    code, _, err = cli("-vv", "create", "cuda-12.1", "--engine", "venv", "--dry-run")
+    assert code == 0 and re.search(r"^I cuenv\.runner: \$ \S*uv pip compile ", err, re.M), err
+    assert re.search(r"^D cuenv\.runner: exit 0 after \d+\.\d\d s", err, re.M), err
+    code, _, once = cli("-v", "create", "cuda-12.1", "--engine", "venv", "--dry-run")
+    assert code == 0 and "$ " in once and "exit 0 after" not in once
+
+
 # -- progress --------------------------------------------------------------------------------------------
 def test_uv_lines_become_download_events():
     assert uv_event("Downloading nvidia-cudnn-cu12 (664.8MiB)") == ("download", "nvidia-cudnn-cu12", 697093324)
@@ -176,3 +185,11 @@ def test_suggest_without_a_driver_says_it_once(cli):
     text = out + err
     assert "x no-driver" not in text
     assert re.search(r"ruled out: all \d+ candidates \(no-driver\)", text), text
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------------
+def test_an_interrupted_download_names_the_command_that_resumes():
+    hint = usage.interrupted_hint("create", ["create", "my env", "--engine", "venv"])
+    assert hint is not None and "`cuenv create 'my env' --engine venv` again resumes" in hint
+    assert usage.interrupted_hint("create", ["create", "x", "--dry-run"]) is None
+    assert usage.interrupted_hint("list", ["list"]) is None and usage.interrupted_hint(None, []) is None

@@ -1,0 +1,22 @@
+"""The command line (cuenv.cli.main). ``entry`` is the console script and ``python -m cuenv``:
+`cuenv --version` answers before the parser and all it imports are loaded (issue 18: start-up
+within 3x of `python -c pass`)."""
+
+
+def entry() -> None:
+    import sys
+
+    if sys.argv[1:] == ["--version"]:
+        from cuenv import __version__
+
+        try:
+            sys.stdout.write(f"cuenv {__version__}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `cuenv --version | head -c0`: the reader left, no traceback
+            import os
+
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return
+    from cuenv.cli.main import entry as run
+
+    run()

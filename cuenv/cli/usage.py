@@ -13,7 +13,7 @@ from typing import Final, Iterable, Mapping
 GROUPS: Final = (
     ("This machine and the recipes", ("info", "recipes", "check", "suggest", "doctor")),
     ("Environments", ("create", "list", "run", "test", "remove", "tui")),
-    ("This shell", ("use", "deactivate", "allow", "deny", "shell-init", "init")),
+    ("This shell", ("use", "deactivate", "shell-init", "init", "allow", "deny")),
     ("Reproduce and ship", ("lock", "sync", "export", "image", "pack", "unpack")),
     ("cuenv itself", ("config", "completion")),
 )
@@ -30,6 +30,21 @@ examples:
 Run `cuenv COMMAND --help` for a command's options. -v shows the commands cuenv runs and their
 output, -vv also debug details; -q prints only errors and what was asked for.
 """
+
+
+# Commands whose Ctrl-C leaves finished downloads in the cache, so that the same command resumes.
+RESUMABLE: Final = frozenset({"create", "sync"})
+
+
+def interrupted_hint(command: str | None, argv: Iterable[str]) -> str | None:
+    """After Ctrl-C: how to go on, for a command that downloads (None for the others)."""
+    words = list(argv)
+    if command not in RESUMABLE or "--dry-run" in words:
+        return None
+    import shlex
+
+    return (f"Nothing half-built was kept, and what finished downloading stays in the cache: "
+            f"`{shlex.join(['cuenv', *words])}` again resumes from there.")
 
 
 def close_matches(word: str, choices: Iterable[str], *, n: int = 3) -> list[str]:

@@ -118,6 +118,57 @@ def last_json(stdout: str) -> dict[str, Any]:
     return found
 
 
+def fetch_event(line: str) -> tuple[str, float, bool] | None:
+    """conda's --json download progress, one object a line after a NUL (conda's JSONProgressBar:
+    ``{"fetch":"cuda-cudart-12.1.105 | 187 KB    | ","finished":false,"maxval":1,"progress":0.5}``)
+    -> (the description's first field, the fraction done, finished), or None for any other line."""
+    text = line.strip("\0 \t\r\n")
+    if not text.startswith('{"fetch"'):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    fraction = data.get("progress")
+    if not isinstance(data, dict) or not isinstance(data.get("fetch"), str) or not isinstance(fraction, (int, float)):
+        return None
+    return data["fetch"].split("|", 1)[0].strip(), min(max(float(fraction), 0.0), 1.0), data.get("finished") is True
+
+
+class FetchProgress:
+    """conda's download lines -> cuenv's download, chunk and downloaded events with bytes; every other
+    line is the tool's output (shown with -v). conda cuts a name-version to 20 characters, so a
+    package is found by that prefix; one that matches none or several is shown by what conda says."""
+
+    def __init__(self, packages: tuple[Package, ...], progress: Progress | None) -> None:
+        self.progress = progress
+        self.packages = packages
+        self.arrived: dict[str, int] = {}
+
+    def _package(self, shown: str) -> Package | None:
+        found = [p for p in self.packages if f"{p.name}-{p.version}"[:len(shown)] == shown and shown]
+        return found[0] if len(found) == 1 else None
+
+    def __call__(self, line: str) -> None:
+        event = fetch_event(line)
+        if event is None:
+            emit(self.progress, "output", line.strip("\0"))
+            return
+        shown, fraction, finished = event
+        pkg = self._package(shown)
+        name, size = (pkg.name, pkg.size) if pkg is not None else (shown, None)
+        if name not in self.arrived:
+            self.arrived[name] = 0
+            emit(self.progress, "download", name, nbytes=size)
+        if size:
+            now = int(size * (1.0 if finished else fraction))
+            if now > self.arrived[name]:
+                emit(self.progress, "chunk", name, nbytes=now - self.arrived[name])
+                self.arrived[name] = now
+        if finished:
+            emit(self.progress, "downloaded", name, nbytes=size)
+
+
 def packages_from_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
     actions = data.get("actions") or {}
     fetch = {f.get("name"): f for f in actions.get("FETCH") or () if isinstance(f, dict)}
@@ -200,11 +251,11 @@ class CondaEngine(Engine):
         return f"Put {self.name} on PATH, or use --engine rattler (no conda needed) or --engine venv."
 
     def _call(self, argv: list[str], *, env: dict[str, str], timeout: float, channels: tuple[str, ...],
-              target: Target | None, progress: Progress | None = None) -> dict[str, Any]:
+              target: Target | None, progress: Progress | None = None, packages: tuple[Package, ...] = ()) -> dict[str, Any]:
         if progress is None:
             done = runner.run(argv, timeout=timeout, env=env, check=False)
-        else:  # an install: its lines are shown with -v, and a cancel or Ctrl-C ends the tool at once
-            done = runner.stream(argv, timeout=timeout, env=env, on_line=lambda text: emit(progress, "output", text),
+        else:  # an install: downloads with bytes, its other lines shown with -v; a cancel or Ctrl-C ends the tool at once
+            done = runner.stream(argv, timeout=timeout, env=env, on_line=FetchProgress(packages, progress),
                                  tick=lambda: emit(progress, "tick", ""))
         try:
             data = last_json(done.stdout)
@@ -242,7 +293,7 @@ class CondaEngine(Engine):
             explicit = Path(tmp) / "explicit.txt"
             explicit.write_text(text, encoding="utf-8")
             self._call(install_argv(self.name, exe, prefix, explicit), env=tool_env(self.environ, None),
-                       timeout=INSTALL_TIMEOUT, channels=(), target=None, progress=progress)
+                       timeout=INSTALL_TIMEOUT, channels=(), target=None, progress=progress, packages=solution.packages)
         restore_urls(prefix, [p for p in solution.packages if p.kind == "conda" and self.mirrors.to_mirror(p.url) != p.url])
         installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
                                    mirrors=self.mirrors, progress=progress)

@@ -62,6 +62,12 @@ if scenario == "install":
     for rec in wanted:
         stem = rec["fn"].removesuffix(".conda").removesuffix(".tar.bz2")
         (meta / f"{stem}.json").write_text(json.dumps(rec))
+        if tool == "conda":  # conda --json reports each download as its JSONProgressBar does (see SOURCES.md)
+            name_version, size = f"{rec['name']}-{rec['version']}", f"{rec.get('size', 0) // 1024} KB"
+            desc = f"{name_version:<20.20} | {size:<9} | "  # conda's "%-20.20s | %-9s | "
+            for fraction in (0.0, 0.5):
+                sys.stdout.write(f'{{"fetch":"{desc}","finished":false,"maxval":1,"progress":{fraction:f}}}\n\0')
+            sys.stdout.write(f'{{"fetch":"{desc}","finished":true,"maxval":1,"progress":1}}\n\0')
 sys.stdout.write(fill(recording["stdout"]))
 sys.stderr.write(fill(recording["stderr"]))
 sys.exit(recording["returncode"])

@@ -10,16 +10,19 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cuenv.engines import get_engine, resolve_engine
 from cuenv.engines.base import (
     HashMismatch,
+    Package,
     PackagesNotFound,
     Request,
     Target,
     Unsatisfiable,
 )
-from cuenv.engines.conda import explicit_file, last_json
+from cuenv.engines.conda import FetchProgress, explicit_file, fetch_event, last_json
 
 TOOLS = ("conda", "mamba", "micromamba")
 TARGET = Target(cuda="12.4", glibc="2.36")
@@ -133,3 +136,55 @@ def test_missing_tool(tmp_path: Path, conda_channel: Path) -> None:
 
 def test_last_json_takes_the_final_object() -> None:
     assert last_json('DryRunExit: Dry run.\n{"a": {"b": 1}}\n{"c": 2}\n') == {"c": 2}
+
+
+def test_conda_downloads_become_events_with_bytes(fake_conda, conda_channel: Path, tmp_path: Path, cache_dir: Path) -> None:
+    engine = get_engine("conda", fake_conda.environ)
+    solution = engine.solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
+    seen: list[tuple[str, str, int | None]] = []
+    engine.install(tmp_path / "envs" / "cu121", solution, cache_dir=cache_dir,
+                   progress=lambda event, detail="", *, nbytes=None: seen.append((event, detail, nbytes)))
+    for pkg in (p for p in solution.packages if p.kind == "conda"):  # by name: conda's "name-version" found
+        mine = [e for e, d, _ in seen if d == pkg.name]
+        assert mine[0] == "download" and mine[-1] == "downloaded", (pkg.name, seen)
+    assert not [d for e, d, _ in seen if e == "output" and '"fetch"' in d]
+
+
+def _pkg(name: str, version: str, size: int | None) -> Package:
+    return Package(name=name, version=version, kind="conda", url=f"https://c/linux-64/{name}-{version}-0.conda",
+                   sha256="0" * 64, size=size)
+
+
+def test_fetch_lines_give_bytes_per_package():
+    packages = (_pkg("nvidia-cuda-nvcc-cu12", "12.1.105", 20 << 20), _pkg("libcublas", "12.1.3.1", 400 << 20),
+                _pkg("twin-package-name-long-a", "1", 10), _pkg("twin-package-name-long-b", "1", 10))
+    seen: list[tuple[str, str, int | None]] = []
+    fetches = FetchProgress(packages, lambda event, detail="", *, nbytes=None: seen.append((event, detail, nbytes)))
+    for shown, size in (("nvidia-cuda-nvcc-cu12-12.1.105", "20.0 MB"), ("libcublas-12.1.3.1", "400.0 MB"),
+                        ("twin-package-name-long-a-1", "10 B")):
+        desc = f"{shown:<20.20} | {size:<9} | "  # conda's "%-20.20s | %-9s | "
+        for fraction in ("0.000000", "0.250000", "0.750000"):
+            fetches(f'\0{{"fetch":"{desc}","finished":false,"maxval":1,"progress":{fraction}}}')
+        fetches(f'\0{{"fetch":"{desc}","finished":true,"maxval":1,"progress":1}}')
+    fetches("Executing transaction: done")
+    nvcc = [(e, n) for e, d, n in seen if d == "nvidia-cuda-nvcc-cu12"]  # cut to "nvidia-cuda-nvcc-cu1" by conda
+    assert nvcc == [("download", 20 << 20), ("chunk", 5 << 20), ("chunk", 10 << 20), ("chunk", 5 << 20),
+                    ("downloaded", 20 << 20)]
+    assert sum(n for e, d, n in seen if d == "libcublas" and e == "chunk") == 400 << 20
+    assert ("download", "twin-package-name-lo", None) in seen  # two packages share the 20 characters: no size guessed
+    assert seen[-1] == ("output", "Executing transaction: done", None)
+
+
+def test_the_fetch_line_reader():
+    line = '\0{"fetch":"nvidia-cuda-nvcc-cu1 | 19.1 MB   | ","finished":false,"maxval":1,"progress":0.250000}'
+    assert fetch_event(line) == ("nvidia-cuda-nvcc-cu1", 0.25, False)
+    assert fetch_event('{"fetch":"x | ","finished":true,"maxval":1,"progress":1}') == ("x", 1.0, True)
+    for other in ("Preparing transaction: done", '{"fetch": 3}', '{"fetch":"x","progress":"a"}', "{", ""):
+        assert fetch_event(other) is None
+
+
+@given(st.text(max_size=120))
+def test_any_line_of_conda_is_read_without_failing(text: str):
+    found = fetch_event(text)
+    assert found is None or 0.0 <= found[1] <= 1.0
+    FetchProgress((), lambda *a, **k: None)(text)

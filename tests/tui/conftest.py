@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -62,11 +63,41 @@ def make_incomplete(envs: Path, name: str, template: Path) -> Path:
 
 
 async def settle(pilot, app) -> None:
-    """Wait until every worker is done and the screen has caught up."""
-    for _ in range(200):
+    """Wait until no worker is pending or running and the screen has caught up.
+
+    Waits on the workers themselves, not on a clock, so a loaded machine only makes it slower. A
+    worker cancelled by a newer one of its exclusive group (moving the cursor fast) is normal; a
+    worker that failed is re-raised (Textual's WorkerFailed).
+    """
+    from textual.worker import WorkerCancelled, WorkerState
+
+    quiet = 0
+    for _ in range(10_000):  # each round waits for a worker to end or finds none: never a clock
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not any(w.is_running for w in app.workers):
-            break
-    await pilot.pause(0.05)
+        busy = [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not busy:
+            quiet += 1
+            if quiet == 2:  # nothing new was started by the last messages either
+                return
+            continue
+        quiet = 0
+        for worker in busy:
+            if worker.state is WorkerState.RUNNING:
+                try:
+                    await worker.wait()
+                except WorkerCancelled:
+                    pass
+    raise AssertionError(f"workers never settled: {[w.name for w in app.workers]}")
+
+
+async def until(pilot, condition, what: str, *, seconds: float = 600.0) -> None:
+    """Wait for ``condition()`` (a create's step, a modal), checking between Textual's messages.
+
+    ``seconds`` only bounds a hang (a condition that never comes fails with ``what``); it is no
+    measure of speed, so a loaded machine does not fail the test.
+    """
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not reached in {seconds:.0f} s")
+        await pilot.pause(0.05)

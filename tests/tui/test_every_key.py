@@ -23,7 +23,7 @@ from cuenv.tui.screens.modals import CreateScreen, ErrorScreen
 from cuenv.tui.services import Services
 from cuenv.tui.widgets.recipes import RecipesView
 
-from .conftest import make_incomplete, settle
+from .conftest import make_incomplete, settle, until
 from .test_pilot import GatedServices
 
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
@@ -64,10 +64,7 @@ async def _back_to_start(pilot, app) -> None:
     view = app.screen_stack[0].query_one(RecipesView)
     if view.creating:
         view.action_cancel()
-        for _ in range(600):
-            await pilot.pause(0.05)
-            if view.creating is None:
-                break
+        await until(pilot, lambda: view.creating is None, "cancel did not end the create")
     await settle(pilot, app)
     while len(app.screen_stack) > 1:
         app.pop_screen()
@@ -222,11 +219,7 @@ def test_every_action_while_a_create_runs(size: str, settings, environ):
     async def start(pilot, view) -> None:
         services.reached.clear()
         view.start_create("cuda-12.1", name="fresh", engine="venv")
-        for _ in range(1200):
-            await pilot.pause(0.05)
-            if services.reached.is_set():
-                return
-        raise AssertionError("the create did not reach its install step")
+        await until(pilot, services.reached.is_set, "the create did not reach its install step")
 
     async def main() -> None:
         async with app.run_test(size=SIZES[size]) as pilot:
@@ -240,10 +233,7 @@ def test_every_action_while_a_create_runs(size: str, settings, environ):
                     _check(app, f"create running, {key}")
                     assert view.creating == "fresh", f"{key} stopped the create: "
                 await _do(pilot, app, cancel, f"create running at {size}, {cancel}", wait=False)
-                for _ in range(1200):
-                    await pilot.pause(0.05)
-                    if view.creating is None:
-                        break
+                await until(pilot, lambda: view.creating is None, f"{cancel} did not stop the create")
                 await settle(pilot, app)
                 assert view.creating is None and not prefix.exists(), f"{cancel} did not stop the create"
                 button = app.screen.query_one("#create-cancel")
@@ -260,12 +250,8 @@ def test_every_action_of_the_error_modal(size: str, services):
         await pilot.press("2")
         await settle(pilot, app)
         app.screen.query_one(RecipesView).start_create("cuda-12.1", name="bad name", engine="venv")
-        for _ in range(600):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ErrorScreen):
-                await settle(pilot, app)
-                return
-        raise AssertionError("no error modal")
+        await until(pilot, lambda: isinstance(app.screen, ErrorScreen), "no error modal")
+        await settle(pilot, app)
 
     for action in [("key", "escape"), ("key", "enter"), ("key", "q"), ("button", "close")]:
         app = CuenvApp(services)
@@ -290,11 +276,11 @@ def test_create_dialog_shows_the_download(services):
             await settle(pilot, app)
             await _reach(pilot, app, SCREENS["create"])
             assert isinstance(app.screen, CreateScreen)
-            for _ in range(1200):
-                text = str(app.screen.query_one("#create-size").render())
-                if "packages" in text or "unknown" in text:
-                    break
-                await pilot.pause(0.05)
+            def sized() -> bool:
+                return any(w in str(app.screen.query_one("#create-size").render()) for w in ("packages", "unknown"))
+
+            await until(pilot, sized, "the create dialog never showed a size")
+            text = str(app.screen.query_one("#create-size").render())
             assert text.startswith("Download: 19.9 MiB in 2 packages"), text
             await pilot.click("#go")  # at once: the size's solve holds no lock that create needs
             await settle(pilot, app)

@@ -19,7 +19,7 @@ from cuenv.tui.services import Services
 from cuenv.tui.widgets.envs import EnvironmentsView
 from cuenv.tui.widgets.recipes import RecipesView
 
-from .conftest import make_incomplete, settle
+from .conftest import make_incomplete, settle, until
 
 SIZE = (100, 32)
 
@@ -50,12 +50,8 @@ def log_text(app: CuenvApp, log_id: str) -> str:
     return "\n".join(line.text for line in app.screen.query_one(log_id).lines)
 
 
-async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
+async def wait_for(pilot, predicate) -> None:
+    await until(pilot, predicate, "condition not reached")
 
 
 def test_environments_machine_and_detail(make_env, services: Services, environ):

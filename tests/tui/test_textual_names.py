@@ -24,9 +24,9 @@ import pytest
 
 pytest.importorskip("textual")
 
-from textual.dom import DOMNode  # noqa: E402 - after the importorskip above
+from textual.dom import DOMNode  # noqa: E402 - after the importorskip
 
-import cuenv.tui  # noqa: E402 - after the importorskip above
+import cuenv.tui  # noqa: E402 - after the importorskip
 
 # name -> why a cuenv class may define it although a Textual base class does
 ALLOWED: dict[str, str] = {

@@ -229,7 +229,8 @@ class RecipesView(WorkerErrors, Vertical):
             self.app.notify(f"Created {message.name}.")
         elif message.outcome == "cancelled":
             status.update("cancelled")
-            log.write(line(f"cancelled: {message.name} was removed, nothing half-built is left", "$warning"))
+            log.write(line(f"cancelled: {message.name} was removed, nothing half-built is left; finished downloads "
+                           "stay in the cache, so creating it again resumes", "$warning"))
             self.app.notify(f"Create of {message.name} cancelled; nothing was left behind.", severity="warning")
         else:
             status.update("failed")
