@@ -13,7 +13,7 @@ from typing import Final, Iterable, Mapping
 GROUPS: Final = (
     ("This machine and the recipes", ("info", "recipes", "check", "suggest", "doctor")),
     ("Environments", ("create", "list", "run", "test", "remove", "tui")),
-    ("This shell", ("use", "deactivate", "shell-init", "init")),
+    ("This shell", ("use", "deactivate", "allow", "deny", "shell-init", "init")),
     ("Reproduce and ship", ("lock", "sync", "export", "image", "pack", "unpack")),
     ("cuenv itself", ("config", "completion")),
 )
