@@ -49,6 +49,9 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
 
     if not layer.requirements:
         return ()
+    from cuenv.trust import requirements as trusted
+
+    trusted.check_pip_request(layer, source="the pip layer")  # before uv reads them (issue 14)
     venv = VenvEngine(environ)
     python = prefix_python(prefix)
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:

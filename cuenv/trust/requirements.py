@@ -139,3 +139,17 @@ def check_conda_request(channels: Any, specs: Any, *, source: str) -> None:
         why = conda_spec_problem(spec)
         if why is not None:
             raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write NAME, NAME=VERSION or NAME>=X,<Y.")
+
+
+def check_pip_request(request: Any, *, source: str = "the request") -> None:
+    """Every string of a pip request (a ``cuenv.engines.Request``) that cuenv writes into uv's files or
+    argv: requirements and constraints one PEP 508 requirement each, indexes and find-links pages
+    ``https://``. The engine's last guard, whatever recipe, lock or request file the request came from."""
+    for req in (*request.requirements, *request.constraints):
+        check_requirement(req, source=source)
+    for url in request.index_urls:
+        check_index_url(url, source=source)
+    for url in request.find_links:
+        why = index_url_problem(url)
+        if why is not None:
+            raise Untrusted(f"{source}: find-links page {_show(url)} {why}.", hint="Use the page's https:// address.")

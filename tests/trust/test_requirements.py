@@ -80,3 +80,24 @@ def test_fuzz_never_an_option_or_a_second_line(text: str) -> None:
         from packaging.requirements import Requirement
 
         Requirement(stripped)  # what uv will read: exactly one requirement
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("requirements", ("torch\n--index-url https://evil.example",), "holds a line break"),
+    ("constraints", ("-e /tmp/evil",), "is a pip/uv option"),
+    ("constraints", ("numpy @ file:///tmp/evil.whl",), "is a local file"),
+    ("index_urls", ("http://evil.example/simple",), "uses http://"),
+    ("find_links", ("http://evil.example/links.html",), "find-links page 'http://evil.example/links.html' uses http://"),
+    ("find_links", ("/tmp/wheels",), "is not an https:// URL"),
+])
+def test_the_engines_last_guard_covers_every_string_uv_reads(field: str, value: tuple[str, ...], message: str) -> None:
+    """What venv's solve and the conda engines' pip layer check before uv sees a file or an argument."""
+    from dataclasses import replace
+
+    from cuenv.engines import Request
+
+    good = Request(engine="venv", python="3.11", requirements=("numpy",), index_urls=("https://pypi.org/simple",),
+                   find_links=("https://download.pytorch.org/whl/torch_stable.html",), constraints=("numpy<3",))
+    requirements.check_pip_request(good)
+    with pytest.raises(Untrusted, match=message):
+        requirements.check_pip_request(replace(good, **{field: value}), source="the pip layer")
