@@ -155,7 +155,11 @@ def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise NotAPack(archive, f"its lock is damaged ({type(exc).__name__}: {str(exc)[:80]})") from None
     for pkg in solution.packages:
-        why = package_fields_problem(pkg.to_json())
+        fields = pkg.to_json()
+        size = fields.pop("size", None)  # bytes of the artifact (issue 18): the one field that is a number
+        why = package_fields_problem(fields)
+        if why is None and size is not None and (type(size) is not int or size < 0):
+            why = f"size: {str(size)[:40]!r} is not a number of bytes."
         if why is not None:
             raise NotAPack(archive, f"its lock is damaged: package {why.rstrip('.')}")
     return solution
