@@ -29,7 +29,12 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def _progress(ctx: Context):
     if ctx.json or getattr(ctx.args, "quiet", False):
         return None
-    return lambda event, detail: sys.stderr.write(f"{event}: {detail}\n")
+
+    def show(event: str, detail: str = "", nbytes: int | None = None) -> None:  # the engines' Progress signature
+        if event != "chunk":  # a line per package, not per chunk of its download
+            sys.stderr.write(f"{event}: {detail}\n")
+
+    return show
 
 
 def run(ctx: Context) -> Result:
