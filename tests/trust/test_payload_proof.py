@@ -1,0 +1,49 @@
+"""A conda payload's records held to the packages themselves (issue 14 §2): the pure part.
+
+tests/export/test_untrusted_archives.py runs the same proof through `cuenv unpack` on real archives."""
+
+from __future__ import annotations
+
+import pytest
+
+from cuenv.engines import Package
+from cuenv.export import payload
+from cuenv.trust import Untrusted
+
+PKG = Package(name="demo", version="1.0", kind="conda", url="https://conda.example.org/c/noarch/demo-1.0-0.conda",
+              sha256="a" * 64, build="0")
+OWN = {"site-packages/demo/__init__.py": "1" * 64, "python-scripts/demo": "2" * 64, "etc/demo.txt": "3" * 64}
+
+
+def _record(*entries: tuple[str, str, str]) -> dict:
+    return {"paths_data": {"paths": [{"_path": p, "path_type": t, "sha256": h} for p, t, h in entries]}}
+
+
+def test_noarch_python_files_are_found_where_they_were_installed() -> None:
+    assert payload._in_package("lib/python3.11/site-packages/demo/__init__.py", OWN) == "1" * 64
+    assert payload._in_package("bin/demo", OWN) == "2" * 64
+    assert payload._in_package("etc/demo.txt", OWN) == "3" * 64
+    assert payload._in_package("lib/python3.11/site-packages/evil.pth", OWN) is None
+
+
+def test_records_that_match_the_package_pass() -> None:
+    record = _record(("lib/python3.12/site-packages/demo/__init__.py", "hardlink", "1" * 64),
+                     ("etc/demo.txt", "copy", "3" * 64),
+                     ("bin/demo-entry", "unix_python_entry_point", "x"),  # generated: checked on its own
+                     ("lib/python3.12/site-packages/demo/__pycache__/x.pyc", "pyc_file", "y"))
+    payload._held_to_package("conda-meta/demo-1.0-0.json", record, PKG, OWN)
+
+
+@pytest.mark.parametrize("entry", [
+    ("etc/demo.txt", "hardlink", "4" * 64),  # a file changed together with its record
+    ("lib/python3.11/site-packages/evil.pth", "hardlink", "5" * 64),  # a file the package never had
+    ("etc/demo.txt", "", "4" * 64),  # no path_type: a hard link
+])
+def test_a_record_the_package_does_not_back_is_refused(entry: tuple[str, str, str]) -> None:
+    with pytest.raises(Untrusted, match=f"{entry[0]} is not the file of demo 1.0: the package itself lists another"):
+        payload._held_to_package("conda-meta/demo-1.0-0.json", _record(entry), PKG, OWN)
+
+
+def test_a_path_out_of_the_prefix_is_refused_before_it_is_compared() -> None:
+    with pytest.raises(Untrusted, match="is not a plain path inside the environment"):
+        payload._held_to_package("conda-meta/demo-1.0-0.json", _record(("../etc/passwd", "hardlink", "0")), PKG, OWN)
