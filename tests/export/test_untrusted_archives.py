@@ -141,6 +141,23 @@ def test_a_file_changed_together_with_its_record_is_caught_by_the_package_itself
     _refused(done, home, "etc/cuenv-hello.txt is not the file of cuenv-hello 1.0: the package itself lists another")
 
 
+def test_packages_not_at_hand_are_named_in_a_warning(conda_archive: Path, export_channel: Path, tmp_path: Path) -> None:
+    """Offline, with the packages nowhere here, unpack still works and says what it could not prove."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    moved = [p for p in export_channel.rglob("cuenv-hello-*") if p.is_file()]
+    assert moved
+    try:
+        for p in moved:
+            p.rename(hidden / p.name)
+        done, home = _unpack(conda_archive, tmp_path)
+    finally:
+        for p in moved:
+            (hidden / p.name).rename(p)
+    assert done.returncode == 0, done.stderr
+    assert "1 of " in done.stderr and "packages were checked against their records in the archive only" in done.stderr
+
+
 def test_a_package_record_with_another_hash_is_refused(conda_archive: Path, tmp_path: Path) -> None:
     def edit(m: Members) -> None:
         name = next(n for n in m if n.startswith("conda-meta/cuenv-hello"))
