@@ -126,8 +126,8 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, ext
 
     sub = parser
     for action in parser._subparsers._group_actions if parser._subparsers else ():  # noqa: SLF001 - argparse has no public way
-        sub = action.choices.get(getattr(args, "command", None), parser)  # type: ignore[union-attr]
-    flags = [s for a in sub._actions for s in a.option_strings]  # noqa: SLF001
+        sub = action.choices.get(getattr(args, "command", None), parser)  # type: ignore[union-attr]  # choices is a dict for subparsers
+    flags = [s for a in sub._actions for s in a.option_strings]  # noqa: SLF001 - argparse has no public way
     first = extras[0]
     guess = did_you_mean(first, flags) if first.startswith("-") else ""
     what = "argument" if len(extras) == 1 else "arguments"
@@ -218,7 +218,7 @@ def _log_to_stderr(verbosity: int) -> None:
         root.setLevel(logging.WARNING)
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.cuenv_cli = True  # type: ignore[attr-defined]
+    handler.cuenv_cli = True  # type: ignore[attr-defined]  # a mark to find our own handler again
     handler.setFormatter(logging.Formatter("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)

@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(ctx: Context) -> Result:
     try:
-        import textual  # noqa: F401
+        import textual  # noqa: F401 - only whether it imports
     except ImportError:  # a dependency, so only a damaged or hand-made install lacks it
         from cuenv.selfinstall import detect
 

@@ -160,7 +160,7 @@ class Services:
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
         return plan.name
 
-    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001
+    def download_size(self, ref: str, *, engine: str | None, machine) -> str:  # noqa: ANN001 - a MachineFacts, imported lazily
         """What a create of ``ref`` would download, solved now (no install): "19.9 MiB in 2 packages"."""
         from cuenv.engines import get_engine
         from cuenv.engines.base import total_size

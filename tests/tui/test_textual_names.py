@@ -24,9 +24,9 @@ import pytest
 
 pytest.importorskip("textual")
 
-from textual.dom import DOMNode  # noqa: E402
+from textual.dom import DOMNode  # noqa: E402 - after importorskip
 
-import cuenv.tui  # noqa: E402
+import cuenv.tui  # noqa: E402 - after importorskip
 
 # name -> why a cuenv class may define it although a Textual base class does
 ALLOWED: dict[str, str] = {
