@@ -88,6 +88,11 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
         "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.path),
         "cuenv_version": __version__, "meta": meta, "lock": raw_lock,
     }
+    if kind == "conda" and any(p.kind == "pypi" for p in solution.packages):
+        raise UsageError(f"{record.name} has pip packages on top of its conda packages; `cuenv pack` cannot carry "
+                         "them yet (their files are in no conda package, and `cuenv unpack` proves every file).",
+                         hint=f"Write its lockfile with `cuenv lock {record.name} -o {record.name}.lock`, then build "
+                         f"it on the other machine with `cuenv sync {record.name}.lock`.")
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(f".{out.name}.part{os.getpid()}")
     try:
@@ -154,6 +159,8 @@ def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
         solution = Solution.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise NotAPack(archive, f"its lock is damaged ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if manifest.get("kind") == "conda" and any(p.kind == "pypi" for p in solution.packages):
+        raise NotAPack(archive, "a conda environment with pip packages, which `cuenv pack` does not make")
     for pkg in solution.packages:
         fields = pkg.to_json()
         size = fields.pop("size", None)  # bytes of the artifact (issue 18): the one field that is a number

@@ -194,6 +194,9 @@ def test_tar_slip_is_a_clear_refusal(conda_archive: Path, tmp_path: Path, name: 
     (lambda d: d.update(lock=json.dumps({"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
         {"name": "x", "version": "1", "kind": "conda", "url": "https://e.org/x", "sha256": "a" * 64, "size": "9e99"}]})),
      "size: '9e99' is not a number of bytes"),
+    (lambda d: d.update(lock=json.dumps({"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
+        {"name": "x", "version": "1", "kind": "pypi", "url": "https://e.org/x-1-py3-none-any.whl", "sha256": "a" * 64}]})),
+     "a conda environment with pip packages, which `cuenv pack` does not make"),
 ])
 def test_a_hostile_manifest_is_refused_before_anything_is_written(conda_archive: Path, tmp_path: Path, edit, message) -> None:
     done, home = _unpack(_altered(conda_archive, tmp_path / "a.tar", manifest=edit), tmp_path, "--force")

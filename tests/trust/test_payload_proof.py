@@ -47,3 +47,25 @@ def test_a_record_the_package_does_not_back_is_refused(entry: tuple[str, str, st
 def test_a_path_out_of_the_prefix_is_refused_before_it_is_compared() -> None:
     with pytest.raises(Untrusted, match="is not a plain path inside the environment"):
         payload._held_to_package("conda-meta/demo-1.0-0.json", _record(("../etc/passwd", "hardlink", "0")), PKG, OWN)
+
+
+def test_pack_refuses_a_conda_environment_with_pip_packages(tmp_path) -> None:
+    """Their files are in no conda package, so unpack could not prove them: refused before anything is written,
+    with the lock-and-sync route in the hint."""
+    import types
+
+    from cuenv.engines import Solution
+    from cuenv.envs import folder
+    from cuenv.errors import UsageError
+    from cuenv.export import pack
+
+    wheel = Package(name="x", version="1", kind="pypi", url="https://e.org/x-1-py3-none-any.whl", sha256="b" * 64)
+    prefix = tmp_path / "mixed"
+    (prefix / ".cuenv").mkdir(parents=True)
+    folder.write_solution(prefix, Solution("rattler", "linux-64", "3.11", (PKG, wheel)).to_json())
+    record = types.SimpleNamespace(name="mixed", path=prefix, meta={"layout": {"kind": "conda"}})
+    out = tmp_path / "out" / "mixed.tar"
+    with pytest.raises(UsageError, match="mixed has pip packages on top of its conda packages") as err:
+        pack.pack(record, out, cache_dir=tmp_path / "cache")
+    assert "`cuenv lock mixed -o mixed.lock`" in (err.value.hint or "") and "`cuenv sync mixed.lock`" in (err.value.hint or "")
+    assert not (tmp_path / "out").exists()
