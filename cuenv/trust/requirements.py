@@ -81,11 +81,22 @@ def check_requirement(text: Any, *, source: str, allow_local: bool = False) -> s
     return str(text).strip()
 
 
+# http:// on this machine's loopback: no network path to tamper with (pip's "secure origins" say the same).
+LOOPBACK_HTTP: Final = r"http://(?:localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])(?::[0-9]{1,5})?(?:/|$)"
+
+
+def loopback_http(url: str) -> bool:
+    return re.match(LOOPBACK_HTTP, url, re.IGNORECASE) is not None
+
+
 def index_url_problem(url: Any) -> str | None:
-    """Why ``url`` cannot be a package index, or None. Only ``https://`` URLs with a host."""
+    """Why ``url`` cannot be a package index, or None. Only ``https://`` URLs with a host (or
+    ``http://`` on the loopback: a local devpi or test index)."""
     if not isinstance(url, str) or _CONTROL.search(url) or " " in url:
         return "is not a URL"
     parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() == "http" and loopback_http(url):
+        return None
     if parts.scheme.lower() == "http":
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
     if parts.scheme.lower() != "https" or not parts.hostname:
@@ -119,7 +130,7 @@ def channel_problem(text: Any) -> str | None:
         return "is not a channel name or URL"
     if text.startswith("-"):
         return "is a command-line option, not a channel"
-    if text.lower().startswith("http://"):
+    if text.lower().startswith("http://") and not loopback_http(text):
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
     return None
 

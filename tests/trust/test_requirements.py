@@ -45,6 +45,10 @@ def test_local_paths_only_from_the_command_line(text: str) -> None:
     ("https://download.pytorch.org/whl/cu121", True), ("http://download.pytorch.org/whl/cu121", False),
     ("HTTP://x.example/simple", False), ("file:///srv/index", False), ("https://", False), ("ftp://x", False),
     ("https://x.example/simple\n--index-url", False), ("https://x .example", False), (None, False),
+    # http:// on the loopback has no network path to tamper with (a local devpi, a test index), as pip says
+    ("http://127.0.0.1:3141/root/pypi/+simple/", True), ("http://localhost/simple", True), ("http://[::1]:8080/", True),
+    ("http://localhost.evil.example/simple", False), ("http://127.0.0.1.evil.example/", False),
+    ("http://127.0.0.1:80@evil.example/", False),
 ])
 def test_index_urls(url: object, ok: bool) -> None:
     assert (requirements.index_url_problem(url) is None) is ok
@@ -64,7 +68,8 @@ def test_conda_specs(spec: object, ok: bool) -> None:
 
 @pytest.mark.parametrize("channel,ok", [("conda-forge", True), ("https://conda.anaconda.org/nvidia", True),
                                          ("file:///srv/channel", True), ("/srv/channel", True),
-                                         ("http://x.example/c", False), ("--offline", False), ("a b", False)])
+                                         ("http://x.example/c", False), ("--offline", False), ("a b", False),
+                                         ("http://localhost:8000/c", True), ("http://localhost.evil.example/c", False)])
 def test_channels(channel: str, ok: bool) -> None:
     assert (requirements.channel_problem(channel) is None) is ok
 
