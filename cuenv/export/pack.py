@@ -218,9 +218,10 @@ def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
     from cuenv.engines.fetch import check, local_path
     from cuenv.export import payload
 
-    path = local_path(pkg.url) or Path(cache_dir) / "rattler" / "archives" / (pkg.filename or pkg.url.rsplit("/", 1)[-1])
+    name = pkg.filename or pkg.url.rsplit("/", 1)[-1]
+    path = local_path(pkg.url) or Path(cache_dir) / "rattler" / "archives" / name
     try:
-        if not path.is_file():
+        if "/" in name or name.startswith(".") or not path.is_file():  # a plain cache entry; never a device or FIFO
             return None
         check(pkg, path)
         return payload.package_files(path)
