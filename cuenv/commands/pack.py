@@ -72,6 +72,10 @@ def _unpack(ctx: Context) -> Result:
     finally:
         progress.done()
     warnings = [f.message for f in findings if f.severity in ("error", "warning")]
+    proven, total = (record.meta.get("unpacked_from") or {}).get("proven_packages") or (None, None)
+    if proven is not None and proven < total:
+        warnings.append(f"{total - proven} of {total} packages were checked against their records in the archive only "
+                        "(the packages themselves are not in cuenv's cache); see docs/concepts/security.md.")
     data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
     text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."
     return Result(data=data, text=text, warnings=warnings)

@@ -57,6 +57,9 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
 
     if not layer.requirements:
         return ()
+    from cuenv.trust import requirements as trusted
+
+    trusted.check_pip_request(layer, source="the pip layer")  # before uv reads them (issue 14)
     venv = VenvEngine(environ, mirrors=mirrors)
     indexes = layer.index_urls or (PYPI_SIMPLE,)
     fetch_from = tuple(venv.mirrors.to_mirror(u) for u in indexes)

@@ -344,11 +344,8 @@ class VenvEngine(Engine):
             return ()
         from cuenv.trust import requirements as trusted
 
-        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https indexes only.
-        for req in request.requirements:
-            trusted.check_requirement(req, source="the request")
-        for url in request.index_urls:
-            trusted.check_index_url(url, source="the request")
+        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
+        trusted.check_pip_request(request)
         provided = dict(provided or {})
         indexes = request.index_urls or (PYPI_SIMPLE,)
         fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)

@@ -49,10 +49,16 @@ class NotOurs(CuenvError):
 def validate_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise UsageError(
-            f"{name!r} is not a valid environment name.",
+            f"{_shown(name)} is not a valid environment name.",
             hint="Use 1-64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit.",
         )
     return name
+
+
+def _shown(value: object) -> str:
+    """A value as an error shows it: repr, cut to one readable line (a 5,000-character name is not echoed)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,11 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
         "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.path),
         "cuenv_version": __version__, "meta": meta, "lock": raw_lock,
     }
+    if kind == "conda" and any(p.kind == "pypi" for p in solution.packages):
+        raise UsageError(f"{record.name} has pip packages on top of its conda packages; `cuenv pack` cannot carry "
+                         "them yet (their files are in no conda package, and `cuenv unpack` proves every file).",
+                         hint=f"Write its lockfile with `cuenv lock {record.name} -o {record.name}.lock`, then build "
+                         f"it on the other machine with `cuenv sync {record.name}.lock`.")
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(f".{out.name}.part{os.getpid()}")
     try:
@@ -154,8 +159,14 @@ def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
         solution = Solution.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise NotAPack(archive, f"its lock is damaged ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if manifest.get("kind") == "conda" and any(p.kind == "pypi" for p in solution.packages):
+        raise NotAPack(archive, "a conda environment with pip packages, which `cuenv pack` does not make")
     for pkg in solution.packages:
-        why = package_fields_problem(pkg.to_json())
+        fields = pkg.to_json()
+        size = fields.pop("size", None)  # bytes of the artifact (issue 18): the one field that is a number
+        why = package_fields_problem(fields)
+        if why is None and size is not None and (type(size) is not int or size < 0):
+            why = f"size: {str(size)[:40]!r} is not a number of bytes."
         if why is not None:
             raise NotAPack(archive, f"its lock is damaged: package {why.rstrip('.')}")
     return solution
@@ -201,8 +212,26 @@ def _extract_all(tar: tarfile.TarFile, dest: Path, archive: Path) -> None:
         raise NotAPack(archive, f"its payload is damaged: {str(exc)[:120] or type(exc).__name__}") from None
 
 
-def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path) -> None:
-    """Extract, prove every file against the lock, relocate with cuenv's own code; nothing from the archive runs."""
+def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
+    """The package's own file hashes, when the package itself is here (a file:// URL, or cuenv's archive
+    cache) with the lock's hash; None otherwise. Nothing is downloaded: unpack works offline."""
+    from cuenv.engines.fetch import check, local_path
+    from cuenv.export import payload
+
+    name = pkg.filename or pkg.url.rsplit("/", 1)[-1]
+    path = local_path(pkg.url) or Path(cache_dir) / "rattler" / "archives" / name
+    try:
+        if "/" in name or name.startswith(".") or not path.is_file():  # a plain cache entry; never a device or FIFO
+            return None
+        check(pkg, path)
+        return payload.package_files(path)
+    except Exception:  # noqa: BLE001 - a damaged or foreign cache entry only means "not at hand"
+        return None
+
+
+def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path, *, cache_dir: Path) -> int:
+    """Extract, prove every file against the lock, relocate with cuenv's own code; nothing from the archive runs.
+    Returns how many packages were held to the package itself (see cuenv.export.payload)."""
     from cuenv.export import payload, relocate
 
     try:
@@ -214,12 +243,13 @@ def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, pre
     except KeyError:
         raise NotAPack(archive, f"{CONDA_PAYLOAD} is missing") from None
     added = [a for a in manifest.get("added") or () if isinstance(a, str)]
-    records = payload.verify(prefix, solution.packages, added=added)
+    proof = payload.verify(prefix, solution.packages, added=added, package_files=lambda pkg: _at_hand(pkg, cache_dir))
     try:
-        relocate.relocate_files(prefix, records)
+        relocate.relocate_files(prefix, proof.prefixes)
     except ValueError as exc:
         raise CuenvError(f"Cannot relocate the environment to {prefix}: {exc}.",
                          hint="Use a shorter CUENV_HOME, or create the environment from its lock (`cuenv sync`).") from None
+    return proof.proven
 
 
 def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
@@ -275,8 +305,9 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
         prefix = store.path(env_name)
         try:
             store.claim(env_name)  # before anything is extracted: a half-made environment is still ours
+            proven = None
             if manifest["kind"] == "conda":
-                _unpack_conda(archive, manifest, solution, prefix)
+                proven = _unpack_conda(archive, manifest, solution, prefix, cache_dir=Path(settings.cache_dir))
             else:
                 _unpack_venv(archive, solution, prefix, cache_dir=Path(settings.cache_dir), environ=environ, progress=progress)
             lock_hash = folder.write_solution(prefix, solution.to_json())
@@ -285,6 +316,8 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
             meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
             meta["unpacked_from"] = {"archive": str(archive), "source_prefix": str(manifest.get("source_prefix"))[:4096]}
+            if proven is not None:  # conda packages held to the package itself, not only to their records
+                meta["unpacked_from"]["proven_packages"] = [proven, sum(p.kind == "conda" for p in solution.packages)]
             from cuenv.envs.diskuse import disk_usage
 
             meta["size_bytes"] = disk_usage(prefix)  # what is here, not what the manifest claims

@@ -14,8 +14,10 @@ after extracting the payload into the prefix (not usable yet: the completion mar
   them), and Python entry points must be the generated three-liner that calls one function.
 
 It returns what cuenv's own relocation (cuenv.export.relocate) rewrites: (path, placeholder, mode).
-The per-file hashes come from the packages' records in the payload; tying them to the packages
-themselves needs the packages (`cuenv sync` of the archive's lock installs from the channels).
+The per-file hashes come from the packages' records in the payload, which travel with the archive.
+Where a package itself is at hand (``package_files``: a file:// URL or cuenv's archive cache, its
+hash checked against the lock), each record is also held to the package's own ``info/paths.json``,
+so a file changed together with its record is caught; ``Proof.proven`` counts those packages.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Final, Iterable, Sequence
+from typing import Any, Callable, Final, Iterable, Mapping, Sequence
 
 from cuenv.trust import Untrusted, limits
 
@@ -48,6 +50,49 @@ class PrefixRecord:
     path: str
     placeholder: str
     mode: str  # text | binary
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What ``verify`` found: the files to relocate, and how many packages were held to the package itself."""
+
+    prefixes: list[PrefixRecord]
+    proven: int
+    packages: int
+
+
+PackageFiles = Callable[[Any], "Mapping[str, str] | None"]  # a locked package -> its path -> sha256, or None
+
+
+def package_files(archive: Path) -> dict[str, str]:
+    """path -> sha256 (hex) of every file a conda package archive lists in its own ``info/paths.json``."""
+    from rattler.package import PathsJson
+
+    paths = PathsJson.from_package_archive(archive)
+    return {PurePosixPath(e.relative_path).as_posix(): bytes(e.sha256).hex() for e in paths.paths if e.sha256 is not None}
+
+
+def _in_package(rel: str, files: Mapping[str, str]) -> str | None:
+    """The package's sha256 of the installed file ``rel``; a noarch: python package installs its
+    ``site-packages/`` under ``lib/pythonX.Y/`` and its ``python-scripts/`` under ``bin/``."""
+    if rel in files:
+        return files[rel]
+    parts = rel.split("/")
+    if len(parts) > 3 and parts[0] == "lib" and parts[1].startswith("python") and parts[2] == "site-packages":
+        return files.get("/".join(parts[2:]))
+    if len(parts) == 2 and parts[0] == "bin":
+        return files.get("python-scripts/" + parts[1])
+    return None
+
+
+def _held_to_package(file: str, record: Mapping[str, Any], pkg: Any, files: Mapping[str, str]) -> None:
+    for entry in (record.get("paths_data") or {}).get("paths") or ():
+        if not isinstance(entry, dict) or str(entry.get("path_type") or "hardlink") not in ("hardlink", "softlink_or_hardlink", "copy"):
+            continue  # links, generated entry points and .pyc files are checked (or removed) on their own
+        rel = _rel(entry.get("_path"), file)
+        if _in_package(rel, files) != entry.get("sha256"):
+            raise _fail(f"{rel} is not the file of {pkg.name} {pkg.version}: the package itself lists another "
+                        f"(or none); {file} in the archive was altered.")
 
 
 def _fail(message: str) -> Untrusted:
@@ -109,18 +154,25 @@ def _unshebang(data: bytes, placeholder: str | None) -> bytes | None:
     return b"#!" + placeholder.encode() + b"/bin/" + name + options + b"\n" + data[match.end():]
 
 
-def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = ()) -> list[PrefixRecord]:
+def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
+           package_files: PackageFiles | None = None) -> Proof:
     """Check the extracted payload in ``prefix`` against the lock's conda ``packages``; see the module doc.
 
-    Removes conda-pack's helpers (``added``), ``.pyc`` files and nothing else. Raises ``Untrusted``."""
+    ``package_files``: a package's own file hashes when it is at hand. Removes conda-pack's helpers
+    (``added``), ``.pyc`` files and nothing else. Raises ``Untrusted``."""
     records = _records(prefix)
     wanted = [p for p in packages if p.kind == "conda"]
     unmatched = dict(records)
+    proven = 0
     for pkg in wanted:
         hit = next((k for k, r in unmatched.items() if _same_package(r, pkg)), None)
         if hit is None:
             raise _fail(f"The archive's environment does not hold {pkg.name} {pkg.version} as its lock says "
                         f"(no conda-meta record with the locked hash).")
+        own = package_files(pkg) if package_files is not None else None
+        if own is not None:
+            _held_to_package(hit, unmatched[hit], pkg, own)
+            proven += 1
         del unmatched[hit]
     if unmatched:
         extra = next(iter(unmatched.values()))
@@ -161,7 +213,7 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = ()) 
     missing = sorted(p for p, (kind, _) in expected.items() if p not in seen and kind not in ("pyc_file", "directory"))
     if missing:
         raise _fail(f"{missing[0]} is missing from the archive" + (f" ({len(missing) - 1} more)." if len(missing) > 1 else "."))
-    return prefixes
+    return Proof(prefixes, proven, len(wanted))
 
 
 def _check_file(full: Path, rel: str, kind: str, entry: dict[str, Any], prefixes: list[PrefixRecord]) -> None:

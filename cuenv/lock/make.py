@@ -90,7 +90,7 @@ def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: A
     out = []
     for plat in platforms:
         if plat not in declared:
-            raise UsageError(f"Recipe {recipe.label(version)} does not exist for {plat} (it lists {', '.join(declared)}).",
+            raise UsageError(f"Recipe {recipe.label(version)} does not exist for {plat[:60]} (it lists {', '.join(declared)}).",
                              hint="Lock only the platforms the recipe lists.")
         os_name = os_of(plat)
         target = dataclasses.replace(base, os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",

@@ -465,7 +465,12 @@ def _index(value: str, where: Where, flag: str) -> str:
 
 
 def _find_links(value: str, where: Where) -> str:
-    if re.match(r"^https?://[^\s/]+", value):
+    from cuenv.trust.requirements import loopback_http
+
+    if re.match(r"^http://", value, re.IGNORECASE) and not loopback_http(value):
+        raise RequestFileError(where, f"-f {value}", "uses http://, which lets anyone on the network path swap "
+                               "the packages.", hint="Use the page's https:// address.")
+    if re.match(r"^https?://[^\s/]+", value, re.IGNORECASE):
         return value
     raise RequestFileError(where, f"-f {value}", "points at a folder on this machine; an environment built from "
                            "this file would depend on that folder.",

@@ -5,7 +5,9 @@ and activation exports their variables into the user's shell and every program i
 blocklist always misses one (``PROMPT_COMMAND``, ``BASH_ENV``, ``LD_PRELOAD``, ...), so the rule is
 an allowlist: the families of variables a CUDA stack is tuned with (CUDA_*, NCCL_*, XLA_FLAGS, ...),
 minus the names in those families that make a program load or run code from a path
-(``CUDA_INJECTION64_PATH``, ``NCCL_NET_PLUGIN``, ``TRITON_PTXAS_PATH``, ``NUMBA_CUDA_DRIVER``, ...).
+(``CUDA_INJECTION64_PATH``, ``NCCL_NET_PLUGIN``, ``TRITON_PTXAS_PATH``, ``NUMBA_CUDA_DRIVER``,
+``OMP_TOOL_LIBRARIES``, ``UCX_MODULE_DIR``, ``NCCL_CONF_FILE``, ...), or write to one (``NCCL_DEBUG_FILE``);
+and in flag variables (``XLA_FLAGS``) the flags that name a path (``--xla_gpu_cuda_data_dir``).
 
 The user may extend the allowlist in the config file (``trusted_env_vars: [NAME, PREFIX_*]``);
 that extension can lift the "loads code" rule for a name, never the hard rules: shell hooks,
@@ -48,6 +50,8 @@ _LOADS_CODE: Final = (
     ("PLUGGABLE", "loads a plugin library"),
     ("LIBCUDA", "names the CUDA driver library to load"),
     ("LIBRARY_PATH", "changes where libraries are loaded from"),
+    ("LIBRARIES", "names libraries to load"),
+    ("COMMAND", "names a command to run"),
 )
 _LOADS_CODE_SUFFIXES: Final = (
     ("_PATH", "names a file or folder programs load code from"),
@@ -56,7 +60,20 @@ _LOADS_CODE_SUFFIXES: Final = (
     ("_HOME", "names a tree programs load libraries and tools from"),
     ("_BIN", "names a program to run"),
     ("_EXE", "names a program to run"),
+    ("_EXECUTABLE", "names a program to run"),
+    ("_CMD", "names a command to run"),
+    ("_ROOT", "names a tree programs load libraries and tools from"),
+    ("_DIR", "names a folder programs load code from or write to"),
+    ("_DIRS", "names folders programs load code from"),
+    ("_LIB", "names a library to load"),
+    ("_LIBS", "names libraries to load"),
+    ("_FILE", "names a file programs read settings from or write to"),
 )
+# Variables holding a tool's command-line flags (XLA_FLAGS, TF_XLA_FLAGS, LIBTPU_INIT_ARGS): a flag that
+# names a path makes the tool run programs from it (--xla_gpu_cuda_data_dir finds ptxas there) or write to it.
+_FLAG_VARS: Final = re.compile(r"(?:.*_)?(?:FLAGS|ARGS)")
+_PATH_FLAG: Final = re.compile(r"--?[A-Za-z0-9_]*(?:dir|path|file|to|prefix|root|home|bin|plugin|library)(?:=|\s|$)",
+                               re.IGNORECASE)
 
 # Never, whatever the config says. (name or prefix*, why)
 _NEVER: Final = (
@@ -206,6 +223,11 @@ def value_problem(name: str, value: Any) -> str | None:
     bad = next((c for c in value if (ord(c) < 32 and c != "\t") or ord(c) == 127), None)
     if bad is not None:
         return f"the value of {name} contains the control character {bad!r}"
+    if _FLAG_VARS.fullmatch(name):
+        flag = _PATH_FLAG.search(value)
+        if flag is not None:
+            shown = flag.group(0).rstrip("= \t")
+            return f"the value of {name} sets {shown}, which names a path the tool runs programs from or writes to"
     return None
 
 

@@ -163,7 +163,9 @@ def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int 
                 why = add(1, 1)
             if why is not None:
                 return why
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml >= 0.2.6 stops at 1,000 levels itself
+            return f"is nested more than {max_depth} levels deep"
         return None  # the caller's own parse reports it, with its line
     return None
 

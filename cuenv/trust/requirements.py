@@ -81,25 +81,28 @@ def check_requirement(text: Any, *, source: str, allow_local: bool = False) -> s
     return str(text).strip()
 
 
+# http:// on this machine's loopback: no network path to tamper with (pip's "secure origins" say the same).
+LOOPBACK_HTTP: Final = r"http://(?:localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|\[::1\])(?::[0-9]{1,5})?(?:/|$)"
+
+
+def loopback_http(url: str) -> bool:
+    """An http:// URL of this machine (a local devpi, a test server): no network path to swap packages on."""
+    return re.match(LOOPBACK_HTTP, url, re.IGNORECASE) is not None
+
+
 def index_url_problem(url: Any) -> str | None:
-    """Why ``url`` cannot be a package index, or None. Only ``https://`` URLs with a host."""
+    """Why ``url`` cannot be a package index, or None. Only ``https://`` URLs with a host (or
+    ``http://`` on the loopback: a local devpi or test index)."""
     if not isinstance(url, str) or _CONTROL.search(url) or " " in url:
         return "is not a URL"
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() == "http" and not is_loopback(url):
+    if parts.scheme.lower() == "http" and loopback_http(url):
+        return None
+    if parts.scheme.lower() == "http":
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
-    if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
+    if parts.scheme.lower() != "https" or not parts.hostname:
         return "is not an https:// URL"
     return None
-
-
-def is_loopback(url: str) -> bool:
-    """An http:// URL of this machine (a local devpi, a test server): no network path to swap packages on."""
-    try:
-        host = urllib.parse.urlsplit(url).hostname or ""
-    except ValueError:
-        return False
-    return host == "localhost" or host == "::1" or re.fullmatch(r"127(\.\d{1,3}){3}", host) is not None
 
 
 def check_index_url(url: Any, *, source: str) -> str:
@@ -128,7 +131,7 @@ def channel_problem(text: Any) -> str | None:
         return "is not a channel name or URL"
     if text.startswith("-"):
         return "is a command-line option, not a channel"
-    if text.lower().startswith("http://") and not is_loopback(text):
+    if text.lower().startswith("http://") and not loopback_http(text):
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
     return None
 
@@ -148,3 +151,17 @@ def check_conda_request(channels: Any, specs: Any, *, source: str) -> None:
         why = conda_spec_problem(spec)
         if why is not None:
             raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write NAME, NAME=VERSION or NAME>=X,<Y.")
+
+
+def check_pip_request(request: Any, *, source: str = "the request") -> None:
+    """Every string of a pip request (a ``cuenv.engines.Request``) that cuenv writes into uv's files or
+    argv: requirements and constraints one PEP 508 requirement each, indexes and find-links pages
+    ``https://``. The engine's last guard, whatever recipe, lock or request file the request came from."""
+    for req in (*request.requirements, *request.constraints):
+        check_requirement(req, source=source)
+    for url in request.index_urls:
+        check_index_url(url, source=source)
+    for url in request.find_links:
+        why = index_url_problem(url)
+        if why is not None:
+            raise Untrusted(f"{source}: find-links page {_show(url)} {why}.", hint="Use the page's https:// address.")

@@ -97,6 +97,10 @@ def test_conda_unpack_from_the_archive_never_runs(conda_archive: Path, tmp_path:
     env = home / "envs" / "conda-12.1"
     assert not (env / "bin" / "conda-unpack").exists()  # conda-pack's helper is deleted, not run
     assert (env / "etc/cuenv-hello.txt").read_text() == f"prefix={env}\n"  # cuenv's own relocation
+    meta = json.loads((env / ".cuenv" / "meta.json").read_text())
+    proven, total = meta["unpacked_from"]["proven_packages"]
+    assert proven == total > 0  # every package held to the package itself: the channel is at hand
+    assert "checked against their records in the archive only" not in done.stderr
 
 
 def test_a_changed_file_is_refused(conda_archive: Path, tmp_path: Path) -> None:
@@ -113,6 +117,45 @@ def test_a_file_in_no_package_is_refused(conda_archive: Path, tmp_path: Path, na
     archive = _altered(conda_archive, tmp_path / "a.tar", payload=lambda m: _file(m, name, b"import os\n"))
     done, home = _unpack(archive, tmp_path)
     _refused(done, home, f"{name} is in no package of the archive's lock.")
+
+
+def test_a_file_changed_together_with_its_record_is_caught_by_the_package_itself(conda_archive: Path, tmp_path: Path) -> None:
+    """The records travel inside the archive; where the package is at hand (here: its file:// channel),
+    each record is held to the package's own info/paths.json."""
+    import hashlib
+
+    evil = b"prefix=/opt/anaconda1anaconda2anaconda3\nrm -rf ~\n"
+
+    def edit(m: Members) -> None:
+        info, _ = m["etc/cuenv-hello.txt"]
+        m["etc/cuenv-hello.txt"] = (info, evil)
+        name = next(n for n in m if n.startswith("conda-meta/cuenv-hello"))
+        info, raw = m[name]
+        record = json.loads(raw or b"{}")
+        for entry in record["paths_data"]["paths"]:
+            if entry["_path"] == "etc/cuenv-hello.txt":
+                entry["sha256"] = hashlib.sha256(evil).hexdigest()
+        m[name] = (info, json.dumps(record).encode())
+
+    done, home = _unpack(_altered(conda_archive, tmp_path / "a.tar", payload=edit), tmp_path)
+    _refused(done, home, "etc/cuenv-hello.txt is not the file of cuenv-hello 1.0: the package itself lists another")
+
+
+def test_packages_not_at_hand_are_named_in_a_warning(conda_archive: Path, export_channel: Path, tmp_path: Path) -> None:
+    """Offline, with the packages nowhere here, unpack still works and says what it could not prove."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    moved = [p for p in export_channel.rglob("cuenv-hello-*") if p.is_file()]
+    assert moved
+    try:
+        for p in moved:
+            p.rename(hidden / p.name)
+        done, home = _unpack(conda_archive, tmp_path)
+    finally:
+        for p in moved:
+            (hidden / p.name).rename(p)
+    assert done.returncode == 0, done.stderr
+    assert "1 of " in done.stderr and "packages were checked against their records in the archive only" in done.stderr
 
 
 def test_a_package_record_with_another_hash_is_refused(conda_archive: Path, tmp_path: Path) -> None:
@@ -148,6 +191,12 @@ def test_tar_slip_is_a_clear_refusal(conda_archive: Path, tmp_path: Path, name: 
     (lambda d: d.update(lock=json.dumps({"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
         {"name": "x\n-e /tmp", "version": "1", "kind": "conda", "url": "https://e.org/x", "sha256": "a" * 64}]})),
      "is not a single word"),
+    (lambda d: d.update(lock=json.dumps({"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
+        {"name": "x", "version": "1", "kind": "conda", "url": "https://e.org/x", "sha256": "a" * 64, "size": "9e99"}]})),
+     "size: '9e99' is not a number of bytes"),
+    (lambda d: d.update(lock=json.dumps({"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
+        {"name": "x", "version": "1", "kind": "pypi", "url": "https://e.org/x-1-py3-none-any.whl", "sha256": "a" * 64}]})),
+     "a conda environment with pip packages, which `cuenv pack` does not make"),
 ])
 def test_a_hostile_manifest_is_refused_before_anything_is_written(conda_archive: Path, tmp_path: Path, edit, message) -> None:
     done, home = _unpack(_altered(conda_archive, tmp_path / "a.tar", manifest=edit), tmp_path, "--force")

@@ -152,3 +152,14 @@ def test_uninstallable_lines_are_kept_with_their_reason(line):
 def test_parse_requirement_keeps_the_local_version():
     req = parse_requirement("torch==2.4.0+cu118; sys_platform == 'linux'", Where("f", 1))
     assert (req.name, req.exact_version(), req.marker) == ("torch", "2.4.0+cu118", 'sys_platform == "linux"')
+
+
+def test_a_loopback_find_links_page_is_fine():
+    assert parse_text("-f http://127.0.0.1:8000/links.html\ntorch\n").options.find_links == ("http://127.0.0.1:8000/links.html",)
+
+
+@pytest.mark.parametrize("line", ["-f http://evil.example/links.html", "--find-links=HTTP://evil.example/",
+                                  "-f http://localhost.evil.example/"])
+def test_an_http_find_links_page_is_refused(line):
+    with pytest.raises(RequestFileError, match="uses http://, which lets anyone on the network path swap the packages"):
+        parse_text(line + "\ntorch\n")

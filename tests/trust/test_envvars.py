@@ -16,6 +16,9 @@ HOSTILE = [
     "TRITON_LIBCUDA_PATH", "NUMBA_CUDA_DRIVER", "CUDA_HOME", "CUDA_PATH", "CUENV_ACTIVE", "CONDA_PREFIX",
     "VIRTUAL_ENV", "PYTHONHOME", "GLIBC_TUNABLES", "NODE_OPTIONS", "GIT_SSH_COMMAND", "PIP_INDEX_URL",
     "UV_INDEX_URL", "HTTPS_PROXY", "SSL_CERT_FILE", "TMPDIR", "HOME", "EDITOR", "MY_VAR", "lower_case", "",
+    # inside the allowed families, still loading code from a path, or writing to any file
+    "OMP_TOOL_LIBRARIES", "UCX_MODULE_DIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "NCCL_CONF_FILE",
+    "NCCL_DEBUG_FILE", "CUDNN_ROOT", "TENSORRT_ROOT", "NUMBA_CUDA_NVVM_LIB", "TORCH_NVCC_EXECUTABLE",
     "1ABC", "A-B", "A B", "A\nB", "X" * 200,
 ]
 CUDA_STACK = ["CUDA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING", "CUDA_DEVICE_ORDER", "NCCL_DEBUG", "NCCL_P2P_DISABLE",
@@ -69,6 +72,22 @@ def test_bad_values(value: object, why: str) -> None:
 def test_tabs_spaces_quotes_and_utf8_are_fine() -> None:
     value = "--xla_gpu_autotune_level=2\t'\"$HOME\\ é"
     assert envvars.check({"XLA_FLAGS": value}, source="s") == {"XLA_FLAGS": value}
+
+
+@pytest.mark.parametrize("name,value", [
+    ("XLA_FLAGS", "--xla_gpu_cuda_data_dir=/tmp/evil"),  # XLA runs ptxas from there
+    ("XLA_FLAGS", "--xla_gpu_autotune_level=2 --xla_dump_to /home/me/.bashrc"),
+    ("TF_XLA_FLAGS", "--xla_gpu_per_fusion_autotune_cache_dir=/tmp/x"),
+    ("LIBTPU_INIT_ARGS", "--xla_jf_crash_file=/tmp/x"),
+])
+def test_flags_that_name_a_path_are_refused_even_for_allowed_names(name: str, value: str) -> None:
+    with pytest.raises(Untrusted, match=f"the value of {name} sets --[a-z_]+, which names a path"):
+        envvars.check({name: value}, source="lockfile", extra=[name])
+
+
+def test_ordinary_flags_pass() -> None:
+    flags = "--xla_force_host_platform_device_count=8 --xla_gpu_enable_latency_hiding_scheduler=true"
+    assert envvars.check({"XLA_FLAGS": flags}, source="s") == {"XLA_FLAGS": flags}
 
 
 def test_count_and_total_limits() -> None:

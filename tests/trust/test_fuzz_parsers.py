@@ -183,6 +183,40 @@ def test_archive_manifest(tmp_path_factory: pytest.TempPathFactory, data: st.Dat
         _clean(lambda: pack.read_lock(archive, manifest))
 
 
+@FUZZ
+@given(st.data())
+def test_archive_lock_and_metadata(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """Inside the manifest: the lock (a JSON string) and the recorded metadata, each mutated anywhere."""
+    from cuenv.export import pack
+
+    lock = {"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
+        {"name": "cuda-cudart", "version": "12.1.105", "kind": "conda", "build": "h0_0", "size": 232881,
+         "url": "https://conda.example.org/c/linux-64/cuda-cudart-12.1.105-h0_0.conda", "sha256": "a" * 64}]}
+    meta = {"layout": {"prefix": "/e", "kind": "conda", "bin_dirs": ["/e/bin"], "lib_dirs": ["/e/lib"],
+                       "include_dirs": [], "cuda_home": "/e"}, "env_vars": {"CUDA_MODULE_LOADING": "LAZY"},
+            "activate_scripts": ["/e/etc/conda/activate.d/x.sh"]}
+    manifest = {"lock": json.dumps(data.draw(_mutations(lock))), "meta": data.draw(_mutations(meta))}
+    archive = tmp_path_factory.mktemp("pack") / "a.tar"
+    _safe_packages(_clean(lambda: pack.read_lock(archive, manifest)))
+    if isinstance(manifest["meta"], dict):
+        _clean(lambda: pack._check_meta(archive, manifest, ()))
+
+
+def _safe_packages(solution: Any) -> None:
+    for pkg in solution.packages if solution is not None else ():  # what reaches uv, conda or a progress display
+        assert pkg.size is None or (type(pkg.size) is int and pkg.size >= 0), pkg.size
+
+
+@FUZZ
+@given(HOSTILE_VALUES)
+def test_archive_package_size(tmp_path_factory: pytest.TempPathFactory, size: Any) -> None:
+    from cuenv.export import pack
+
+    lock = {"version": 1, "engine": "rattler", "platform": "linux-64", "packages": [
+        {"name": "x", "version": "1", "kind": "conda", "url": "https://e.org/x.conda", "sha256": "a" * 64, "size": size}]}
+    _safe_packages(_clean(lambda: pack.read_lock(Path("a.tar"), {"lock": json.dumps(lock)})))
+
+
 # -- doctor report ---------------------------------------------------------------------------------
 @FUZZ
 @given(st.one_of(st.text(max_size=400),

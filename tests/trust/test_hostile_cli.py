@@ -142,10 +142,13 @@ def test_a_malformed_lock_is_one_line(cli, tmp_path: Path, edit: Callable[[str],
     (("suggest", "--driver", "550." + "1" * 5000), "is not a valid driver version"),
     (("create", "cuda-12.1", "--python", "3." + "1" * 5000, "--dry-run"), "is not a valid Python version"),
     (("doctor", "--report", "/dev/zero"), "Report file /dev/zero is larger than 32 MiB"),
+    (("info", "1" * 5000), "'111111111111"),
+    (("remove", "x" * 5000, "-y"), "x... is not a valid environment name"),
 ])
 def test_bad_command_line_values(cli, args: tuple[str, ...], message: str) -> None:
     code, _, err = cli(*args)
     _one_clean_error(code, err, message)
+    assert len(err) < 600, err  # a huge value is named, not echoed
 
 
 def test_a_read_only_or_file_home_is_one_line(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,10 @@ def test_local_paths_only_from_the_command_line(text: str) -> None:
     ("https://download.pytorch.org/whl/cu121", True), ("http://download.pytorch.org/whl/cu121", False),
     ("HTTP://x.example/simple", False), ("file:///srv/index", False), ("https://", False), ("ftp://x", False),
     ("https://x.example/simple\n--index-url", False), ("https://x .example", False), (None, False),
+    # http:// on the loopback has no network path to tamper with (a local devpi, a test index), as pip says
+    ("http://127.0.0.1:3141/root/pypi/+simple/", True), ("http://localhost/simple", True), ("http://[::1]:8080/", True),
+    ("http://localhost.evil.example/simple", False), ("http://127.0.0.1.evil.example/", False),
+    ("http://127.0.0.1:80@evil.example/", False),
 ])
 def test_index_urls(url: object, ok: bool) -> None:
     assert (requirements.index_url_problem(url) is None) is ok
@@ -64,7 +68,8 @@ def test_conda_specs(spec: object, ok: bool) -> None:
 
 @pytest.mark.parametrize("channel,ok", [("conda-forge", True), ("https://conda.anaconda.org/nvidia", True),
                                          ("file:///srv/channel", True), ("/srv/channel", True),
-                                         ("http://x.example/c", False), ("--offline", False), ("a b", False)])
+                                         ("http://x.example/c", False), ("--offline", False), ("a b", False),
+                                         ("http://localhost:8000/c", True), ("http://localhost.evil.example/c", False)])
 def test_channels(channel: str, ok: bool) -> None:
     assert (requirements.channel_problem(channel) is None) is ok
 
@@ -80,3 +85,24 @@ def test_fuzz_never_an_option_or_a_second_line(text: str) -> None:
         from packaging.requirements import Requirement
 
         Requirement(stripped)  # what uv will read: exactly one requirement
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("requirements", ("torch\n--index-url https://evil.example",), "holds a line break"),
+    ("constraints", ("-e /tmp/evil",), "is a pip/uv option"),
+    ("constraints", ("numpy @ file:///tmp/evil.whl",), "is a local file"),
+    ("index_urls", ("http://evil.example/simple",), "uses http://"),
+    ("find_links", ("http://evil.example/links.html",), "find-links page 'http://evil.example/links.html' uses http://"),
+    ("find_links", ("/tmp/wheels",), "is not an https:// URL"),
+])
+def test_the_engines_last_guard_covers_every_string_uv_reads(field: str, value: tuple[str, ...], message: str) -> None:
+    """What venv's solve and the conda engines' pip layer check before uv sees a file or an argument."""
+    from dataclasses import replace
+
+    from cuenv.engines import Request
+
+    good = Request(engine="venv", python="3.11", requirements=("numpy",), index_urls=("https://pypi.org/simple",),
+                   find_links=("https://download.pytorch.org/whl/torch_stable.html",), constraints=("numpy<3",))
+    requirements.check_pip_request(good)
+    with pytest.raises(Untrusted, match=message):
+        requirements.check_pip_request(replace(good, **{field: value}), source="the pip layer")
