@@ -143,6 +143,8 @@ def toolkits(f: Facts) -> Check | None:
     for tool in t.on_path:
         if tool is not t.nvcc:
             detail.append(f"also on PATH: {tool.tool} {tool.path} (CUDA {tool.version or '?'})")
+    for tool in t.shadowed:
+        detail.append(f"behind another {tool.tool} on PATH, never run by name: {tool.path} (CUDA {tool.version or '?'})")
     releases = {_mm(x.version): x for x in t.on_path if x.version}
     if len(releases) > 1:
         listed = ", ".join(f"{x.tool} {x.path} (CUDA {x.version})" for x in t.on_path if x.version)

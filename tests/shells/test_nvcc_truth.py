@@ -147,6 +147,19 @@ def test_doctor_is_clean_after_use_of_an_environment_with_its_compiler(shell: st
         assert checks[name]["status"] == "ok", checks[name]
 
 
+def test_doctor_after_use_does_not_ask_for_the_use_just_done(shell: str, world: World, tmp_path: Path) -> None:
+    """/usr/local/bin's CUDA 13.0 nvcc and ptxas cannot be stripped, but after `use cuda-12.1` the shim and the
+    environment's ptxas stand in front of them: doctor lists them as never run by name, and does not warn
+    multiple-cuda-on-path with `cuenv use cuda-12.1` as the fix."""
+    env, other = other_first(world, tmp_path, "generic")
+    make_tool(other.parent, "ptxas", "13.0")
+    script = "\n".join([hook_source(shell, world, tmp_path), "cuenv use cuda-12.1 2>/dev/null", "cuenv doctor --json"])
+    out = run_shell(shell, script, env, timeout=120)
+    toolkits = next(c for c in json.loads(out.stdout)["checks"] if c["name"] == "toolkits")
+    assert toolkits["findings"] == [], toolkits
+    assert f"behind another ptxas on PATH, never run by name: {other.parent}/ptxas (CUDA 13.0)" in toolkits["detail"]
+
+
 def test_a_cuenv_file_gives_the_same_nvcc(shell: str, world: World, tmp_path: Path) -> None:
     env, _ = other_first(world, tmp_path, "generic")
     project = tmp_path / "project"
