@@ -39,6 +39,14 @@ def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
     assert meta["installed"] == {"cuda": "12.1", "cudnn": "-", "nvcc": "none"}
     assert meta["tools"]["ptxas"]["source"] == "env" and meta["tools"]["nvcc"] == {"source": "shim", "path": None, "toolkit": None}
     assert listed[0]["nvcc"] == "none"
+    # info's PATH rows are the folders activation puts first, the shims folder included, in that order
+    text = cuenv("info", "cuda-12.1").stdout.splitlines()
+    start = next(i for i, line in enumerate(text) if line.startswith("PATH "))
+    end = next(i for i, line in enumerate(text) if line.startswith("LD_LIB "))
+    rows = [line[11:] for line in text[start:end]]
+    assert rows[-1] == f"{meta['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)", text
+    assert meta["shims_dir"] == f"{meta['path']}/.cuenv/shims"
+    assert rows[:-1] == meta["layout"]["bin_dirs"]
     nvcc = cuenv("run", "cuda-12.1", "--", "nvcc", "--version", env=system_cuda)
     assert nvcc.returncode == 127 and nvcc.stderr.startswith("cuenv: environment cuda-12.1 (CUDA 12.1) has no nvcc")
     assert "`cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc`" in nvcc.stderr
