@@ -148,7 +148,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
         request = replace(request, **request_extras)
     stack = stack or recipe.stack(version, engine=kind)
     if with_nvcc and not stack.has_nvcc:
-        request, stack = _with_compiler(recipe, version, kind, request, stack)
+        request, stack = _with_compiler(recipe, version, kind, request, stack, name=name)
     request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
@@ -170,13 +170,14 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     return plan
 
 
-def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack):
+def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack, *, name: str | None):
     """The request and stack with the compiler packages of the recipe's CUDA added."""
     from cuenv.recipes import compiler
 
     if not stack.cuda:
         raise UsageError(f"Recipe {recipe.label(version)} has no CUDA, so there is no nvcc to add.")
-    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version))
+    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version),
+                              name=name)
     if kind == "conda":
         request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
     else:

@@ -80,6 +80,10 @@ def test_with_nvcc_adds_the_compiler_package_or_says_which_engine_has_one(cuenv,
     assert venv.returncode == 2 and venv.stderr.splitlines() == [
         "error: NVIDIA's CUDA 12 wheels on PyPI carry no nvcc (ptxas only), so the venv engine cannot add one.",
         "hint: Get nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler`."]
+    # the name asked for stays in the hint: with cuda-12.1 already there, the hint without it would fail
+    named = cuenv("create", "cuda-12.1", "--with-nvcc", "--engine", "venv", "-n", "nvcc-12", "--dry-run")
+    assert named.returncode == 2 and named.stderr.splitlines()[-1] == (
+        "hint: Get nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler -n nvcc-12`.")
     other = cuenv("create", "-r", "requirements.txt", "--cuda", "12.1", "--with-nvcc")
     assert other.returncode == 2 and "--with-nvcc goes with a RECIPE" in other.stderr
 
