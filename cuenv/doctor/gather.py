@@ -445,7 +445,8 @@ def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) ->
     layout = record.layout() if "layout" in record.meta else None
     recipe = (record.meta.get("recipe") or {}).get("name")
     return EnvFacts(record.name, active, stack, layout, route=activation_route(environ or {}, record.name, active),
-                    recipe=recipe, tools_recorded="tools" in record.meta)
+                    recipe=recipe, tools_recorded="tools" in record.meta,
+                    compiler_hint=record.meta.get("compiler_hint"))
 
 
 def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict[str, str]:

@@ -162,6 +162,7 @@ class EnvFacts:
     route: str = "simulated"
     recipe: str | None = None
     tools_recorded: bool = True  # False: made before cuenv recorded and shimmed its CUDA tools
+    compiler_hint: str | None = None  # the `cuenv create` that builds its recipe with nvcc, recorded at create
 
 
 @dataclass(frozen=True)

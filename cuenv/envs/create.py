@@ -350,6 +350,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
+            if plan.meta.get("compiler_hint"):  # doctor's nvcc-runtime-mismatch fix names it
+                meta["compiler_hint"] = plan.meta["compiler_hint"]
             meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
                                                    compiler_hint=plan.meta.get("compiler_hint"))
             store.write_meta(plan.name, meta)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, cuenv, have, meta_of
+from exportkit import HOSTILE, REPO, cuenv, have, meta_of
 
 from cuenv.export.lmod import lua
 from cuenv.export.tcl import tcl
@@ -171,6 +172,36 @@ def test_environment_modules_strips_other_cuda_and_unload_puts_it_back(shell: st
     assert home == f"{prefix}/.cuenv/cuda"
     assert lines[2:4] == [f"{prefix}/.cuenv/shims/nvcc", f"active={venv_env}"]
     assert lines[4] == lines[0]  # unload: PATH, LD_LIBRARY_PATH and CUDA_HOME exactly as before
+
+
+@needs_lmod
+@pytest.mark.network
+def test_doctor_knows_the_module_route_and_its_fix_is_not_the_load_already_done(venv_env: str, tmp_path: Path) -> None:
+    """Issue 17 §6: loaded by a module, then a CUDA 13.0 toolkit put first on PATH: doctor's fix names the
+    module (unload, load again), not `cuenv use`, and the compiler command recorded at create."""
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "lmod", "-o", str(mods))
+    other = tmp_path / "cuda-13.0"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "nvcc").write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
+    (other / "bin" / "nvcc").chmod(0o755)
+    runner = tmp_path / "bin"
+    runner.mkdir()
+    (runner / "cuenv").write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {shlex.quote(sys.executable)} -m cuenv "$@"\n')
+    (runner / "cuenv").chmod(0o755)
+    env = {**lmod_env(tmp_path), "CUENV_HOME": os.environ["CUENV_HOME"], "CUENV_CONFIG": os.environ["CUENV_CONFIG"],
+           "CUENV_DRIVER": "550.54.14", "CUENV_GPUS": "RTX 4090"}
+    out = bash(f"module use {shlex.quote(str(mods))}\nmodule load cuenv/{venv_env}\n"
+               f"export PATH={shlex.quote(str(other / 'bin'))}:{runner}:$PATH\ncuenv doctor --json || :", env)
+    import json
+
+    data = json.loads(out)
+    fixes = {f["code"]: f["fix"] for c in data["checks"] for f in c["findings"]}
+    assert data["environment"] == venv_env
+    fix = fixes["nvcc-runtime-mismatch"]
+    assert f"`module unload cuenv/{venv_env}`, then `module load cuenv/{venv_env}` again" in fix, fix
+    assert "cuenv use" not in fix
+    assert f"`cuenv create {meta_of(venv_env)['recipe']['name']} --with-nvcc --engine" in fix
 
 
 @needs_lmod
