@@ -74,7 +74,7 @@ def _render_env(d: dict) -> str:
         ("CUDA", installed.get("cuda", "-")), ("cuDNN", installed.get("cudnn", "-")), ("nvcc", d.get("nvcc") or "-"),
         ("Framework", f"{fw['name']} {fw['version']}" if fw.get("name") else "-"),
         ("Packages", ", ".join(f"{_PACKAGE_LABELS.get(k, k)} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
-        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (nominal)"),
+        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (what the recipe names)"),
         ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
         ("CUDA_HOME", layout.get("cuda_home") or "-"),
     ]
