@@ -366,7 +366,9 @@ def compiler(f: Facts) -> Check | None:
         detail.append("no gcc found (nvcc needs a host compiler to build CUDA code)")
     nvcc = c.nvcc_version
     if not nvcc:
-        detail.append("no nvcc on PATH: the host compiler is not checked against one" if f.origin == "this machine"
+        shim = f.toolkits is not None and bool(f.toolkits.shims) and f.toolkits.nvcc is None
+        detail.append(("nvcc on PATH is cuenv's stand-in (no compiler)" if shim else "no nvcc on PATH")
+                      + ": the host compiler is not checked against one" if f.origin == "this machine"
                       else "no nvcc version in the report: gcc not checked against one")
         return make_check("compiler", detail, found)
     limit = _max_gcc(nvcc)

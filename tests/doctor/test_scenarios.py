@@ -56,6 +56,8 @@ def test_conflicting_system_cuda_next_to_an_environment(cli, isolated, cuda_env,
     tools = next(c for c in data["checks"] if c["name"] == "toolkits")
     assert any(line.startswith(f"nvcc on PATH: {cuda_env.shims_dir}/nvcc: cuenv's stand-in") for line in tools["detail"])
     assert "behind another nvcc on PATH, never run by name: /usr/local/bin/nvcc (CUDA 13.0)" in tools["detail"]
+    compiler = next(c for c in data["checks"] if c["name"] == "compiler")
+    assert "nvcc on PATH is cuenv's stand-in (no compiler): the host compiler is not checked against one" in compiler["detail"]
     assert summary["framework"] == ("ok", [])
     assert summary["cudnn"] == ("ok", [])
     libs = next(c for c in data["checks"] if c["name"] == "libraries")
