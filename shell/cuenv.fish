@@ -31,11 +31,21 @@ function cuenv --description 'cuenv: named CUDA environments'
     end
 end
 
-# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
-# --force the program refuses to remove it.
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5), so that
+# its deactivate scripts still exist; when nothing was removed (answered no, no -y without a
+# terminal) the shell goes back into it. Without --force the program refuses to remove it.
 function __cuenv_remove
     if set -q __cuenv_active; and contains -- --force $argv; and contains -- $__cuenv_active $argv
+        set -l was $__cuenv_active
         __cuenv_deactivate
+        command cuenv remove $argv; and return 0
+        set -l rc $status
+        set -l home $CUENV_HOME
+        test -n "$home"; or set home $__cuenv_home_default
+        if test -d "$home/envs/$was"
+            __cuenv_use $was 2>/dev/null
+        end
+        return $rc
     end
     command cuenv remove $argv
 end

@@ -28,8 +28,9 @@ cuenv() {
     esac
 }
 
-# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5); without
-# --force the program refuses to remove it.
+# `cuenv remove NAME --force` of the active environment deactivates it first (issue 17 §5), so that
+# its deactivate scripts still exist; when nothing was removed (answered no, no -y without a
+# terminal) the shell goes back into it. Without --force the program refuses to remove it.
 __cuenv_remove() {
     if [ -n "${__cuenv_active-}" ]; then
         __cuenv_force=
@@ -40,7 +41,14 @@ __cuenv_remove() {
                 *) if [ "$__cuenv_a" = "$__cuenv_active" ]; then __cuenv_hit=1; fi ;;
             esac
         done
-        if [ -n "$__cuenv_force" ] && [ -n "$__cuenv_hit" ]; then __cuenv_deactivate; fi
+        if [ -n "$__cuenv_force" ] && [ -n "$__cuenv_hit" ]; then
+            __cuenv_was=$__cuenv_active
+            __cuenv_deactivate
+            \command cuenv remove "$@" && \return 0
+            __cuenv_rc=$?
+            if [ -d "${CUENV_HOME:-$__cuenv_home_default}/envs/$__cuenv_was" ]; then __cuenv_use "$__cuenv_was" 2>/dev/null; fi
+            \return "$__cuenv_rc"
+        fi
     fi
     \command cuenv remove "$@"
 }

@@ -132,6 +132,7 @@ def run(ctx: Context) -> Result:
     note = derived_note(plan.recipe)
     if note:
         progress.note(f"note: {note}")
+    compiler_hint = plan.meta.get("compiler_hint")
     try:
         plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
                        progress=progress)
@@ -179,8 +180,12 @@ def run(ctx: Context) -> Result:
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")
     from cuenv.cli.table import human_size
+    from cuenv.envs.cudatools import nvcc_note
 
+    nvcc = nvcc_note(plan.name, plan.meta, compiler_hint)  # issue 17: said once, where the environment is made
+    data["nvcc"] = nvcc
     text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
             f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
-            f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
+            + (f"note: {nvcc}\n" if nvcc else "")
+            + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
     return Result(data=data, text=text, report=True)

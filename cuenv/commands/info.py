@@ -38,7 +38,7 @@ def _env_info(ctx: Context, name: str) -> Result:
     from cuenv.envs import cudatools
 
     data = {"name": name, "path": str(record.path), "status": state, "reason": reason, "installed": cudatools.facts(meta),
-            "nvcc": _nvcc_line(meta),
+            "nvcc": _nvcc_line(meta), "shims_dir": str(record.target().shims_dir or "") or None,
             "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
     return Result(data=data, text=_render_env(data))
 
@@ -74,13 +74,14 @@ def _render_env(d: dict) -> str:
         ("CUDA", installed.get("cuda", "-")), ("cuDNN", installed.get("cudnn", "-")), ("nvcc", d.get("nvcc") or "-"),
         ("Framework", f"{fw['name']} {fw['version']}" if fw.get("name") else "-"),
         ("Packages", ", ".join(f"{_PACKAGE_LABELS.get(k, k)} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
-        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (nominal)"),
+        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (what the recipe names)"),
         ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
         ("CUDA_HOME", layout.get("cuda_home") or "-"),
     ]
     lines = [f"{k:<10} {v}" for k, v in rows]
     for key, label in (("bin_dirs", "PATH"), ("lib_dirs", "LD_LIB")):
-        for i, p in enumerate(layout.get(key) or ()):
+        extra = [f"{d['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)"] if key == "bin_dirs" and d.get("shims_dir") else []
+        for i, p in enumerate([*(layout.get(key) or ()), *extra]):  # in the order activation puts them
             lines.append(f"{label if i == 0 else '':<10} {p}")
     for f in d.get("findings", []):
         if f["severity"] in ("error", "warning"):

@@ -26,7 +26,7 @@ def run(ctx: Context) -> Result:
 
     store = Store.from_settings(ctx.settings)
     records = [store.get(n, allow_incomplete=True) for n in ctx.args.names]  # all names valid before any delete
-    still_active = refuse_active([r.name for r in records], ctx.environ, force=ctx.args.force)
+    still_active = refuse_active([r.name for r in records], ctx.environ, force=ctx.args.force, yes=ctx.args.yes)
     if not ctx.args.yes:
         if not sys.stdin.isatty():
             raise UsageError("Refusing to remove without confirmation on a non-interactive input.", hint="Add -y.")
@@ -45,15 +45,17 @@ def run(ctx: Context) -> Result:
     return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed), report=True)
 
 
-def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool) -> str | None:
+def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool, yes: bool = False) -> str | None:
     """Refuse to remove the environment this shell has active, as conda does, unless ``force``;
-    returns its name when it is forced out from under the shell."""
+    returns its name when it is forced out from under the shell. The hint keeps ``-y`` when given, so
+    that it runs as written where the first command would have."""
     active = environ.get("CUENV_ACTIVE")
     if active not in names:
         return None
     if not force:
         raise UsageError(
             f"Environment {active!r} is active in this shell.",
-            hint=f"Run `cuenv deactivate` first, or `cuenv remove {active} --force` (with the shell hook it deactivates it first).",
+            hint=(f"Run `cuenv deactivate` first, or `cuenv remove {active} --force{' -y' if yes else ''}` "
+                  "(with the shell hook it deactivates it first)."),
         )
     return active

@@ -177,6 +177,9 @@ def _use(ctx: Context) -> Result:
                         f"Its lockfile {pin.lock} is missing too: create it from a recipe, `cuenv create RECIPE -n {name}`"
                         " (`cuenv recipes` lists them).")
                 raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.", hint=hint) from None
+            if pin is not None:  # the pin names it: a create under another name would not be found either
+                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.",
+                               hint=f"Create it: `cuenv create RECIPE -n {name}` (`cuenv recipes` lists them).") from None
             raise exc
         _report(name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
         target = record.target()

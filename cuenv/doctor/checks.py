@@ -143,6 +143,8 @@ def toolkits(f: Facts) -> Check | None:
     for tool in t.on_path:
         if tool is not t.nvcc:
             detail.append(f"also on PATH: {tool.tool} {tool.path} (CUDA {tool.version or '?'})")
+    for tool in t.shadowed:
+        detail.append(f"behind another {tool.tool} on PATH, never run by name: {tool.path} (CUDA {tool.version or '?'})")
     releases = {_mm(x.version): x for x in t.on_path if x.version}
     if len(releases) > 1:
         listed = ", ".join(f"{x.tool} {x.path} (CUDA {x.version})" for x in t.on_path if x.version)
@@ -164,6 +166,15 @@ def toolkits(f: Facts) -> Check | None:
     return make_check("toolkits", detail, found)
 
 
+def _compiler_hint(f: Facts) -> str:
+    """The `cuenv create` that gives nvcc of the environment's release: the one recorded at create (its
+    engine and a free name), else the general form."""
+    if f.env is not None and f.env.compiler_hint:
+        return f.env.compiler_hint
+    recipe = (f.env.recipe if f.env else None) or "RECIPE"
+    return f"cuenv create {recipe} --with-nvcc --engine rattler -n NEW-NAME"
+
+
 def _route_fix(f: Facts) -> str:
     """The command that gives one CUDA, for the route the environment came in by (issue 17 §6):
     `cuenv use` is no fix for a shell that already used it."""
@@ -173,9 +184,10 @@ def _route_fix(f: Facts) -> str:
     if not env.tools_recorded:
         return (f"recreate {env.name} so that cuenv records and shims its CUDA tools: "
                 f"`cuenv create {env.recipe or 'RECIPE'} -n {env.name} --force`")
-    if env.route == "module":
-        return (f"load a module exported by this cuenv, which strips the others: `cuenv export {env.name} --format lmod -o DIR`, "
-                f"then `module load cuenv/{env.name}`")
+    if env.route == "module":  # loaded already: PATH changed after the load, or the module predates the strip
+        return (f"something changed PATH after the module was loaded: `module unload cuenv/{env.name}`, then "
+                f"`module load cuenv/{env.name}` again (a module file from before cuenv stripped other CUDA: export it "
+                f"again with `cuenv export {env.name} --format lmod -o DIR`)")
     if env.route == "shell":
         return (f"something changed PATH after activation: `cuenv deactivate`, then `cuenv use {env.name}` again "
                 "(or `cuenv run " + env.name + " -- CMD`)")
@@ -260,8 +272,7 @@ def libraries(f: Facts) -> Check | None:
                 f"runtime ({primary.path}): code compiled here (CUDA extensions, torch.utils.cpp_extension) targets "
                 "one release and runs against another.",
                 "Use the nvcc of the runtime's release (an environment with its compiler: "
-                f"`cuenv create {(f.env.recipe if f.env else None) or 'RECIPE'} --with-nvcc`), "
-                f"or pick the environment matching your nvcc; {_route_fix(f)}."))
+                f"`{_compiler_hint(f)}`), or pick the environment matching your nvcc; {_route_fix(f)}."))
     return make_check("libraries", detail, found)
 
 
@@ -355,7 +366,9 @@ def compiler(f: Facts) -> Check | None:
         detail.append("no gcc found (nvcc needs a host compiler to build CUDA code)")
     nvcc = c.nvcc_version
     if not nvcc:
-        detail.append("no nvcc on PATH: the host compiler is not checked against one" if f.origin == "this machine"
+        shim = f.toolkits is not None and bool(f.toolkits.shims) and f.toolkits.nvcc is None
+        detail.append(("nvcc on PATH is cuenv's stand-in (no compiler)" if shim else "no nvcc on PATH")
+                      + ": the host compiler is not checked against one" if f.origin == "this machine"
                       else "no nvcc version in the report: gcc not checked against one")
         return make_check("compiler", detail, found)
     limit = _max_gcc(nvcc)

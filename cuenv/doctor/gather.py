@@ -240,14 +240,13 @@ def toolkit_facts(host: Host) -> ToolkitFacts:
 
     on_path: list[CudaTool] = []
     stand_ins: list[str] = []
-    shadowed: set[str] = set()
+    behind: list[CudaTool] = []
+    answered: set[str] = set()  # names an earlier folder answers (a tool or a shim): later ones never run by name
     seen: set[str] = set()
     for folder in host.environ.get("PATH", "").split(os.pathsep):
         if not folder:
             continue
         for tool in ("nvcc", "ptxas"):
-            if tool in shadowed:  # a shim earlier on PATH answers to this name: the later ones never run by name
-                continue
             exe = Path(folder) / tool
             if not (exe.is_file() and os.access(exe, os.X_OK)):
                 continue
@@ -256,16 +255,21 @@ def toolkit_facts(host: Host) -> ToolkitFacts:
                 break
             seen.add(real)
             version = tool_version(host, exe)
+            if tool in answered:  # e.g. /usr/local/bin/ptxas behind an environment's own ptxas (issue 17)
+                if version is not None:
+                    behind.append(CudaTool(str(exe), version, tool))
+                continue
+            answered.add(tool)
             if version is None and is_shim(exe):  # refuses to run another release: no tool of any CUDA
                 stand_ins.append(str(exe))
-                shadowed.add(tool)
                 continue
             on_path.append(CudaTool(str(exe), version, tool))
+            answered.update(t for t in ("nvcc", "ptxas") if (Path(folder) / t).is_file())
             break  # one tool per folder: nvcc speaks for its toolkit
     nvcc = next((t for t in on_path if t.tool == "nvcc"), None)
     cuda_vars = tuple((var, host.environ[var], version_from_files(Path(host.environ[var])))
                       for var in toolkits.ENV_VARS if host.environ.get(var))
-    return ToolkitFacts(tuple(found), nvcc, tuple(on_path), cuda_vars, tuple(stand_ins))
+    return ToolkitFacts(tuple(found), nvcc, tuple(on_path), cuda_vars, tuple(stand_ins), tuple(behind))
 
 
 def _requester(env: EnvFacts | None, sites: Sequence[Path]) -> tuple[str | None, ldso.Dynamic | None]:
@@ -441,7 +445,8 @@ def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) ->
     layout = record.layout() if "layout" in record.meta else None
     recipe = (record.meta.get("recipe") or {}).get("name")
     return EnvFacts(record.name, active, stack, layout, route=activation_route(environ or {}, record.name, active),
-                    recipe=recipe, tools_recorded="tools" in record.meta)
+                    recipe=recipe, tools_recorded="tools" in record.meta,
+                    compiler_hint=record.meta.get("compiler_hint"))
 
 
 def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict[str, str]:

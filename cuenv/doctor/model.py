@@ -84,9 +84,10 @@ class CudaTool:
 class ToolkitFacts:
     toolkits: tuple = ()  # cuenv.machine.toolkits.SystemToolkit
     nvcc: CudaTool | None = None  # the nvcc PATH finds first; None: no nvcc on PATH
-    on_path: tuple[CudaTool, ...] = ()  # every nvcc/ptxas on PATH, in PATH order
+    on_path: tuple[CudaTool, ...] = ()  # the nvcc/ptxas that run by name, in PATH order (one per folder)
     cuda_vars: tuple[tuple[str, str, str | None], ...] = ()  # (CUDA_HOME, value, its CUDA release)
     shims: tuple[str, ...] = ()  # cuenv shims on PATH that stand in for a missing tool (and run no other release)
+    shadowed: tuple[CudaTool, ...] = ()  # later on PATH than a tool (or shim) of the same name: never run by name
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ class EnvFacts:
     route: str = "simulated"
     recipe: str | None = None
     tools_recorded: bool = True  # False: made before cuenv recorded and shimmed its CUDA tools
+    compiler_hint: str | None = None  # the `cuenv create` that builds its recipe with nvcc, recorded at create
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
         request = replace(request, **request_extras)
     stack = stack or recipe.stack(version, engine=kind)
     if with_nvcc and not stack.has_nvcc:
-        request, stack = _with_compiler(recipe, version, kind, request, stack)
+        request, stack = _with_compiler(recipe, version, kind, request, stack, name=name)
     request, route = routed(settings, recipe, kind, request, stack.cuda)
     findings = check(stack, machine)
     errors = blocking(findings)
@@ -170,13 +170,14 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     return plan
 
 
-def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack):
+def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack, *, name: str | None):
     """The request and stack with the compiler packages of the recipe's CUDA added."""
     from cuenv.recipes import compiler
 
     if not stack.cuda:
         raise UsageError(f"Recipe {recipe.label(version)} has no CUDA, so there is no nvcc to add.")
-    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version))
+    extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version),
+                              name=name)
     if kind == "conda":
         request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
     else:
@@ -349,6 +350,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             lock_hash = folder.write_solution(prefix, plan.solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
+            if plan.meta.get("compiler_hint"):  # doctor's nvcc-runtime-mismatch fix names it
+                meta["compiler_hint"] = plan.meta["compiler_hint"]
             meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
                                                    compiler_hint=plan.meta.get("compiler_hint"))
             store.write_meta(plan.name, meta)

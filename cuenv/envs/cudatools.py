@@ -74,6 +74,22 @@ def nvcc_summary(meta: Mapping[str, Any]) -> str:
     return "none"
 
 
+def nvcc_note(name: str, meta: Mapping[str, Any], compiler_hint: str | None) -> str | None:
+    """What `create` says when the environment has no nvcc of its own: a shim or a system toolkit's
+    answers to the name instead (None when it has one, or its tools were not recorded)."""
+    tools = meta.get("tools")
+    nvcc = tools.get("nvcc") if isinstance(tools, Mapping) else None
+    if not isinstance(nvcc, Mapping) or nvcc.get("source") == "env":
+        return None
+    rel = env_release(meta) or "unknown"
+    if nvcc.get("source") == "system":
+        return f"{name} has no nvcc of its own; `nvcc` in it runs {nvcc.get('path')} (system toolkit, CUDA {rel})."
+    get = (f"`{compiler_hint}`" if compiler_hint else
+           f"install a CUDA {rel} toolkit and run `cuenv use system:{rel}`")
+    return (f"{name} has no nvcc (CUDA {rel}): `nvcc` in it is a cuenv stand-in that runs no other CUDA release; "
+            f"for nvcc {rel}: {get}.")
+
+
 NOMINAL: Final = " (nominal)"  # a recipe's promise, shown when the installed version is unknown
 
 

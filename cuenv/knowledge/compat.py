@@ -357,7 +357,8 @@ class _Checker:
         alt = nearest_build(self.stack, self.machine)
         if alt is None:
             return first + "."
-        return f"{first}, or use {alt.label}, which runs here."
+        # a build, not a recipe name: the command that shows it is `cuenv check` (issue 17 §4)
+        return f"{first}, or use the build {alt.label}, which runs here (`cuenv check {alt.label}`)."
 
 
 def nearest_build(stack: Stack, machine: Machine) -> Stack | None:

@@ -43,9 +43,9 @@ def available(engine_kind: str, cuda: str) -> bool:
     return _release(cuda) >= (CONDA_FIRST if engine_kind == "conda" else WHEEL_FIRST)
 
 
-def packages(engine_kind: str, cuda: str, *, recipe: str, has_conda: bool) -> CompilerPackages:
+def packages(engine_kind: str, cuda: str, *, recipe: str, has_conda: bool, name: str | None = None) -> CompilerPackages:
     """The compiler packages for ``cuda`` with this kind of engine, or a UsageError that names what
-    works instead."""
+    works instead (keeping the ``-n name`` the user gave, so that it runs as written)."""
     major, minor = _release(cuda)
     if engine_kind == "conda":
         if not available("conda", cuda):
@@ -55,7 +55,8 @@ def packages(engine_kind: str, cuda: str, *, recipe: str, has_conda: bool) -> Co
             )
         return CompilerPackages("conda", (f"cuda-nvcc={major}.{minor}",))
     if not available("venv", cuda):
-        how = (f"`cuenv create {recipe} --with-nvcc --engine {SUGGESTED_CONDA_ENGINE}`" if has_conda and available("conda", cuda)
+        named = f" -n {name}" if name else ""
+        how = (f"`cuenv create {recipe} --with-nvcc --engine {SUGGESTED_CONDA_ENGINE}{named}`" if has_conda and available("conda", cuda)
                else f"install a CUDA {cuda} toolkit and run `cuenv use system:{major}.{minor}`")
         raise UsageError(
             f"NVIDIA's CUDA {major} wheels on PyPI carry no nvcc (ptxas only), so the venv engine cannot add one.",

@@ -48,12 +48,16 @@ def test_conflicting_system_cuda_next_to_an_environment(cli, isolated, cuda_env,
     code, data = _run(cli, "cuda-12.1", "--ld-cache", str(cache), environ=env)
     assert code == 1 and data["ok"] is False and data["environment"] == "cuda-12.1"
     summary = dict((n, (s, codes)) for n, s, codes in _summary(data))
-    assert summary["toolkits"] == ("warning", ["multiple-cuda-on-path"])
-    # the 13.0 nvcc in /usr/local/bin cannot be stripped, but the environment's shim stands in front of it
-    # (issue 17): no nvcc-runtime-mismatch any more
+    # the 13.0 nvcc and ptxas in /usr/local/bin cannot be stripped, but the environment's shim and ptxas stand in
+    # front of them (issue 17): they never run by name, so neither multiple-cuda-on-path (whose fix would be the
+    # `cuenv use` already done) nor nvcc-runtime-mismatch
+    assert summary["toolkits"] == ("ok", [])
     assert summary["libraries"] == ("warning", ["ld-library-path-stale", "ld-library-path-stale", "multiple-cuda-on-path"])
     tools = next(c for c in data["checks"] if c["name"] == "toolkits")
     assert any(line.startswith(f"nvcc on PATH: {cuda_env.shims_dir}/nvcc: cuenv's stand-in") for line in tools["detail"])
+    assert "behind another nvcc on PATH, never run by name: /usr/local/bin/nvcc (CUDA 13.0)" in tools["detail"]
+    compiler = next(c for c in data["checks"] if c["name"] == "compiler")
+    assert "nvcc on PATH is cuenv's stand-in (no compiler): the host compiler is not checked against one" in compiler["detail"]
     assert summary["framework"] == ("ok", [])
     assert summary["cudnn"] == ("ok", [])
     libs = next(c for c in data["checks"] if c["name"] == "libraries")

@@ -16,6 +16,9 @@ def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
     made = cuenv("create", "cuda-12.1", "--engine", "venv")
     assert made.returncode == 0, made.stderr
     assert "Created 'cuda-12.1'" in made.stdout
+    # said where it is made (issue 17): no nvcc of its own, and the command that gives one
+    assert ("note: cuda-12.1 has no nvcc (CUDA 12.1): `nvcc` in it is a cuenv stand-in that runs no other CUDA release; "
+            "for nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc`.") in made.stdout.splitlines()
     # the conflict is real: outside the environment the loader finds CUDA 12.4's runtime first
     outside = subprocess.run([sys.executable, "-c", LOAD_CUDART, "12"], env=system_cuda, capture_output=True, text=True)
     assert outside.stdout.strip() == "12040"
@@ -36,6 +39,14 @@ def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
     assert meta["installed"] == {"cuda": "12.1", "cudnn": "-", "nvcc": "none"}
     assert meta["tools"]["ptxas"]["source"] == "env" and meta["tools"]["nvcc"] == {"source": "shim", "path": None, "toolkit": None}
     assert listed[0]["nvcc"] == "none"
+    # info's PATH rows are the folders activation puts first, the shims folder included, in that order
+    text = cuenv("info", "cuda-12.1").stdout.splitlines()
+    start = next(i for i, line in enumerate(text) if line.startswith("PATH "))
+    end = next(i for i, line in enumerate(text) if line.startswith("LD_LIB "))
+    rows = [line[11:] for line in text[start:end]]
+    assert rows[-1] == f"{meta['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)", text
+    assert meta["shims_dir"] == f"{meta['path']}/.cuenv/shims"
+    assert rows[:-1] == meta["layout"]["bin_dirs"]
     nvcc = cuenv("run", "cuda-12.1", "--", "nvcc", "--version", env=system_cuda)
     assert nvcc.returncode == 127 and nvcc.stderr.startswith("cuenv: environment cuda-12.1 (CUDA 12.1) has no nvcc")
     assert "`cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc`" in nvcc.stderr
@@ -69,6 +80,10 @@ def test_with_nvcc_adds_the_compiler_package_or_says_which_engine_has_one(cuenv,
     assert venv.returncode == 2 and venv.stderr.splitlines() == [
         "error: NVIDIA's CUDA 12 wheels on PyPI carry no nvcc (ptxas only), so the venv engine cannot add one.",
         "hint: Get nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler`."]
+    # the name asked for stays in the hint: with cuda-12.1 already there, the hint without it would fail
+    named = cuenv("create", "cuda-12.1", "--with-nvcc", "--engine", "venv", "-n", "nvcc-12", "--dry-run")
+    assert named.returncode == 2 and named.stderr.splitlines()[-1] == (
+        "hint: Get nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler -n nvcc-12`.")
     other = cuenv("create", "-r", "requirements.txt", "--cuda", "12.1", "--with-nvcc")
     assert other.returncode == 2 and "--with-nvcc goes with a RECIPE" in other.stderr
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, cuenv, have, meta_of
+from exportkit import HOSTILE, REPO, cuenv, have, meta_of
 
 from cuenv.export.lmod import lua
 from cuenv.export.tcl import tcl
@@ -118,6 +119,89 @@ def test_module_strips_other_cuda_like_use_and_unload_puts_it_back(fmt: str, she
     assert home == f"{prefix}/.cuenv/cuda"
     assert lines[2] == f"{prefix}/.cuenv/shims/nvcc"
     assert lines[3] == lines[0]  # unload: PATH, LD_LIBRARY_PATH and CUDA_HOME exactly as before
+
+
+def environment_modules() -> Path | None:
+    """Environment Modules' modulecmd.tcl: installed, or named by CUENV_TEST_MODULECMD. It conflicts with
+    Lmod as a Debian package; unpacked beside it, it runs as well: `apt-get download environment-modules &&
+    dpkg -x environment-modules_*.deb DIR`, then CUENV_TEST_MODULECMD=DIR/usr/lib/x86_64-linux-gnu/modulecmd.tcl."""
+    for where in (os.environ.get("CUENV_TEST_MODULECMD"), "/usr/share/modules/libexec/modulecmd.tcl",
+                  "/usr/lib/x86_64-linux-gnu/modulecmd.tcl", "/usr/lib/modulecmd.tcl"):
+        if where and Path(where).is_file():
+            return Path(where)
+    return None
+
+
+@pytest.mark.skipif(environment_modules() is None or not have("tclsh"), reason="Environment Modules is not installed")
+@pytest.mark.network
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_environment_modules_strips_other_cuda_and_unload_puts_it_back(shell: str, venv_env: str, tmp_path: Path) -> None:
+    """Issue 17 §6 with Environment Modules itself (modulecmd.tcl), not Lmod reading the Tcl file: another
+    CUDA toolkit first on PATH and LD_LIBRARY_PATH is taken off on load, `nvcc` is the environment's
+    shim, and unload gives back exactly the variables of before."""
+    if not have(shell):
+        pytest.skip(f"{shell} is missing")
+    cmd = shlex.quote(str(environment_modules()))
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "tcl", "-o", str(mods))
+    other = tmp_path / "cuda-13.0"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "nvcc").write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
+    (other / "bin" / "nvcc").chmod(0o755)
+    env = {**lmod_env(tmp_path), "CUDA_HOME": str(other), "MODULEPATH": str(mods),
+           "PATH": f"{other}/bin:/usr/local/cuda-11.0/bin:{BASE_PATH}",
+           "LD_LIBRARY_PATH": f"/usr/local/cuda-11.0/lib64:{other}/lib64:/opt/mine/lib"}
+    prefix = meta_of(venv_env)["layout"]["prefix"]
+    if shell == "fish":
+        module = f"function module; tclsh {cmd} fish $argv | source; end"
+        show = "printf '%s|%s|%s\\n' (string join : $PATH) (string join : $LD_LIBRARY_PATH) $CUDA_HOME"
+        which, argv = "command -s nvcc", ["fish", "--no-config", "-c"]
+    else:
+        module = f'module() {{ eval "$(tclsh {cmd} {shell} "$@")"; }}'
+        show = 'printf \'%s|%s|%s\\n\' "$PATH" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
+        which, argv = "command -v nvcc", {"bash": ["bash", "--norc", "--noprofile", "-c"], "zsh": ["zsh", "-f", "-c"]}[shell]
+    script = "\n".join([module, show, f"module load cuenv/{venv_env}", show, which, "echo active=$CUENV_ACTIVE",
+                        f"module unload cuenv/{venv_env}", show])
+    done = subprocess.run([*argv, script], capture_output=True, text=True, env=env, timeout=120)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 5, (done.stdout, done.stderr)
+    path, ld, home = lines[1].split("|")
+    assert path.split(":")[0] == meta_of(venv_env)["layout"]["bin_dirs"][0]
+    assert not [e for e in path.split(":") if e.startswith((str(other), "/usr/local/cuda-"))], path
+    assert ld.split(":")[-1] == "/opt/mine/lib" and "cuda-11.0" not in ld and str(other) not in ld
+    assert home == f"{prefix}/.cuenv/cuda"
+    assert lines[2:4] == [f"{prefix}/.cuenv/shims/nvcc", f"active={venv_env}"]
+    assert lines[4] == lines[0]  # unload: PATH, LD_LIBRARY_PATH and CUDA_HOME exactly as before
+
+
+@needs_lmod
+@pytest.mark.network
+def test_doctor_knows_the_module_route_and_its_fix_is_not_the_load_already_done(venv_env: str, tmp_path: Path) -> None:
+    """Issue 17 §6: loaded by a module, then a CUDA 13.0 toolkit put first on PATH: doctor's fix names the
+    module (unload, load again), not `cuenv use`, and the compiler command recorded at create."""
+    mods = tmp_path / "modules"
+    cuenv("export", venv_env, "--format", "lmod", "-o", str(mods))
+    other = tmp_path / "cuda-13.0"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "nvcc").write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
+    (other / "bin" / "nvcc").chmod(0o755)
+    runner = tmp_path / "bin"
+    runner.mkdir()
+    (runner / "cuenv").write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {shlex.quote(sys.executable)} -m cuenv "$@"\n')
+    (runner / "cuenv").chmod(0o755)
+    env = {**lmod_env(tmp_path), "CUENV_HOME": os.environ["CUENV_HOME"], "CUENV_CONFIG": os.environ["CUENV_CONFIG"],
+           "CUENV_DRIVER": "550.54.14", "CUENV_GPUS": "RTX 4090"}
+    out = bash(f"module use {shlex.quote(str(mods))}\nmodule load cuenv/{venv_env}\n"
+               f"export PATH={shlex.quote(str(other / 'bin'))}:{runner}:$PATH\ncuenv doctor --json || :", env)
+    import json
+
+    data = json.loads(out)
+    fixes = {f["code"]: f["fix"] for c in data["checks"] for f in c["findings"]}
+    assert data["environment"] == venv_env
+    fix = fixes["nvcc-runtime-mismatch"]
+    assert f"`module unload cuenv/{venv_env}`, then `module load cuenv/{venv_env}` again" in fix, fix
+    assert "cuenv use" not in fix
+    assert f"`cuenv create {meta_of(venv_env)['recipe']['name']} --with-nvcc --engine" in fix
 
 
 @needs_lmod

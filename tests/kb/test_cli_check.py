@@ -19,6 +19,18 @@ def test_check_text_and_exit_1(cli) -> None:
     assert any(line.startswith("  fix: Install an NVIDIA driver >= 530.30.02") for line in lines)
 
 
+def test_the_closest_build_in_a_fix_is_a_command_that_runs(cli) -> None:
+    """The fix names the build with the command that shows it (issue 17 §4: no `use cuda==12.9`, which is no
+    command); run as written, on the same described machine, it says the build runs."""
+    machine = ("--driver", "535.104.05", "--gpu", "RTX 3090")
+    code, out, _ = cli("check", "cuda-13.0", *machine)
+    [fix] = [line for line in out.splitlines() if line.startswith("  fix: ")]
+    hinted = [part for i, part in enumerate(fix.split("`")) if i % 2]
+    assert hinted == ["cuenv check cuda==12.9"], fix
+    code, out, _ = cli(*hinted[0].split()[1:], *machine)
+    assert code == 0 and out.splitlines()[0].startswith("cuda==12.9: runs")
+
+
 def test_check_json_contract(cli) -> None:
     code, out, _ = cli("check", "torch==2.8.0+cu128", "--driver", "535.104.05", "--cc", "8.6", "--json")
     data = json.loads(out)

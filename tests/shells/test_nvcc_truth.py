@@ -147,6 +147,31 @@ def test_doctor_is_clean_after_use_of_an_environment_with_its_compiler(shell: st
         assert checks[name]["status"] == "ok", checks[name]
 
 
+def test_doctor_after_use_does_not_ask_for_the_use_just_done(shell: str, world: World, tmp_path: Path) -> None:
+    """/usr/local/bin's CUDA 13.0 nvcc and ptxas cannot be stripped, but after `use cuda-12.1` the shim and the
+    environment's ptxas stand in front of them: doctor lists them as never run by name, and does not warn
+    multiple-cuda-on-path with `cuenv use cuda-12.1` as the fix."""
+    env, other = other_first(world, tmp_path, "generic")
+    make_tool(other.parent, "ptxas", "13.0")
+    script = "\n".join([hook_source(shell, world, tmp_path), "cuenv use cuda-12.1 2>/dev/null", "cuenv doctor --json"])
+    out = run_shell(shell, script, env, timeout=120)
+    toolkits = next(c for c in json.loads(out.stdout)["checks"] if c["name"] == "toolkits")
+    assert toolkits["findings"] == [], toolkits
+    assert f"behind another ptxas on PATH, never run by name: {other.parent}/ptxas (CUDA 13.0)" in toolkits["detail"]
+
+
+def test_doctor_knows_the_shell_route_when_path_changed_after_use(shell: str, world: World, tmp_path: Path) -> None:
+    """A CUDA 13.0 toolkit put first on PATH after `use`: the fix says so and names deactivate, then use again."""
+    env, _ = other_first(world, tmp_path, "generic")
+    kit = make_toolkit(tmp_path / "late" / "cuda-13.0", "13.0")
+    prepend = f"set -x PATH {kit}/bin $PATH" if shell == "fish" else f"export PATH={kit}/bin:$PATH"
+    script = "\n".join([hook_source(shell, world, tmp_path), "cuenv use cuda-12.1 2>/dev/null", prepend, "cuenv doctor --json"])
+    out = run_shell(shell, script, env, timeout=120)
+    fixes = [f["fix"] for c in json.loads(out.stdout)["checks"] for f in c["findings"] if f["code"] == "nvcc-runtime-mismatch"]
+    assert fixes and all("something changed PATH after activation: `cuenv deactivate`, then `cuenv use cuda-12.1` again"
+                         in fix for fix in fixes), fixes
+
+
 def test_a_cuenv_file_gives_the_same_nvcc(shell: str, world: World, tmp_path: Path) -> None:
     env, _ = other_first(world, tmp_path, "generic")
     project = tmp_path / "project"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,25 @@ def test_pinned_env_missing_points_at_the_lockfile(world: World, tmp_path: Path)
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert f"hint: Create it from its lockfile: `cuenv sync {proj}/cuenv.lock -n not-built-yet`." in out.stderr
 
+
+
+def test_pinned_env_missing_without_a_lockfile_keeps_the_pinned_name(world: World, tmp_path: Path):
+    """A pin with no lock: the hint creates the environment under the name the pin asks for, and it runs
+    as written (a recipe put in for RECIPE, --dry-run: nothing downloaded)."""
+    proj = _project(tmp_path, "pinned-name", allow_in=world)
+    (proj / ".cuenv").write_text("env: pinned-name\n")
+    from cuenv.trust import consent
+
+    consent.allow(world.home, proj / ".cuenv", (proj / ".cuenv").read_bytes())
+    out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
+    assert out.stdout.strip() == "rc=2"
+    hint = "hint: Create it: `cuenv create RECIPE -n pinned-name` (`cuenv recipes` lists them)."
+    assert hint in out.stderr.splitlines(), out.stderr
+    argv = hint.split("`")[1].replace("RECIPE", "cuda-12.1").split()[1:]
+    done = subprocess.run([str(world.bin_dir / "cuenv"), *argv, "--engine", "venv", "--dry-run"],
+                          env={**os.environ, **world.environ(tmp_path)},  # this process's index settings and certificates
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and "Would create 'pinned-name'" in done.stdout, done.stderr
 
 AUTO = {
     # bash runs PROMPT_COMMAND only when interactive: feed the commands on stdin to `bash -i`

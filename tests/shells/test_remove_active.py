@@ -55,8 +55,22 @@ def test_force_without_the_hook_warns(world: World, tmp_path: Path) -> None:
     other = fresh_env(world)
     env = world.environ(tmp_path, CUENV_ACTIVE=other)
     out = subprocess.run([str(world.bin_dir / "cuenv"), "remove", "-y", other], env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert out.returncode == 2 and f"`cuenv remove {other} --force`" in out.stderr
+    assert out.returncode == 2 and f"`cuenv remove {other} --force -y`" in out.stderr
     hinted = out.stderr.split("`")[3].split()
-    assert subprocess.run([str(world.bin_dir / "cuenv"), *hinted[1:], "-y"], env=env, capture_output=True, text=True,
+    assert subprocess.run([str(world.bin_dir / "cuenv"), *hinted[1:]], env=env, capture_output=True, text=True,
                           timeout=60, check=False).returncode == 0
     assert not (world.envs / other).exists()
+
+
+def test_force_that_removes_nothing_leaves_the_shell_in_the_environment(shell: str, world: World, tmp_path: Path) -> None:
+    """No -y and no terminal: the program removes nothing, so the hook, which deactivated first (the
+    environment's deactivate scripts must still exist), goes back in: nothing changed."""
+    name = fresh_env(world)
+    rc = "echo rc=$status" if shell == "fish" else "echo rc=$?"
+    which = "command -s nvcc" if shell == "fish" else "command -v nvcc"
+    script = "\n".join([hook_source(shell, world, tmp_path), f"cuenv use {name}",
+                        f"cuenv remove --force {name} </dev/null", rc, "echo active=$CUENV_ACTIVE", which])
+    out = run_shell(shell, script, world.environ(tmp_path))
+    assert out.stdout.splitlines() == ["rc=2", f"active={name}", str(world.envs / name / ".cuenv" / "shims" / "nvcc")], out.stderr
+    assert "error: Refusing to remove without confirmation on a non-interactive input." in out.stderr
+    assert (world.envs / name).is_dir()
