@@ -57,3 +57,18 @@ def cli(capsys: pytest.CaptureFixture[str]):
 def cuenv_exe() -> list[str]:
     """The real command line, for tests that need a separate process."""
     return [sys.executable, "-m", "cuenv"]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder as the current directory (where cuenv.lock lands)."""
+    path = tmp_path / "project"
+    path.mkdir()
+    monkeypatch.chdir(path)
+    return path
+
+
+@pytest.fixture
+def envs() -> Path:
+    """The environments folder of the test's CUENV_HOME."""
+    return Path(os.environ["CUENV_HOME"]) / "envs"

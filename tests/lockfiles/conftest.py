@@ -84,17 +84,3 @@ def recipes(tmp_path: Path, lock_channel: Path, monkeypatch: pytest.MonkeyPatch)
     (folder / "local-hello.yaml").write_text(RECIPE.format(name="local-hello", channel=lock_channel, extra=', "cuenv-hello"'))
     monkeypatch.setenv("CUENV_RECIPES", str(folder))
     return folder
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder as the current directory (where cuenv.lock lands)."""
-    path = tmp_path / "project"
-    path.mkdir()
-    monkeypatch.chdir(path)
-    return path
-
-
-@pytest.fixture
-def envs() -> Path:
-    return Path(os.environ["CUENV_HOME"]) / "envs"

@@ -53,19 +53,6 @@ def venv_python_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    monkeypatch.chdir(path)
-    return path
-
-
-@pytest.fixture
-def envs() -> Path:
-    return Path(os.environ["CUENV_HOME"]) / "envs"
-
-
-@pytest.fixture
 def no_conda(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str]:
     """An environment with no conda, mamba or micromamba reachable: `auto` must choose by itself."""
     import sys

@@ -88,8 +88,16 @@ def shoot(services, size, steps) -> str:
 
             for field in app.screen.query(Input):  # a blinking cursor is on or off by chance: held on
                 field.cursor_blink = False
-            await pilot.pause()
-            shot.append(app.export_screenshot())
+            # A DataTable sizes its columns when idle: on a loaded machine the first picture can come
+            # before that. Take pictures until two in a row agree (a condition, not a clock).
+            previous = None
+            for _ in range(100):
+                await pilot.pause(0.02)
+                picture = app.export_screenshot()
+                if previous is not None and normalized(picture) == normalized(previous):
+                    break
+                previous = picture
+            shot.append(picture)
 
     asyncio.run(main())
     return shot[0]
