@@ -52,8 +52,14 @@ def guarded(progress: Progress, cancel: threading.Event) -> Progress:
 
 class Services:
     def __init__(self, settings: Any, environ: Mapping[str, str]) -> None:
+        import sysconfig
+
         from cuenv.envs.store import Store
 
+        # The TUI's workers read sysconfig (uv's finder: "uv" + get_config_var("EXE")), and Python 3.11
+        # fills it on first use without a lock: a worker could read a half-filled table (None). Filled
+        # here, on the UI thread, before any worker starts.
+        sysconfig.get_config_vars()
         self.settings = settings
         self.environ = dict(environ)
         self.store = Store.from_settings(settings)

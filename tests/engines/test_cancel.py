@@ -250,6 +250,13 @@ def test_ctrl_c_then_the_hinted_command_resumes_from_the_cache(two_package_index
             break
     else:
         raise AssertionError("the downloads did not go as planned:\n" + "".join(lines))
+    # uv says "Downloaded" a moment before it has unpacked the wheel into its cache: wait for that
+    # (a condition; a loaded machine only makes it slower), then Ctrl-C.
+    uv_cache = tmp_path / "cache" / "uv"
+    for _ in range(600):
+        if any(uv_cache.rglob("quickpkg*.dist-info")):
+            break
+        time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     rest = proc.stderr.read()
