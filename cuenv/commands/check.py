@@ -54,10 +54,12 @@ def _from_spec(text: str, ctx) -> Stack | None:
 
 def _from_environment(text: str, ctx) -> Stack | None:
     """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
-    from cuenv.envs.meta import stack_from_meta
-
     record = _environment(text, ctx)
-    return stack_from_meta(record.meta) if record is not None else None
+    if record is None:
+        return None
+    from cuenv.envs.meta import stack_from_meta  # only for an environment: a recipe or spec needs none of it
+
+    return stack_from_meta(record.meta)
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
@@ -107,6 +109,8 @@ def path_target(text: str) -> Path | None:
 
 
 def _environment(text: str, ctx: Context) -> EnvRecord | None:
+    if "/" in text or not (ctx.settings.envs_dir / text).is_dir():  # a recipe or a spec: no store import
+        return None
     from cuenv.envs.store import NAME_RE, Store
 
     if not NAME_RE.fullmatch(text):
