@@ -307,7 +307,8 @@ def _wheel_members(wheel: Path) -> tuple[list[tuple[str, FileReport]], int]:
     scanned = 0
     with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="cuenv-whl-") as tmp:
         for info in zf.infolist():
-            if info.is_dir() or not looks_binary(info.filename.rsplit("/", 1)[-1]):
+            # not info.is_dir(): a damaged entry with an empty name makes it raise IndexError
+            if info.filename.endswith("/") or not looks_binary(info.filename.rsplit("/", 1)[-1]):
                 continue
             scanned += 1
             part = Path(tmp, "member")

@@ -102,10 +102,21 @@ def path_target(text: str) -> Path | None:
     if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
         return None
     path = Path(text).expanduser()
+    hint = "Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec."
     if not path.exists():
-        raise NotFound(f"No file or folder {text!r}.",
-                       hint="Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec.")
+        raise NotFound(f"No file or folder {text!r}.", hint=hint)
+    if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
+        raise UsageError(f"{text} is not a wheel, a shared object or a fat binary.", hint=hint)
     return path
+
+
+def _is_elf(path: Path) -> bool:
+    """Whether a file named like nothing cuenv scans still is one (an ELF shared object or cubin)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def _environment(text: str, ctx: Context) -> EnvRecord | None:

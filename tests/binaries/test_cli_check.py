@@ -93,6 +93,10 @@ def test_bad_paths_are_one_clear_line(cli, tmp_path: Path) -> None:
     code, _, err = cli("check", str(tmp_path / "nope.whl"))
     assert code == 2
     assert err.splitlines()[0] == f"error: No file or folder '{tmp_path / 'nope.whl'}'."
+    text = tmp_path / "notes"  # no suffix: not read as a requirements file
+    text.write_text("not a library\n")
+    code, out, err = cli("check", str(text))
+    assert (code, out) == (2, "") and err.splitlines()[0] == f"error: {text} is not a wheel, a shared object or a fat binary."
     broken = tmp_path / "broken-1.0-py3-none-any.whl"
     broken.write_bytes(b"not a zip")
     code, out, err = cli("check", str(broken), "--cc", "8.0")
