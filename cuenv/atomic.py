@@ -8,7 +8,12 @@ from pathlib import Path
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None, durable: bool = False) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``.
+    """Write ``text`` (UTF-8) as write_bytes does."""
+    write_bytes(path, text.encode("utf-8"), mode=mode, durable=durable)
+
+
+def write_bytes(path: Path, data: bytes, *, mode: int | None = None, durable: bool = False) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 
     ``mode`` sets the new file's permission bits (an rc file keeps its own); ``durable`` fsyncs before
     the rename, for files whose loss after a crash would leave an environment misdescribed.
@@ -17,8 +22,8 @@ def write_text(path: Path, text: str, *, mode: int | None = None, durable: bool 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -63,6 +63,10 @@ def _from_environment(text: str, ctx) -> Stack | None:
 
 
 def _from_recipe(text: str, ctx) -> Stack | None:
+    from cuenv.knowledge.specs import looks_like_spec
+
+    if looks_like_spec(text):  # no recipe name has '==' or '[': the catalogue is not even imported
+        return None
     from cuenv.recipes.beyond import resolve
     from cuenv.recipes.catalogue import load_catalogue
 

@@ -15,25 +15,38 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from cuenv.engines.base import (
-    DownloadFailed,
-    Engine,
-    EngineUnavailable,
-    HashMismatch,
-    MixedCudaMajors,
-    Package,
-    PackagesNotFound,
-    Request,
-    Solution,
-    SolveError,
-    Target,
-    Unsatisfiable,
-)
 from cuenv.engines.names import CHOICES, CONDA_FAMILY, ENGINE_NAMES
 from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
+    from cuenv.engines.base import (
+        DownloadFailed,
+        Engine,
+        EngineUnavailable,
+        HashMismatch,
+        MixedCudaMajors,
+        Package,
+        PackagesNotFound,
+        Request,
+        Solution,
+        SolveError,
+        Target,
+        Unsatisfiable,
+    )
     from cuenv.engines.mirrors import Mirrors
+
+# The interface's names are re-exported on first use: `cuenv.engines.names` (what config and `check`
+# need) must not bring the whole interface with it.
+_FROM_BASE = frozenset({"DownloadFailed", "Engine", "EngineUnavailable", "HashMismatch", "MixedCudaMajors", "Package",
+                        "PackagesNotFound", "Request", "Solution", "SolveError", "Target", "Unsatisfiable"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        from cuenv.engines import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CHOICES", "CONDA_FAMILY", "ENGINE_NAMES", "DownloadFailed", "Engine", "EngineUnavailable", "HashMismatch", "MixedCudaMajors",

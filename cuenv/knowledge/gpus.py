@@ -56,11 +56,9 @@ def _key(tokens: list[str]) -> str:
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    import yaml
+    from cuenv import shipped
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with DATA.open(encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader
+    return shipped.load(DATA, shipped.parse_yaml)
 
 
 @lru_cache(maxsize=1)

@@ -23,12 +23,10 @@ OSES: Final = ("linux", "windows")
 
 @lru_cache(maxsize=1)
 def kb() -> dict[str, Any]:
-    """The whole knowledge base as loaded from YAML (read once per process)."""
-    import yaml
+    """The whole knowledge base as loaded from YAML (parsed once per change: cuenv.shipped)."""
+    from cuenv import shipped
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with DATA_FILE.open("rb") as fh:
-        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader either way
+    return shipped.load(DATA_FILE, shipped.parse_yaml)
 
 
 def _os(os_name: str) -> str:
@@ -37,11 +35,13 @@ def _os(os_name: str) -> str:
     return os_name
 
 
+@versions.memo
 def _mm(cuda: str) -> tuple[int, int]:
     v = versions.cuda(cuda)
     return (v.major, v.minor)
 
 
+@versions.memo
 def mm_str(cuda: str) -> str:
     """ "12.1.105" -> "12.1"."""
     major, minor = _mm(cuda)
@@ -74,6 +74,7 @@ def _row_value(row: DriverRow, os_name: str) -> str | None:
     return row.linux if os_name == "linux" else row.windows
 
 
+@versions.memo
 def min_driver(cuda: str, os: str = "linux") -> str | None:
     """Driver needed for the full feature set of a CUDA release, or None when not published.
 
@@ -119,6 +120,7 @@ def not_covered() -> tuple[tuple[str, str], ...]:
     return tuple((n["id"], n["text"]) for n in kb()["driver"]["not_covered"])
 
 
+@cache
 def cuda_releases() -> tuple[str, ...]:
     """Every CUDA major.minor the driver table knows, oldest first."""
     seen: dict[str, None] = {}
@@ -127,6 +129,7 @@ def cuda_releases() -> tuple[str, ...]:
     return tuple(seen)
 
 
+@versions.memo
 def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
     """Newest CUDA major.minor whose full-feature (GA row) minimum is <= ``driver``; None if none is.
 
@@ -168,11 +171,13 @@ def cc_first_last(cc: str) -> tuple[str | None, str | None]:
     return (row.get("first"), row.get("last")) if row else (None, None)
 
 
+@versions.memo
 def _cc(text: str) -> str:
     v = versions.cc(text)
     return f"{v.major}.{v.minor}"
 
 
+@versions.memo
 def cc_key(text: str) -> tuple[int, int]:
     v = versions.cc(text)
     return (v.major, v.minor)

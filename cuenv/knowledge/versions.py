@@ -7,8 +7,10 @@ All three are dotted integers compared numerically ("535.104.05" < "535.129.03",
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import lru_cache, total_ordering, wraps
+from typing import Any, TypeVar
 
 from cuenv.errors import UsageError
 
@@ -17,6 +19,8 @@ _DOTTED = re.compile(r"^\s*\d{1,9}(?:\.\d{1,9})*\s*$")
 # How many dotted parts each kind may have: NVIDIA driver versions have 2 or 3 ("550.54", "535.104.05"),
 # CUDA releases up to 3 ("12.1.105"), compute capabilities 2 ("8.6"; "8.6.7" is no GPU). Others: 4.
 _MAX_PARTS = {"driver version": 3, "CUDA version": 3, "compute capability": 2}
+_SM = re.compile(r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?")  # "sm_86", "compute_90a", "86"
+T = TypeVar("T")
 
 
 @total_ordering
@@ -59,6 +63,20 @@ class Dotted:
         return self.parts[1] if len(self.parts) > 1 else 0
 
 
+def memo(fn: Callable[..., T]) -> Callable[..., T]:
+    """Cache a pure function of a text (a compatibility check parses the same few versions thousands of
+    times); anything else, such as a number or a list from a damaged file, goes straight to its error.
+    Further arguments must be hashable (an os name, a keyword)."""
+    cached = lru_cache(maxsize=4096)(fn)
+
+    @wraps(fn)
+    def call(text: Any, *args: Any, **kwargs: Any) -> T:
+        return cached(text, *args, **kwargs) if isinstance(text, str) else fn(text, *args, **kwargs)
+
+    return call
+
+
+@memo
 def parse_dotted(text: str, *, what: str = "version") -> tuple[int, ...]:
     """Parse "12.1" or "535.104.05" into integers, or raise a UsageError naming ``what``."""
     if not isinstance(text, str) or not _DOTTED.match(text) or text.count(".") >= _MAX_PARTS.get(what, 4):
@@ -79,20 +97,23 @@ _EXAMPLES = {
 }
 
 
+@memo
 def driver(text: str) -> Dotted:
     return Dotted.parse(text, what="driver version")
 
 
+@memo
 def cuda(text: str) -> Dotted:
     """A CUDA release written "12", "12.1" or "12.1.105"; kept as given, compared numerically."""
     return Dotted.parse(text, what="CUDA version")
 
 
+@memo
 def cc(text: str) -> Dotted:
     """A compute capability written "8.6" (also accepts "sm_86", "compute_86" and "86")."""
     raw = text.strip().lower() if isinstance(text, str) else text
     if isinstance(raw, str):
-        m = re.fullmatch(r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?", raw)
+        m = _SM.fullmatch(raw)
         if m and "." not in raw:
             return Dotted((int(m.group(1)), int(m.group(2))))
     return Dotted.parse(text, what="compute capability")

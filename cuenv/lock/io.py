@@ -7,7 +7,6 @@ cuenv Lock whose contract is checked before anything is downloaded.
 
 from __future__ import annotations
 
-import platform as _platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,12 @@ from cuenv.errors import NotFound, UsageError
 
 def host_platform() -> str:
     """This machine's conda-style platform (linux-64, linux-aarch64, win-64, ...)."""
+    import platform
+
     from cuenv.lock.model import platform_of
 
     os_name = "windows" if sys.platform.startswith("win") else "osx" if sys.platform == "darwin" else "linux"
-    return platform_of(os_name, _platform.machine() or "x86_64")
+    return platform_of(os_name, platform.machine() or "x86_64")
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,17 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
 
 def is_lockfile(target: str) -> bool:
     """Whether ``target`` names a lockfile on disk of a kind cuenv reads (told by its content)."""
+    from cuenv.trust.limits import LOCK
+
     path = Path(target)
     try:
         if not path.is_file():
             return False
-        head = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as fh:
+            start = fh.read(8192)
+            if b"\0" in start:  # a wheel or a shared object: no lockfile is binary, and it may be gigabytes
+                return False
+            head = (start + fh.read(LOCK)).decode("utf-8", errors="replace")  # past the bound the reader refuses it
     except OSError:
         return False
     from cuenv.lock import foreign  # only for a file: `cuenv check torch==2.1.0+cu121` imports none of it

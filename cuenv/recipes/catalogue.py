@@ -349,6 +349,11 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
     """Parse and validate; raise ``RecipeError`` at the first problem.
 
     ``trusted_env``: the user's extension of the variables a recipe may set (cuenv.trust.envvars)."""
+    return from_data(_checked(text, file, stem, tuple(trusted_env)), path=path, origin=origin)
+
+
+def _checked(text: str, file: str, stem: str | None, trusted_env: tuple[str, ...]) -> dict:
+    """The recipe's data once lint finds no problem; else a RecipeError naming the first."""
     from cuenv.recipes.lint import check_text
 
     data, problems = check_text(text, file, stem=stem, thorough=False, trusted_env=trusted_env)
@@ -356,19 +361,32 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
         first = sorted(problems.items, key=lambda p: (p.line or 0, p.key))[0]
         more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
         raise RecipeError(f"Recipe {first}{more}.", hint=f"Run `cuenv recipes lint {file}` to list every problem.")
-    return from_data(data, path=path, origin=origin)
+    return data
 
 
 def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()) -> Recipe:
-    """One recipe file, read within cuenv's limits (a recipe folder may come from anyone)."""
-    from cuenv.trust import Untrusted, limits
+    """One recipe file, read within cuenv's limits (a recipe folder may come from anyone).
 
-    try:
-        text = limits.read_text(path, what="Recipe file", limit=limits.RECIPE)
-    except Untrusted as exc:  # a RecipeError: one broken file hides only itself from `cuenv recipes`
-        raise RecipeError(exc.message, hint=f"Run `cuenv recipes lint {path}`, or fix or remove the file.") from None
+    A shipped recipe's checked data is kept between runs (cuenv.shipped); any other is checked every time."""
+    trusted = tuple(trusted_env)
     stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
-    return parse(text, file=str(path), stem=stem, origin=origin, path=path, trusted_env=trusted_env)
+
+    def checked(file: Path) -> dict:
+        from cuenv.trust import Untrusted, limits
+
+        try:
+            text = limits.read_text(file, what="Recipe file", limit=limits.RECIPE)
+        except Untrusted as exc:  # a RecipeError: one broken file hides only itself from `cuenv recipes`
+            raise RecipeError(exc.message, hint=f"Run `cuenv recipes lint {file}`, or fix or remove the file.") from None
+        return _checked(text, str(file), stem, trusted)
+
+    if path.parent == builtin_dir():  # shipped with cuenv (a catalogue's "builtin" folder may be any)
+        from cuenv import shipped
+
+        data = shipped.load(path, checked, salt="\0".join(trusted))
+    else:
+        data = checked(path)
+    return from_data(data, path=path, origin=origin)
 
 
 def split_ref(ref: str) -> tuple[str, str | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from cuenv.recipes.catalogue import (
     Catalogue,
     RecipeError,
     builtin_dir,
+    load,
     load_catalogue,
     parse,
     split_ref,
@@ -148,3 +150,26 @@ def test_cli_list_survives_a_broken_user_recipe(cli, tmp_path, write_recipe):
     code, out, err = cli("recipes", "--recipes", str(tmp_path / "mine"))
     assert code == 0 and "torch-cu121" in out and "demo-cu121" not in out
     assert err.startswith("warning: Recipe ") and "expected a string, got a number" in err
+
+
+def test_only_shipped_recipes_are_kept_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shipped recipe's checked data is kept (cuenv.shipped); a recipe anywhere else, even in a
+    catalogue's "builtin" folder, is read and linted every time."""
+    import sys
+
+    from cuenv import shipped
+
+    kept = tmp_path / "kept"
+    monkeypatch.setattr(shipped, "cache_file", lambda path: kept / path.name)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    first = load(builtin_dir() / "torch-cu121.yaml")
+    assert (kept / "torch-cu121.yaml").is_file()
+    assert load(builtin_dir() / "torch-cu121.yaml") == first
+    other = tmp_path / "r"
+    other.mkdir()
+    (other / "torch-cu121.yaml").write_text((builtin_dir() / "torch-cu121.yaml").read_text())
+    Catalogue(other).get("torch-cu121")
+    (other / "torch-cu121.yaml").write_text("name: [broken\n")
+    with pytest.raises(RecipeError):
+        Catalogue(other).get("torch-cu121")
+    assert sorted(p.name for p in kept.iterdir()) == ["torch-cu121.yaml"]

@@ -1,0 +1,63 @@
+"""Data files shipped inside cuenv (the knowledge base, the built-in recipes), parsed once per change.
+
+A parse result is kept in marshal form in cuenv's own ``__pycache__``, beside Python's bytecode and
+under the same rules: stamped with the file's mtime and size (and the caller's ``salt``), rewritten
+when they change, never written under PYTHONDONTWRITEBYTECODE or where the install is read-only.
+Only files that ship with cuenv come here: anything a user brings is parsed and checked every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def cache_file(path: Path) -> Path:
+    """Where ``path``'s parse is kept: the folder of this module's own bytecode (PYTHONPYCACHEPREFIX too)."""
+    from importlib.util import cache_from_source
+
+    digest = hashlib.sha1(str(path.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
+    folder = Path(cache_from_source(__file__)).parent
+    return folder / f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal"
+
+
+def load(path: Path, parse: Callable[[Path], T], *, salt: str = "") -> T:
+    """``parse(path)``, or its saved result while ``path`` is unchanged. ``parse`` must return plain
+    data (dicts, lists, strings, numbers); an exception it raises is not kept, so it is raised again."""
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size, salt)
+    saved = cache_file(path)
+    try:
+        with saved.open("rb") as fh:
+            kept_stamp, data = marshal.load(fh)
+        if kept_stamp == stamp:
+            return data  # what parse returned for this very file
+    except (OSError, EOFError, ValueError, TypeError):  # none yet, or damaged: parse again
+        pass
+    data = parse(path)
+    if not sys.dont_write_bytecode:
+        _save(saved, (stamp, data))
+    return data
+
+
+def _save(saved: Path, value: Any) -> None:
+    from cuenv.atomic import write_bytes
+
+    try:
+        write_bytes(saved, marshal.dumps(value))  # a concurrent reader sees the old file or the new
+    except (ValueError, OSError):  # a value marshal cannot hold (a YAML date), a read-only install:
+        pass  # parsed every time, as without the cache
+
+
+def parse_yaml(path: Path) -> Any:
+    """A shipped YAML file, with the C loader when PyYAML has it (a safe loader either way)."""
+    import yaml
+
+    with path.open("rb") as fh:
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loaders
