@@ -6,10 +6,13 @@ of the environment to use, or None.
 
 from __future__ import annotations
 
-from textual import on, work
+from typing import TYPE_CHECKING
+
+from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -18,6 +21,9 @@ from cuenv.tui.widgets.common import WorkerErrors
 from cuenv.tui.widgets.envs import EnvironmentsView
 from cuenv.tui.widgets.machine import MachineBar
 from cuenv.tui.widgets.recipes import RecipesView
+
+if TYPE_CHECKING:
+    from cuenv.machine.model import Machine
 
 
 class MainScreen(Screen):
@@ -40,7 +46,7 @@ class CuenvApp(WorkerErrors, App[str]):
     def __init__(self, services) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
         super().__init__()
         self.services = services
-        self.machine = None
+        self.machine: Machine | None = None
         self._quit_after_create = False
 
     def get_default_screen(self) -> Screen:
@@ -53,21 +59,19 @@ class CuenvApp(WorkerErrors, App[str]):
             with TabPane(Content.assemble(("1", "bold"), " Environments"), id="envs"):
                 yield EnvironmentsView(self.services, id="envs-view")
             with TabPane(Content.assemble(("2", "bold"), " Recipes"), id="recipes"):
-                yield RecipesView(self.services, id="recipes-view")
+                # Mounted after the first frame (issue 18: first paint under 1 s): a hidden tab's
+                # widgets and styles are work the first screen does not show.
+                yield Lazy(RecipesView(self.services, id="recipes-view"))
         yield Footer(show_command_palette=False)  # ctrl+p still opens it; the room goes to q and ?
 
-    def on_mount(self) -> None:
-        self.load_machine()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="machine", description="Detecting the machine")
-    def load_machine(self) -> None:
-        self.post_message(msg.MachineLoaded(self.services.machine()))
-
-    @on(msg.MachineLoaded)
-    def _machine(self, message: msg.MachineLoaded) -> None:
-        self.machine = message.machine
-        self.query_one(MachineBar).show(message.machine)
-        self.query_one(RecipesView).set_machine(message.machine)
+    def on_load(self) -> None:
+        # Before anything is composed, as the environments are read before the first frame
+        # (EnvironmentsView.on_mount): detection reads its cache (cuenv.machine.driver), and only a new
+        # driver or a reboot probes again. The bar, the detail and the recipes take it from here.
+        try:
+            self.machine = self.services.machine()
+        except Exception as exc:  # noqa: BLE001 - as a worker's failure: one modal, never a traceback
+            self.post_message(msg.WorkerFailed("Detecting the machine", exc))
 
     @on(msg.EnvironmentsChanged)
     def _envs_changed(self, message: msg.EnvironmentsChanged) -> None:
@@ -110,7 +114,11 @@ class CuenvApp(WorkerErrors, App[str]):
     def _focus_table(self, tab: str | None) -> None:
         # At once, not with widget.focus() (a callback run after the keys already queued): in a
         # terminal, a key typed right after `1` would go to the other, now hidden, tab's table.
-        table = self.query_one("#env-table" if tab == "envs" else "#recipe-table")
+        found = self.query("#env-table" if tab == "envs" else "#recipe-table")
+        if not found:  # the recipes tab is mounted after the first frame: `2` pressed before it
+            self.call_after_refresh(self._focus_table, tab)
+            return
+        table = found.first()
         table.screen.set_focus(table)  # its own screen: a modal may be on top
 
     def action_help(self) -> None:
@@ -122,8 +130,8 @@ class CuenvApp(WorkerErrors, App[str]):
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
     async def action_quit(self) -> None:
-        recipes = self.query_one(RecipesView)
-        if recipes.creating:  # stop the build first: quitting must not strand a half-built prefix
+        recipes = next(iter(self.query(RecipesView)), None)
+        if recipes is not None and recipes.creating:  # stop the build first: quitting must not strand a half-built prefix
             self._quit_after_create = True
             recipes.action_cancel()
             self.notify("Stopping the running create first...", severity="warning")

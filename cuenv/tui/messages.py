@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.message import Message
 from textual.notifications import SeverityLevel
-
-
-class MachineLoaded(Message):
-    def __init__(self, machine: Any) -> None:
-        super().__init__()
-        self.machine = machine
 
 
 class EnvironmentsLoaded(Message):

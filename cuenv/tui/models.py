@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
-from cuenv.binaries.assess import Library
 from cuenv.cli.table import human_size
-from cuenv.envs import cudatools
 from cuenv.knowledge.stack import Finding
+
+if TYPE_CHECKING:  # types only: the first frame imports none of the kernel reader
+    from cuenv.binaries.assess import Library
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
 STATUS_STYLE: Final = {"ok": "$success", "runs": "$success", "warning": "$warning", "error": "$error",
@@ -105,6 +106,8 @@ class EnvRow:
 
 
 def env_row(meta: Mapping[str, Any], name: str, state: str, reason: str) -> EnvRow:
+    from cuenv.envs import cudatools
+
     recipe = meta.get("recipe") or {}
     label = recipe.get("name") or "-"
     if recipe.get("version"):

@@ -13,13 +13,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Library
+    from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Finding
     from cuenv.machine.model import Machine
@@ -82,7 +82,8 @@ class Services:
             rows.append(models.env_row(record.meta, record.name, state, reason))
         return rows
 
-    def detail(self, name: str) -> models.EnvDetail:
+    def detail(self, name: str, machine: Machine | None = None) -> models.EnvDetail:
+        """What the detail pane shows; the kernels are judged for ``machine`` (none without one)."""
         from cuenv.activation.plan import plan_for
         from cuenv.envs import verdict
 
@@ -96,7 +97,7 @@ class Services:
         if record.complete:
             try:
                 findings = tuple(verdict.findings_for(record, self.environ, self.settings.cache_dir))
-                kernels, found = self._kernels(record)
+                kernels, found = self._kernels(record, machine) if machine is not None else ((), ())
                 findings = (*findings, *found)
                 plan = plan_for(record.target(), envs_dir=self.settings.envs_dir)
                 activation = models.activation_lines(self.environ, plan, home)
@@ -120,11 +121,11 @@ class Services:
             problem=" ".join(problems), kernels=kernels, installed=cudatools.facts(meta),
         )
 
-    def _kernels(self, record: EnvRecord) -> tuple[tuple[Library, ...], tuple[Finding, ...]]:
+    def _kernels(self, record: EnvRecord, machine: Machine) -> tuple[tuple[Library, ...], tuple[Finding, ...]]:
         """What the environment's files carry, for this machine; info-only findings stay in the CLI."""
         from cuenv.envs.kernels import assess_environment
 
-        judged = assess_environment(record, self.machine(), cache_dir=self.settings.cache_dir)
+        judged = assess_environment(record, machine, cache_dir=self.settings.cache_dir)
         return (tuple(lib for lib in judged.libraries if lib.modules),
                 tuple(f for f in judged.findings if f.severity != "info"))
 

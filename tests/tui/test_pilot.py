@@ -81,6 +81,72 @@ def test_environments_machine_and_detail(make_env, services: Services, environ):
     drive(app, scenario)
 
 
+class CountingServices(Services):
+    """Counts the reads of the first screen."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[str] = []
+
+    def environments(self):
+        self.calls.append("environments")
+        return super().environments()
+
+    def detail(self, name: str, machine=None):
+        self.calls.append(f"detail {name}")
+        return super().detail(name, machine)
+
+    def machine(self, *, refresh: bool = False):
+        self.calls.append("machine")
+        return super().machine(refresh=refresh)
+
+
+def test_the_first_frame_is_read_before_it_is_drawn(make_env, settings, environ):
+    """Rows, machine line and the first row's detail are read on mount, once each, by no worker
+    (issue 18: workers fighting the UI thread for the GIL made the first paint slow)."""
+    make_env("cuda-12.1")
+    make_env("train")
+    services = CountingServices(settings, environ)
+    app = CuenvApp(services)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            # Nothing awaited yet: this is what the first frame is drawn from.
+            assert table_names(app) == ["cuda-12.1", "train"]
+            assert "cuda-12.1  cuda-12.1 | venv | Python" in detail(app) and "Packages" in detail(app)
+            assert "driver 550.54.14" in str(app.screen.query_one("#machine").render())
+            assert not [w for w in app.workers if w.group in ("envs", "detail", "machine")]
+            await settle(pilot, app)
+            assert services.calls.count("environments") == 1
+            assert [c for c in services.calls if c.startswith("detail")] == ["detail cuda-12.1"]  # not again on the cursor's event
+            await pilot.press("down")
+            await settle(pilot, app)
+            assert detail(app).startswith("train  cuda-12.1 | venv")
+            assert [c for c in services.calls if c.startswith("detail")] == ["detail cuda-12.1", "detail train"]
+
+    asyncio.run(main())
+
+
+def test_a_machine_that_cannot_be_detected_is_a_modal(make_env, settings, environ):
+    make_env("cuda-12.1")
+
+    class NoMachine(Services):
+        def machine(self, *, refresh: bool = False):
+            raise RuntimeError("NVML hung")
+
+    app = CuenvApp(NoMachine(settings, environ))
+
+    async def scenario(pilot, app):
+        assert isinstance(app.screen, ErrorScreen)
+        assert "Detecting the machine" in str(app.screen.query_one(".title").render())
+        await pilot.press("escape", "2")
+        await settle(pilot, app)
+        assert "The machine was not detected" in str(app.screen.query_one("#recipe-detail-text").render())
+        assert table_names(app, "#recipe-table") == []
+
+    drive(app, scenario)
+
+
 def test_filter_as_you_type_and_sort(make_env, services: Services):
     for name in ("b-env", "a-env", "train"):
         make_env(name)

@@ -11,7 +11,5 @@ class MachineBar(Static):
     DEFAULT_CLASSES = "machine-bar"
 
     def on_mount(self) -> None:
-        self.update("cuenv | detecting the driver and GPUs...")
-
-    def show(self, machine) -> None:  # noqa: ANN001 - cuenv.machine.model.Machine
-        self.update("cuenv | " + machine_summary(machine).line)
+        machine = getattr(self.app, "machine", None)  # read on load (CuenvApp.on_load)
+        self.update("cuenv | " + (machine_summary(machine).line if machine is not None else "the machine was not detected"))

@@ -49,10 +49,10 @@ class RecipesView(WorkerErrors, Vertical):
 
     def compose(self) -> ComposeResult:
         # No `loading` indicator: a loading widget cannot take focus, and `2` pressed before the
-        # machine is detected must still land here (see EnvironmentsView.compose).
+        # recipes are read must still land here (see EnvironmentsView.compose).
         yield DataTable(id="recipe-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="recipe-detail"):
-            yield Static("Detecting this machine...", id="recipe-detail-text")
+            yield Static("Reading recipes...", id="recipe-detail-text")
         with Vertical(id="create-panel", classes="hidden"):
             with Horizontal(id="create-bar"):
                 yield ProgressBar(total=_STEPS, show_eta=False, id="create-progress")
@@ -60,8 +60,12 @@ class RecipesView(WorkerErrors, Vertical):
                 yield Button("Cancel", id="create-cancel", variant="error", compact=True)
             yield RichLog(id="create-log", classes="log", wrap=True, min_width=20)
 
-    def set_machine(self, machine: Machine) -> None:
-        self.machine = machine
+    def on_mount(self) -> None:
+        # Mounted after the first frame (CuenvApp.compose), when the app has read the machine.
+        self.machine = getattr(self.app, "machine", None)
+        if self.machine is None:  # detection failed, and its modal said why
+            self.query_one("#recipe-detail-text", Static).update("The machine was not detected: no recipe can be judged.")
+            return
         self.load()
 
     # -- loading -------------------------------------------------------------------------------------------
