@@ -46,6 +46,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
 
 
+LOCKFILE_KINDS = "cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock, conda's @EXPLICIT list"
+
+
 def _from_spec(text: str, ctx) -> Stack | None:
     from cuenv.knowledge.specs import looks_like_spec, parse_spec
 
@@ -110,7 +113,9 @@ def path_target(text: str) -> Path | None:
     if not path.exists():
         raise NotFound(f"No file or folder {text!r}.", hint=hint)
     if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
-        raise UsageError(f"{text} is not a wheel, a shared object or a fat binary.", hint=hint)
+        # What reaches here was not read as a lockfile or a project file either (run() tries those first).
+        raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
+                         hint=hint + f" Lockfiles: {LOCKFILE_KINDS}; project files: environment.yml, requirements.txt.")
     return path
 
 

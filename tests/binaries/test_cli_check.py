@@ -96,7 +96,13 @@ def test_bad_paths_are_one_clear_line(cli, tmp_path: Path) -> None:
     text = tmp_path / "notes"  # no suffix: not read as a requirements file
     text.write_text("not a library\n")
     code, out, err = cli("check", str(text))
-    assert (code, out) == (2, "") and err.splitlines()[0] == f"error: {text} is not a wheel, a shared object or a fat binary."
+    assert (code, out) == (2, "") and err.splitlines()[0] == (
+        f"error: {text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.")
+    assert "Lockfiles: cuenv.lock, conda-lock.yml, pixi.lock" in err
+    binary_lock = tmp_path / "pixi.lock"  # a binary file named like a lockfile: refused without reading it whole
+    binary_lock.write_bytes(b"\0\1\2" * 1000)
+    code, out, err = cli("check", str(binary_lock))
+    assert (code, out) == (2, "") and "is not a wheel, a shared object, a fat binary, a lockfile" in err
     broken = tmp_path / "broken-1.0-py3-none-any.whl"
     broken.write_bytes(b"not a zip")
     code, out, err = cli("check", str(broken), "--cc", "8.0")
