@@ -1,5 +1,5 @@
 """The ways people install a Python CLI today, tried for real (issue 18): `uv tool install` of the
-checkout and of a built wheel, and a virtual environment, each on Debian's own /usr/bin/python3
+checkout and of a built wheel, `pipx install`, and a virtual environment, each on Debian's own /usr/bin/python3
 (externally managed) when this machine has it. Each installed cuenv runs, knows how it was
 installed, and its hint for adding a package is a command that works: the test runs it.
 """
@@ -7,6 +7,7 @@ installed, and its hint for adding a package is a command that works: the test r
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,26 @@ def test_uv_tool_install(source: str, tmp_path: Path):
     _run(add.split(), {**env, "PATH": f"{Path(_uv()).parent}:{env['PATH']}"}, cwd=tmp_path)  # the hint works
     _run([python, "-c", "import six, cuenv"], env)
     assert _run([exe, "--version"], env).stdout.startswith("cuenv ")
+
+
+@pytest.mark.network
+def test_pipx_install(tmp_path: Path):
+    """`pipx install` of the checkout (Debian's pipx and Python when there), its hint run for real."""
+    pipx = shutil.which("pipx")
+    if pipx is None:
+        pytest.skip("pipx is not installed (Debian: apt install pipx)")
+    env = {**_env(tmp_path), "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin"),
+           "PIPX_DEFAULT_PYTHON": SYSTEM_PYTHON, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    _run([pipx, "install", REPO], env, cwd=tmp_path, timeout=900)
+    exe = tmp_path / "bin" / "cuenv"
+    assert _run([exe, "--version"], env).stdout.startswith("cuenv ")
+    assert "usage: cuenv" in _run([exe, "tui", "--help"], env).stdout
+    python = tmp_path / "pipx" / "venvs" / "cuenv" / "bin" / "python"
+    _run([python, "-c", "import textual"], env)  # the TUI comes with cuenv, no extra
+    kind, add = _how(python, env)
+    assert (kind, add) == ("pipx", "pipx inject cuenv six")
+    _run([pipx, *add.split()[1:]], env, timeout=900)  # the hint works
+    _run([python, "-c", "import six, cuenv"], env)
 
 
 @pytest.mark.network
