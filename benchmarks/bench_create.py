@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import as_users_run  # benchmarks/ is the script's folder, first on sys.path
+
 from cuenv.engines import get_engine
 from cuenv.engines.base import Request, Target
 from cuenv.engines.venv import requirements_lines
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                             "-q", "-r", str(reqs)], check=True, env=pip_env)
 
         # the whole command, as a user types it (the cuda-12.1 recipe holds the default wheels)
-        cli_env = dict(os.environ, CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(cache),
+        cli_env = dict(as_users_run(os.environ), CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(cache),
                        CUENV_CONFIG=str(root / "none.yaml"))
 
         def cli_create(name: str) -> None:

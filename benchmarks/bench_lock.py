@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import as_users_run  # benchmarks/ is the script's folder, first on sys.path
+
 
 def timed(argv: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
@@ -35,7 +37,7 @@ def main() -> None:
     uv = find_uv_bin()
     with tempfile.TemporaryDirectory(prefix="cuenv-bench-lock-") as tmp:
         root = Path(tmp)
-        env = dict(os.environ, CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(root / "cache"),
+        env = dict(as_users_run(os.environ), CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(root / "cache"),
                    CUENV_CONFIG=str(root / "none.yaml"), PIP_CACHE_DIR=str(root / "pip-cache"),
                    UV_CACHE_DIR=str(root / "uv-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
         cuenv = [sys.executable, "-m", "cuenv"]

@@ -30,6 +30,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from common import as_users_run  # noqa: E402 - after sys.path is set above
+
 N = 50
 
 
@@ -129,7 +132,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        env = dict(os.environ, CUENV_HOME=str(home), CUENV_CONFIG=str(Path(tmp) / "none.yaml"),
+        env = dict(as_users_run(os.environ), CUENV_HOME=str(home), CUENV_CONFIG=str(Path(tmp) / "none.yaml"),
                    CUENV_DRIVER="550.54.14", CUENV_GPUS="NVIDIA A100-SXM4-80GB")
         env.setdefault("CUENV_CACHE_DIR", str(REPO / ".test-cache"))
         make_store(home, env)
