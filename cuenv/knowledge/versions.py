@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache, total_ordering, wraps
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from cuenv.errors import UsageError
 
@@ -21,6 +21,7 @@ _DOTTED = re.compile(r"^\s*\d{1,9}(?:\.\d{1,9})*\s*$")
 _MAX_PARTS = {"driver version": 3, "CUDA version": 3, "compute capability": 2}
 _SM = re.compile(r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?")  # "sm_86", "compute_90a", "86"
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @total_ordering
@@ -63,15 +64,17 @@ class Dotted:
         return self.parts[1] if len(self.parts) > 1 else 0
 
 
-def memo(fn: Callable[..., T]) -> Callable[..., T]:
+def memo(fn: Callable[P, T]) -> Callable[P, T]:
     """Cache a pure function of a text (a compatibility check parses the same few versions thousands of
     times); anything else, such as a number or a list from a damaged file, goes straight to its error.
     Further arguments must be hashable (an os name, a keyword)."""
     cached = lru_cache(maxsize=4096)(fn)
 
     @wraps(fn)
-    def call(text: Any, *args: Any, **kwargs: Any) -> T:
-        return cached(text, *args, **kwargs) if isinstance(text, str) else fn(text, *args, **kwargs)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        if args and isinstance(args[0], str):
+            return cached(*args, **kwargs)  # type: ignore[arg-type]  # the other arguments are hashable by contract
+        return fn(*args, **kwargs)
 
     return call
 
