@@ -1,8 +1,9 @@
 """Data files shipped inside cuenv (the knowledge base, the built-in recipes), parsed once per change.
 
 A parse result is kept in marshal form in cuenv's own ``__pycache__``, beside Python's bytecode and
-under the same rules: stamped with the file's mtime and size (and the caller's ``salt``), rewritten
-when they change, never written under PYTHONDONTWRITEBYTECODE or where the install is read-only.
+under the same rules: stamped with the file's mtime and size, the caller's ``salt`` and the code that
+checks the file (an updated checkout checks again), rewritten when any of them changes, never written
+under PYTHONDONTWRITEBYTECODE or where the install is read-only.
 Only files that ship with cuenv come here: anything a user brings is parsed and checked every time.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,11 +28,11 @@ def cache_file(path: Path) -> Path:
     return folder / f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal"
 
 
-def load(path: Path, parse: Callable[[Path], T], *, salt: str = "") -> T:
-    """``parse(path)``, or its saved result while ``path`` is unchanged. ``parse`` must return plain
-    data (dicts, lists, strings, numbers); an exception it raises is not kept, so it is raised again."""
-    st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_size, salt)
+def load(path: Path, parse: Callable[[Path], T], *, salt: str = "", depends: Sequence[Path] = ()) -> T:
+    """``parse(path)``, or its saved result while ``path`` and the files ``parse`` depends on (the code
+    that checks it) are unchanged. ``parse`` must return plain data (dicts, lists, strings, numbers);
+    an exception it raises is not kept, so it is raised again."""
+    stamp = (*_stamp(path), salt, *(_stamp(p) for p in depends))
     saved = cache_file(path)
     try:
         with saved.open("rb") as fh:
@@ -44,6 +45,11 @@ def load(path: Path, parse: Callable[[Path], T], *, salt: str = "") -> T:
     if not sys.dont_write_bytecode:
         _save(saved, (stamp, data))
     return data
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
 
 
 def _save(saved: Path, value: Any) -> None:

@@ -24,6 +24,9 @@ _PKG: Final = Path(__file__).resolve().parents[1]  # the cuenv package
 SUFFIX: Final = ".yaml"
 _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64": "windows"}
 _UNSET: Final = object()
+# The code a recipe's check runs (cuenv.recipes.lint and what it reads): a kept check is redone when it changes.
+_CHECKED_BY: Final = tuple(_PKG / f for f in ("recipes/lint.py", "recipes/recipe.schema.json", "recipes/catalogue.py",
+                                               "trust/envvars.py", "trust/requirements.py", "trust/limits.py"))
 
 
 def builtin_dir() -> Path:
@@ -383,7 +386,7 @@ def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()
     if path.parent == builtin_dir():  # shipped with cuenv (a catalogue's "builtin" folder may be any)
         from cuenv import shipped
 
-        data = shipped.load(path, checked, salt="\0".join(trusted))
+        data = shipped.load(path, checked, salt="\0".join(trusted), depends=_CHECKED_BY)
     else:
         data = checked(path)
     return from_data(data, path=path, origin=origin)

@@ -98,3 +98,17 @@ def test_default_home_is_beside_the_bytecode() -> None:
     where = shipped.cache_file(matrix.DATA_FILE)
     assert where.parent == Path(cache_from_source(shipped.__file__)).parent
     assert sys.implementation.cache_tag in where.name
+
+
+def test_a_change_to_the_checking_code_checks_again(tmp_path: Path, kept: Path) -> None:
+    """A kept parse depends on the code that made it: an updated checkout must not keep an old check."""
+    data = tmp_path / "facts.yaml"
+    data.write_text("v: 1\n")
+    code = tmp_path / "lint.py"
+    code.write_text("RULES = 1\n")
+    calls: list[Path] = []
+    shipped.load(data, counting(calls), depends=[code])
+    shipped.load(data, counting(calls), depends=[code])
+    code.write_text("RULES = 22\n")
+    shipped.load(data, counting(calls), depends=[code])
+    assert len(calls) == 2
