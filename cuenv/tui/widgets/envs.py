@@ -1,7 +1,8 @@
 """The environments view: a filterable, sortable table, a detail pane and the per-environment actions.
 
-Every blocking call (reading metadata, verdicts, removing, the smoke test, export, lock, doctor)
-runs in a thread worker that posts a typed message; the UI thread only renders.
+The first screen (the rows and the first row's detail) is read on mount, before the first frame
+(see on_mount). Every later blocking call (reading metadata, verdicts, removing, the smoke test,
+export, lock, doctor) runs in a thread worker that posts a typed message; the UI thread only renders.
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ class EnvironmentsView(WorkerErrors, Vertical):
     def on_mount(self) -> None:
         """Read the first screen (the rows and the first row's detail) now, before the first frame.
 
-        It is some 30 ms of work, but as workers each of its hundreds of file reads waits for the GIL
-        while the UI thread builds the screen, and each answer costs another layout: the first full
-        paint with 50 environments took 1.1-1.3 s in a terminal that way, 0.8 s this way (issue 18).
-        Later reads (r, after a create or a remove, moving the cursor) are workers."""
+        It is some 30 ms of work, but in workers each of its file reads waited for the GIL while the UI
+        thread built the screen (50 environments: 15 ms of CPU took 280 ms), and each answer cost
+        another layout (issue 18: first paint under 1 s). Later reads (r, after a create or a remove,
+        moving the cursor) are workers."""
         self.generation += 1
         self.reading_now = True
         try:
@@ -90,6 +91,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
             self.reading_now = False
 
     def _now(self, title: str, read: Callable[[], T]) -> T | None:
+        """``read()`` on the UI thread; a failure is reported as a worker's would be."""
         try:
             return read()
         except Exception as exc:  # noqa: BLE001 - as a worker's failure: one modal, never a traceback
