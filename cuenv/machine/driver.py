@@ -70,17 +70,23 @@ def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Pat
     With ``cache_dir``, a probe is reused while the cache key matches; ``refresh`` probes anyway
     and rewrites the cache.
     """
+    known = None if refresh else known_now(environ, root=root, cache_dir=cache_dir)
+    if known is not None:
+        return known
+    machine = probe(environ, root)
+    if cache_dir is not None:
+        _write_cache(Path(cache_dir) / CACHE_FILE, cache_key(environ, root), machine)
+    return apply_overrides(machine, read_overrides(environ))
+
+
+def known_now(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None) -> Machine | None:
+    """What detect answers without probing (the overrides say it all, or the cache still holds), else
+    None: a probe may take seconds (NVML's first start after a reboot), and the TUI draws meanwhile."""
     overrides = read_overrides(environ)
     if overrides.complete:
         base = Machine(driver=None, os=current_os(), arch=platform.machine() or "unknown", glibc=glibc())
         return apply_overrides(base, overrides)
-    machine = None
-    if cache_dir is not None:
-        key = cache_key(environ, root)
-        path = Path(cache_dir) / CACHE_FILE
-        machine = None if refresh else _read_cache(path, key)
-    if machine is None:
-        machine = probe(environ, root)
-        if cache_dir is not None:
-            _write_cache(path, key, machine)
-    return apply_overrides(machine, overrides)
+    if cache_dir is None:
+        return None
+    cached = _read_cache(Path(cache_dir) / CACHE_FILE, cache_key(environ, root))
+    return None if cached is None else apply_overrides(cached, overrides)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
 from cuenv.tui import messages as msg
 from cuenv.tui.widgets.common import WorkerErrors
@@ -47,6 +48,7 @@ class CuenvApp(WorkerErrors, App[str]):
         super().__init__()
         self.services = services
         self.machine: Machine | None = None
+        self.machine_failed = False  # detection raised (a modal said why)
         self._quit_after_create = False
 
     def get_default_screen(self) -> Screen:
@@ -66,12 +68,37 @@ class CuenvApp(WorkerErrors, App[str]):
 
     def on_load(self) -> None:
         # Before anything is composed, as the environments are read before the first frame
-        # (EnvironmentsView.on_mount): detection reads its cache (cuenv.machine.driver), and only a new
-        # driver or a reboot probes again. The bar, the detail and the recipes take it from here.
+        # (EnvironmentsView.on_mount), when detection can answer from its cache or the overrides. A
+        # probe (a new driver, a reboot: NVML's first start can take seconds) is a worker, and the
+        # screen is drawn meanwhile. The bar, the detail and the recipes take the machine from here.
         try:
-            self.machine = self.services.machine()
+            self.machine = self.services.known_machine()
         except Exception as exc:  # noqa: BLE001 - as a worker's failure: one modal, never a traceback
+            self.machine_failed = True
             self.post_message(msg.WorkerFailed("Detecting the machine", exc))
+            return
+        if self.machine is None:
+            self.detect_machine()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="machine", description="Detecting the machine")
+    def detect_machine(self) -> None:
+        self.post_message(msg.MachineDetected(self.services.machine()))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Textual also runs WorkerErrors' handler of the same name (it dispatches along the MRO): the modal.
+        if event.worker.group == "machine" and event.state == WorkerState.ERROR:
+            self.machine_failed = True
+            self.query_one(MachineBar).show(None)
+            for view in self.query(RecipesView):
+                view.machine_known(None)
+
+    @on(msg.MachineDetected)
+    def _detected(self, message: msg.MachineDetected) -> None:
+        self.machine = message.machine
+        self.query_one(MachineBar).show(message.machine)
+        self.query_one(EnvironmentsView).machine_known()
+        for view in self.query(RecipesView):  # none yet when the probe beat the lazy tab
+            view.machine_known(message.machine)
 
     @on(msg.EnvironmentsChanged)
     def _envs_changed(self, message: msg.EnvironmentsChanged) -> None:

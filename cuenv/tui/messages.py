@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 from textual.notifications import SeverityLevel
+
+if TYPE_CHECKING:
+    from cuenv.machine.model import Machine
+
+
+class MachineDetected(Message):
+    """The probe the first frame did not wait for (CuenvApp.on_load) has answered."""
+
+    def __init__(self, machine: Machine) -> None:
+        super().__init__()
+        self.machine = machine
 
 
 class EnvironmentsLoaded(Message):

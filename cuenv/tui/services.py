@@ -70,6 +70,12 @@ class Services:
 
         return detect(self.environ, cache_dir=self.settings.cache_dir, refresh=refresh)
 
+    def known_machine(self) -> Machine | None:
+        """The machine if detection can say it without probing (overrides, or its cache), else None."""
+        from cuenv.machine.driver import known_now
+
+        return known_now(self.environ, cache_dir=self.settings.cache_dir)
+
     def environments(self) -> list[models.EnvRow]:
         from cuenv.envs import verdict
 

@@ -127,19 +127,65 @@ def test_the_first_frame_is_read_before_it_is_drawn(make_env, settings, environ)
     asyncio.run(main())
 
 
+class ProbingServices(Services):
+    """Detection's cache cannot answer (a reboot, a new driver): the probe waits for ``answer``, and
+    raises when ``fail`` is set, as a hung NVML would end."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.answer = threading.Event()
+        self.fail = False
+
+    def known_machine(self):
+        return None
+
+    def machine(self, *, refresh: bool = False):
+        self.answer.wait(30)
+        if self.fail:
+            raise RuntimeError("NVML hung")
+        return super().machine(refresh=refresh)
+
+
+def test_a_slow_probe_does_not_hold_the_first_frame(make_env, settings, environ):
+    """Rows and detail are drawn while the machine is probed; when it answers, the bar, the detail's
+    kernels and the recipes follow."""
+    make_env("cuda-12.1")
+    services = ProbingServices(settings, environ)
+    app = CuenvApp(services)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            try:
+                assert table_names(app) == ["cuda-12.1"] and "Packages" in detail(app)
+                assert "detecting the driver and GPUs" in str(app.screen.query_one("#machine").render())
+                await pilot.press("2")
+                assert "Reading recipes for this machine" in str(app.screen.query_one("#recipe-detail-text").render())
+                await pilot.press("1")
+            finally:
+                services.answer.set()
+            await settle(pilot, app)
+            assert "driver 550.54.14 | CUDA <= 12.4" in str(app.screen.query_one("#machine").render())
+            assert "runs here: no problem found" in detail(app)
+            assert "cuda-12.1" in table_names(app, "#recipe-table")
+
+    asyncio.run(main())
+
+
 def test_a_machine_that_cannot_be_detected_is_a_modal(make_env, settings, environ):
     make_env("cuda-12.1")
-
-    class NoMachine(Services):
-        def machine(self, *, refresh: bool = False):
-            raise RuntimeError("NVML hung")
-
-    app = CuenvApp(NoMachine(settings, environ))
+    services = ProbingServices(settings, environ)
+    services.fail = True
+    services.answer.set()
+    app = CuenvApp(services)
 
     async def scenario(pilot, app):
         assert isinstance(app.screen, ErrorScreen)
         assert "Detecting the machine" in str(app.screen.query_one(".title").render())
-        await pilot.press("escape", "2")
+        assert "RuntimeError: NVML hung" in str(app.screen.query_one("#error-message").render())
+        await pilot.press("escape")
+        assert "the machine was not detected" in str(app.screen.query_one("#machine").render())
+        assert table_names(app) == ["cuda-12.1"]  # the environments are there all the same
+        await pilot.press("2")
         await settle(pilot, app)
         assert "The machine was not detected" in str(app.screen.query_one("#recipe-detail-text").render())
         assert table_names(app, "#recipe-table") == []

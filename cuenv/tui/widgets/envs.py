@@ -153,13 +153,18 @@ class EnvironmentsView(WorkerErrors, Vertical):
         if not name or name == self.detail_for:
             return
         self.detail_for = name
-        machine = getattr(self.app, "machine", None)  # CuenvApp.on_load; None when detection failed
+        machine = getattr(self.app, "machine", None)  # None while it is detected, or when that failed
         if not self.reading_now:
             self.load_detail(name, machine)
             return
         lines = self._now("Reading the environment", lambda: detail_text(self.services.detail(name, machine)))
         if lines is not None:
             self._detail(msg.DetailLoaded(name, lines))
+
+    def machine_known(self) -> None:
+        """The machine was detected after the first frame: read the shown detail again, with kernels."""
+        self.detail_for = None
+        self.show_detail(self.selected)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="detail", description="Reading the environment")
     def load_detail(self, name: str, machine: Machine | None) -> None:

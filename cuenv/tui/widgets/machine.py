@@ -11,5 +11,12 @@ class MachineBar(Static):
     DEFAULT_CLASSES = "machine-bar"
 
     def on_mount(self) -> None:
-        machine = getattr(self.app, "machine", None)  # read on load (CuenvApp.on_load)
-        self.update("cuenv | " + (machine_summary(machine).line if machine is not None else "the machine was not detected"))
+        self.show(getattr(self.app, "machine", None))  # known on load, or detected by a worker (CuenvApp)
+
+    def show(self, machine) -> None:  # noqa: ANN001 - cuenv.machine.model.Machine, or None
+        if machine is not None:
+            self.update("cuenv | " + machine_summary(machine).line)
+        elif getattr(self.app, "machine_failed", False):
+            self.update("cuenv | the machine was not detected")
+        else:
+            self.update("cuenv | detecting the driver and GPUs...")

@@ -52,7 +52,7 @@ class RecipesView(WorkerErrors, Vertical):
         # recipes are read must still land here (see EnvironmentsView.compose).
         yield DataTable(id="recipe-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="recipe-detail"):
-            yield Static("Reading recipes...", id="recipe-detail-text")
+            yield Static("Reading recipes for this machine...", id="recipe-detail-text")
         with Vertical(id="create-panel", classes="hidden"):
             with Horizontal(id="create-bar"):
                 yield ProgressBar(total=_STEPS, show_eta=False, id="create-progress")
@@ -61,9 +61,15 @@ class RecipesView(WorkerErrors, Vertical):
             yield RichLog(id="create-log", classes="log", wrap=True, min_width=20)
 
     def on_mount(self) -> None:
-        # Mounted after the first frame (CuenvApp.compose), when the app has read the machine.
-        self.machine = getattr(self.app, "machine", None)
-        if self.machine is None:  # detection failed, and its modal said why
+        # Mounted after the first frame (CuenvApp.compose); the machine may still be being detected.
+        machine = getattr(self.app, "machine", None)
+        if machine is not None or getattr(self.app, "machine_failed", False):
+            self.machine_known(machine)
+
+    def machine_known(self, machine: Machine | None) -> None:
+        """Mark the catalogue for ``machine``; None: its detection failed."""
+        self.machine = machine
+        if machine is None:
             self.query_one("#recipe-detail-text", Static).update("The machine was not detected: no recipe can be judged.")
             return
         self.load()
