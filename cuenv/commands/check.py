@@ -46,9 +46,6 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
 
 
-LOCKFILE_KINDS = "cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock, conda's @EXPLICIT list"
-
-
 def _from_spec(text: str, ctx) -> Stack | None:
     from cuenv.knowledge.specs import looks_like_spec, parse_spec
 
@@ -112,10 +109,15 @@ def path_target(text: str) -> Path | None:
     hint = "Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec."
     if not path.exists():
         raise NotFound(f"No file or folder {text!r}.", hint=hint)
+    if not path.is_file() and not path.is_dir():  # a FIFO, a socket, a device: nothing to read kernels from
+        raise UsageError(f"{text} is neither a file nor a folder.", hint=hint)
     if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
         # What reaches here was not read as a lockfile or a project file either (run() tries those first).
+        from cuenv.lock.foreign import LABELS
+
+        kinds = ", ".join(["cuenv.lock", *LABELS.values()])
         raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
-                         hint=hint + f" Lockfiles: {LOCKFILE_KINDS}; project files: environment.yml, requirements.txt.")
+                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt.")
     return path
 
 

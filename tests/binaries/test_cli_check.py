@@ -99,6 +99,10 @@ def test_bad_paths_are_one_clear_line(cli, tmp_path: Path) -> None:
     assert (code, out) == (2, "") and err.splitlines()[0] == (
         f"error: {text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.")
     assert "Lockfiles: cuenv.lock, conda-lock.yml, pixi.lock" in err
+    fifo = tmp_path / "pipe.so"  # named like a library, but a FIFO: refused, never read (a read would hang)
+    os.mkfifo(fifo)
+    code, out, err = cli("check", str(fifo))
+    assert (code, out) == (2, "") and err.splitlines()[0] == f"error: {fifo} is neither a file nor a folder."
     binary_lock = tmp_path / "pixi.lock"  # a binary file named like a lockfile: refused without reading it whole
     binary_lock.write_bytes(b"\0\1\2" * 1000)
     code, out, err = cli("check", str(binary_lock))
