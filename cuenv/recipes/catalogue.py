@@ -379,7 +379,7 @@ def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()
 
         try:
             text = limits.read_text(file, what="Recipe file", limit=limits.RECIPE)
-        except Untrusted as exc:  # a RecipeError: one broken file hides only itself from `cuenv recipes`
+        except (Untrusted, NotFound) as exc:  # a RecipeError: one broken file (or dangling link) hides only itself
             raise RecipeError(exc.message, hint=f"Run `cuenv recipes lint {file}`, or fix or remove the file.") from None
         return _checked(text, str(file), stem, trusted)
 
@@ -415,7 +415,8 @@ class Catalogue:
     def _file(self, name: str) -> tuple[Path, str] | None:
         for folder, origin in self._dirs():
             candidate = folder / f"{name}{SUFFIX}"
-            if candidate.is_file():
+            # A broken link is a recipe that does not load (load says why), as names() lists it, not an unknown name.
+            if candidate.is_file() or candidate.is_symlink():
                 return candidate, origin
         return None
 

@@ -173,3 +173,20 @@ def test_only_shipped_recipes_are_kept_parsed(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(RecipeError):
         Catalogue(other).get("torch-cu121")
     assert sorted(p.name for p in kept.iterdir()) == ["torch-cu121.yaml"]
+
+
+def test_a_broken_link_in_a_user_folder_hides_only_itself(tmp_path: Path) -> None:
+    """A recipe link that loops or dangles is listed, and refused with why, not called unknown; the
+    others still load."""
+    user = tmp_path / "r"
+    user.mkdir()
+    (user / "loop.yaml").symlink_to(user / "loop.yaml")
+    (user / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    catalogue = Catalogue(builtin_dir(), (user,))
+    assert {"loop", "gone"} <= set(catalogue.names())
+    for name in ("loop", "gone"):
+        with pytest.raises(RecipeError, match="(Cannot read recipe file|does not exist)"):
+            catalogue.find(name)
+    broken: list[RecipeError] = []
+    assert "torch-cu121" in [r.name for r in catalogue.all(broken)]
+    assert len(broken) == 2
