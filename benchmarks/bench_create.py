@@ -1,11 +1,12 @@
-"""Benchmark (issue 4): a second environment of the same packages from a warm cache.
+"""Benchmark (issue 29): a second environment of the same packages from a warm cache, against bare uv.
 
-cuenv's venv engine (uv, hardlinked cache) against ``python -m venv`` + ``pip install`` of the same
-locked wheels, each measured on its *second* environment, so both caches are warm. Reports the time
-ratio (goal >= 10x) and the disk the second environment adds, counting hardlinked files once
-(goal < 5 %).
+The whole `cuenv create cuda-12.1 -n NAME` command, as a user types it, against what a uv user
+would type for the same wheels: `uv venv --python <same interpreter> DIR && uv pip install -r
+<the same pinned requirements>`, on the same uv cache (cuenv's, so both are warm). Runs are
+interleaved pairs (A B A B ...); the figure is the median of the per-pair ratios, with min and max
+(goal: within 1.3x). Also the disk the second environment adds, hardlinked files counted once.
 
-    PYTHONPATH=. python benchmarks/bench_create.py [--json] [--repeat 3] [REQUIREMENT ...]
+    PYTHONPATH=. python benchmarks/bench_create.py [--pairs 7] [--json]
 """
 
 from __future__ import annotations
@@ -17,17 +18,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import as_users_run  # benchmarks/ is the script's folder, first on sys.path
+from common import Paired, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
 
-from cuenv.engines import get_engine
-from cuenv.engines.base import Request, Target
-from cuenv.engines.venv import requirements_lines
 from cuenv.envs.diskuse import disk_usage
-
-DEFAULT = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
 
 
 def disk(roots: list[Path]) -> int:
@@ -35,83 +30,54 @@ def disk(roots: list[Path]) -> int:
     return sum(disk_usage(root, seen) for root in roots)
 
 
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("requirements", nargs="*", default=list(DEFAULT))
-    parser.add_argument("--repeat", type=int, default=3, help="second environments to time (median)")
+    parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    from uv import find_uv_bin
 
+    uv = find_uv_bin()
     with tempfile.TemporaryDirectory(prefix="cuenv-bench-") as tmp:
         root = Path(tmp)
         cache = root / "cache"
-        engine = get_engine("venv", os.environ)
-        solution = engine.solve(
-            Request(engine="venv", python=None, index_urls=("https://pypi.org/simple",), requirements=tuple(args.requirements)),
-            target=Target(cuda=None, glibc=None), cache_dir=cache,
-        )
+        env = dict(as_users_run(os.environ), CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(cache),
+                   CUENV_CONFIG=str(root / "none.yaml"), UV_CACHE_DIR=str(cache / "uv"))
+        cuenv = [sys.executable, "-m", "cuenv"]
+        subprocess.run([*cuenv, "create", "cuda-12.1", "--engine", "venv", "-q", "-n", "first"], env=env, check=True)
         reqs = root / "requirements.txt"
-        reqs.write_text(requirements_lines(solution.packages))
+        reqs.write_text(subprocess.run([*cuenv, "export", "first", "--format", "requirements"], env=env, check=True,
+                                       capture_output=True, text=True).stdout)
+        counter = iter(range(10**6))
 
-        cold_cuenv = timed(lambda: engine.install(root / "cuenv-0", solution, cache_dir=cache))
-        cuenv_times = [timed(lambda i=i: engine.install(root / f"cuenv-{i}", solution, cache_dir=cache))
-                       for i in range(1, args.repeat + 1)]
+        def cuenv_create() -> float:
+            return time_command([*cuenv, "create", "cuda-12.1", "--engine", "venv", "-q", "-n", f"c{next(counter)}"], env)
 
-        pip_env = dict(os.environ, PIP_CACHE_DIR=str(root / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+        def uv_create() -> float:
+            target = root / f"u{next(counter)}"
+            return time_command(["sh", "-c", f'"{uv}" venv -q --python "{sys.executable}" "{target}" && '
+                                 f'"{uv}" pip install -q --python "{target}/bin/python" -r "{reqs}"'], env)
 
-        def pip_create(name: str) -> None:
-            subprocess.run([sys.executable, "-m", "venv", str(root / name)], check=True)
-            subprocess.run([str(root / name / "bin" / "pip"), "install", "--isolated", "--disable-pip-version-check", "--no-deps", "--require-hashes",
-                            "-q", "-r", str(reqs)], check=True, env=pip_env)
-
-        # the whole command, as a user types it (the cuda-12.1 recipe holds the default wheels)
-        cli_env = dict(as_users_run(os.environ), CUENV_HOME=str(root / "home"), CUENV_CACHE_DIR=str(cache),
-                       CUENV_CONFIG=str(root / "none.yaml"))
-
-        def cli_create(name: str) -> None:
-            subprocess.run([sys.executable, "-m", "cuenv", "create", "cuda-12.1", "--engine", "venv", "-q", "-n", name],
-                           check=True, env=cli_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        cli_create("cli-0")
-        cli_times = [timed(lambda i=i: cli_create(f"cli-{i}")) for i in range(1, args.repeat + 1)]
-
-        cold_pip = timed(lambda: pip_create("pip-0"))
-        pip_times = [timed(lambda i=i: pip_create(f"pip-{i}")) for i in range(1, args.repeat + 1)]
-
-        first_cuenv, first_pip = disk([root / "cuenv-0"]), disk([root / "pip-0"])
-        added_cuenv = disk([root / "cuenv-0", root / "cuenv-1"]) - first_cuenv
-        added_pip = disk([root / "pip-0", root / "pip-1"]) - first_pip
-        result = {
-            "packages": [f"{p.name}=={p.version}" for p in solution.packages],
-            "cuenv_cold_s": round(cold_cuenv, 3),
-            "cuenv_warm_s": round(statistics.median(cuenv_times), 3),
-            "pip_cold_s": round(cold_pip, 3),
-            "pip_warm_s": round(statistics.median(pip_times), 3),
-            "speedup": round(statistics.median(pip_times) / statistics.median(cuenv_times), 1),
-            "cli_warm_s": round(statistics.median(cli_times), 3),
-            "cli_speedup": round(statistics.median(pip_times) / statistics.median(cli_times), 1),
-            "env_mb": round(first_cuenv / 1e6, 1),
-            "cuenv_second_env_adds_mb": round(added_cuenv / 1e6, 2),
-            "cuenv_second_env_adds_pct": round(100 * added_cuenv / first_cuenv, 2),
-            "pip_second_env_adds_mb": round(added_pip / 1e6, 2),
-            "pip_second_env_adds_pct": round(100 * added_pip / first_pip, 2),
-        }
+        result: Paired = paired("cuenv create cuda-12.1", cuenv_create, uv_create, pairs=args.pairs,
+                                baseline="uv venv + uv pip install", warmup=1)
+        envs = root / "home" / "envs"
+        first = disk([envs / "first"])
+        second = sorted(p for p in envs.iterdir() if p.name != "first")[0]
+        added = disk([envs / "first", second]) - first
+    out = {
+        "cuenv_ms_median": round(statistics.median(result.a_ms), 1),
+        "uv_ms_median": round(statistics.median(result.b_ms), 1),
+        "ratio_median": round(result.ratio, 2), "ratio_min": round(min(result.ratios), 2), "ratio_max": round(max(result.ratios), 2),
+        "pairs": args.pairs, "load_before": result.load_before, "load_after": result.load_after,
+        "env_mb": round(first / 1e6, 1), "second_env_adds_mb": round(added / 1e6, 2),
+        "second_env_adds_pct": round(100 * added / first, 2),
+    }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(out, indent=2))
     else:
-        print(f"packages: {', '.join(result['packages'])} ({result['env_mb']} MB per environment)")
-        print(f"second environment, warm cache: cuenv/uv {result['cuenv_warm_s']} s vs venv+pip {result['pip_warm_s']} s "
-              f"-> {result['speedup']}x (goal >= 10x)")
-        print(f"the whole `cuenv create cuda-12.1` command: {result['cli_warm_s']} s -> {result['cli_speedup']}x")
-        print(f"disk it adds: cuenv {result['cuenv_second_env_adds_mb']} MB ({result['cuenv_second_env_adds_pct']} %, goal < 5 %), "
-              f"pip {result['pip_second_env_adds_mb']} MB ({result['pip_second_env_adds_pct']} %)")
-        print(f"cold: cuenv {result['cuenv_cold_s']} s, pip {result['pip_cold_s']} s")
+        print(f"second environment of cuda-12.1 ({out['env_mb']} MB), warm cache, {args.pairs} interleaved pairs:")
+        print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
+        print(f"disk the second environment adds: {out['second_env_adds_mb']} MB ({out['second_env_adds_pct']} %)")
     return 0
 
 

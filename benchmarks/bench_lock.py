@@ -1,36 +1,28 @@
-"""Benchmark (issue 10): lock -> environment, warm caches, side by side in one run.
+"""Benchmark (issues 10, 29): lock -> environment, warm caches, against bare uv as interleaved pairs.
 
 `cuenv create --from-lock cuenv.lock` (the whole CLI: contract check, hash-verified install, layout,
-activation scripts) against the tools users would pick to turn a hash-pinned lock into an environment:
-`python -m venv` + `pip install --require-hashes -r requirements.txt`, and `uv venv` + `uv pip sync`.
-All three install the same locked wheels (the cuda-12.1 recipe: NVIDIA's cu12 runtime and nvcc wheels).
+activation scripts) against what a uv user types to turn the same hash-pinned wheels into an
+environment: `uv venv --python <same interpreter>` + `uv pip sync requirements.txt`, on the same uv
+cache. Pairs run A B A B ...; the figure is the median per-pair ratio with min and max (goal 1.3x).
 
-    python benchmarks/bench_lock.py [--repeat 5]
+    python benchmarks/bench_lock.py [--pairs 9]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import as_users_run  # benchmarks/ is the script's folder, first on sys.path
-
-
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+from common import HEADER, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=9)
     args = ap.parse_args()
     from uv import find_uv_bin
 
@@ -46,23 +38,22 @@ def main() -> None:
         reqs = root / "requirements.txt"
         reqs.write_text(subprocess.run([*cuenv, "export", "cuda-12.1", "--format", "requirements"], env=env, check=True,
                                        capture_output=True, text=True).stdout)
-        runs = {
-            "cuenv create --from-lock": lambda i: [*cuenv, "create", "--from-lock", str(root / "cuenv.lock"), "-n", f"c{i}"],
-            "python -m venv + pip --require-hashes": lambda i: ["sh", "-c",
-                f'"{sys.executable}" -m venv "{root}/p{i}" && "{root}/p{i}/bin/pip" install -q --no-deps '
-                f'--require-hashes -r "{reqs}"'],
-            "uv venv + uv pip sync": lambda i: ["sh", "-c",
-                f'"{uv}" venv -q --python "{sys.executable}" "{root}/u{i}" && "{uv}" pip sync -q '
-                f'--python "{root}/u{i}/bin/python" "{reqs}"'],
-        }
-        results = {}
-        for label, argv in runs.items():
-            timed(argv(0), env)  # warm that tool's cache
-            results[label] = statistics.median(timed(argv(i), env) for i in range(1, args.repeat + 1))
-    base = results["cuenv create --from-lock"]
-    print(f"lock -> environment, warm caches (median of {args.repeat})")
-    for label, s in results.items():
-        print(f"{label:<40} {s * 1000:8.0f} ms  {s / base:5.2f}x cuenv")
+        uv_cache = str(root / "cache" / "uv")  # cuenv's own uv cache: both sides warm on the same wheels
+        counter = iter(range(10**6))
+
+        def from_lock() -> float:
+            return time_command([*cuenv, "create", "--from-lock", str(root / "cuenv.lock"), "-n", f"c{next(counter)}", "-q"], env)
+
+        def uv_sync() -> float:
+            target = root / f"u{next(counter)}"
+            return time_command(["sh", "-c", f'"{uv}" venv -q --python "{sys.executable}" "{target}" && "{uv}" pip sync -q '
+                                 f'--python "{target}/bin/python" "{reqs}"'], dict(env, UV_CACHE_DIR=uv_cache))
+
+        result = paired("cuenv create --from-lock", from_lock, uv_sync, pairs=args.pairs, baseline="uv venv + uv pip sync",
+                        warmup=1)
+    print(f"lock -> environment, warm caches, {args.pairs} interleaved pairs:")
+    print(HEADER)
+    print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
 
 
 if __name__ == "__main__":

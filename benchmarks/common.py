@@ -1,4 +1,10 @@
-"""Helpers shared by the benchmarks: median wall time of a command, run side by side."""
+"""Helpers shared by the benchmarks: paired timing of whole commands (issue 29).
+
+A baseline measured at another moment than the command it is compared with inflates or flatters
+every ratio on a shared machine. So each comparison here runs its two sides as interleaved pairs
+(A B A B ...), takes the ratio within each pair, and reports the median of those ratios with its
+minimum and maximum, and the machine's load average before and after.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import os
 import statistics
 import subprocess
 import time
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
 
 
 def as_users_run(env: Mapping[str, str]) -> dict[str, str]:
@@ -16,22 +23,73 @@ def as_users_run(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def median_ms(argv: Sequence[str], *, runs: int = 21, env: Mapping[str, str] | None = None, warmup: int = 3) -> float:
-    """Median wall time of ``argv`` after ``warmup`` runs (which write the bytecode, as a first run does)."""
-    env = as_users_run(os.environ if env is None else env)
+def load() -> str:
+    """The 1-, 5- and 15-minute load averages, as the docs' tables record them."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # not every platform has it
+        return "n/a"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def time_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> float:
+    """Wall time of one run of ``argv`` in milliseconds, its output discarded."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t0) * 1000
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A against B over interleaved pairs: medians of each side and of the per-pair ratio A/B."""
+
+    label: str
+    baseline: str
+    a_ms: tuple[float, ...]
+    b_ms: tuple[float, ...]
+    load_before: str
+    load_after: str
+
+    @property
+    def ratios(self) -> list[float]:
+        return [a / b for a, b in zip(self.a_ms, self.b_ms)]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    def line(self) -> str:
+        r = self.ratios
+        return (f"{self.label:<40} {statistics.median(self.a_ms):>9.1f} {statistics.median(self.b_ms):>9.1f}"
+                f"  {self.ratio:>5.2f}x [{min(r):.2f}-{max(r):.2f}]  n={len(r)} load {self.load_before} -> {self.load_after}")
+
+
+HEADER = f"{'A (against B)':<40} {'A ms':>9} {'B ms':>9}  {'median A/B':>10} [min-max]"
+
+
+def paired(label: str, a: Callable[[], float], b: Callable[[], float], *, pairs: int, baseline: str, warmup: int = 2) -> Paired:
+    """Run ``a`` and ``b`` as ``pairs`` interleaved pairs, alternating which goes first (so neither
+    always runs on a cache the other just warmed); each returns its own wall time in ms."""
     for _ in range(warmup):
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        a(), b()
+    before = load()
+    a_ms: list[float] = []
+    b_ms: list[float] = []
+    for i in range(pairs):
+        if i % 2:
+            tb = b()
+            ta = a()
+        else:
+            ta = a()
+            tb = b()
+        a_ms.append(ta)
+        b_ms.append(tb)
+    return Paired(label, baseline, tuple(a_ms), tuple(b_ms), before, load())
 
 
-def report(title: str, rows: Sequence[tuple[str, float]], baseline: str) -> str:
-    base = dict(rows)[baseline]
-    lines = [title, f"{'command':<44} {'median ms':>10} {'ratio':>7}"]
-    for label, ms in rows:
-        lines.append(f"{label:<44} {ms:>10.1f} {ms / base:>7.2f}x")
-    return "\n".join(lines)
+def paired_commands(label: str, a: Sequence[str], b: Sequence[str], *, pairs: int, env: Mapping[str, str] | None = None,
+                    baseline: str = "") -> Paired:
+    """Two whole commands timed as interleaved pairs, as a user's shell runs them."""
+    run_env = as_users_run(os.environ if env is None else env)
+    return paired(label, lambda: time_command(a, run_env), lambda: time_command(b, run_env), pairs=pairs,
+                  baseline=baseline or " ".join(b))

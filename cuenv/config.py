@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
@@ -118,30 +119,31 @@ OPTIONS: Final = (
 )
 
 
-def _defaults() -> dict[str, Any]:
+def _user_dir(kind: str) -> Path:
+    """platformdirs' folder for cuenv; imported only when a setting falls back to it (start-up, issue 29)."""
     import platformdirs
 
-    config_dir = Path(platformdirs.user_config_dir("cuenv"))
-    return {
-        "home": Path(platformdirs.user_data_dir("cuenv")),
-        "cache_dir": Path(platformdirs.user_cache_dir("cuenv")),
-        "engine": "auto",
-        "recipe_dirs": (config_dir / "recipes",),
-        "prompt": True,
-        "auto_activate": False,
-        "mirrors": None,  # resolve() always computes it
-        "mirrors_from_tools": True,
-        "framework_index": FRAMEWORK_INDEXES[0],
-        "trusted_env_vars": (),
-    }
+    return Path(getattr(platformdirs, f"user_{kind}_dir")("cuenv"))
+
+
+# Each default is computed only when no flag, variable or file sets the value.
+_DEFAULTS: Final[dict[str, Callable[[], Any]]] = {
+    "home": lambda: _user_dir("data"),
+    "cache_dir": lambda: _user_dir("cache"),
+    "engine": lambda: "auto",
+    "recipe_dirs": lambda: (_user_dir("config") / "recipes",),
+    "prompt": lambda: True,
+    "auto_activate": lambda: False,
+    "mirrors_from_tools": lambda: True,
+    "framework_index": lambda: FRAMEWORK_INDEXES[0],
+    "trusted_env_vars": lambda: (),
+}
 
 
 def default_config_file(environ: Mapping[str, str]) -> Path:
     if environ.get("CUENV_CONFIG"):
         return _path(environ["CUENV_CONFIG"])
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("cuenv")) / "config.yaml"
+    return _user_dir("config") / "config.yaml"
 
 
 @dataclass(frozen=True)
@@ -152,12 +154,27 @@ class Settings:
     recipe_dirs: tuple[Path, ...]
     prompt: bool
     auto_activate: bool
-    mirrors: Mirrors
     mirrors_from_tools: bool
     framework_index: str
     config_file: Path
     trusted_env_vars: tuple[str, ...] = ()
-    sources: Mapping[str, str] = field(default_factory=dict)
+    static_sources: Mapping[str, str] = field(default_factory=dict)
+    # Mirrors are resolved on first use (issue 29): reading uv's, pip's and conda's settings costs
+    # every command that downloads nothing (list, check, use) a TOML and an INI parser. A bad mirror
+    # setting is reported by the first command that needs the mirrors, and by `cuenv config`.
+    mirror_inputs: tuple[Any, Any] = (None, None)
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def mirrors(self) -> Mirrors:
+        flag, file_value = self.mirror_inputs
+        return _resolve_mirrors(flag, self.environ, file_value, self.config_file, from_tools=self.mirrors_from_tools)
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Where each value came from; asking for it resolves the mirrors."""
+        mirrors = "; ".join(dict.fromkeys(r.source for r in self.mirrors.rules)) or "default"
+        return {**self.static_sources, "mirrors": mirrors}
 
     @property
     def envs_dir(self) -> Path:
@@ -199,7 +216,6 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: P
     """Settings from flags, then the environment, then the config file, then defaults."""
     path = config_file or default_config_file(environ)
     from_file = load_file(path)
-    defaults = _defaults()
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for opt in OPTIONS:
@@ -220,13 +236,11 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: P
             sources[opt.name] = source
             break
         else:
-            values[opt.name] = defaults[opt.name]
+            values[opt.name] = _DEFAULTS[opt.name]()
             sources[opt.name] = "default"
-    values["mirrors"] = _resolve_mirrors(flags.get("mirrors"), environ, from_file.get("mirrors"), path,
-                                         from_tools=values["mirrors_from_tools"])
-    sources["mirrors"] = "; ".join(dict.fromkeys(r.source for r in values["mirrors"].rules)) or "default"
     sources["config_file"] = "environment CUENV_CONFIG" if environ.get("CUENV_CONFIG") else "default"
-    return Settings(config_file=path, sources=sources, **values)
+    return Settings(config_file=path, static_sources=sources, mirror_inputs=(flags.get("mirrors"), from_file.get("mirrors")),
+                    environ=dict(environ), **values)
 
 
 def _resolve_mirrors(flag: Any, environ: Mapping[str, str], file_value: Any, path: Path, *, from_tools: bool) -> Mirrors:

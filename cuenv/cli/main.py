@@ -6,11 +6,8 @@ Start-up is kept light: only the chosen command's module is imported (STYLE.md Â
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
-from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Mapping, NoReturn, Sequence
 
@@ -48,13 +45,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
 class Context:
-    """What every command receives: parsed args, the environment, settings on demand."""
+    """What every command receives: parsed args, the environment, settings on demand.
 
-    args: argparse.Namespace
-    environ: Mapping[str, str]
-    _settings: Any = field(default=None, repr=False)
+    A plain class: ``dataclasses`` imports ``inspect``, which costs more than a bare interpreter's
+    start, and ``cuenv --help`` needs nothing else of it (issue 29)."""
+
+    __slots__ = ("_settings", "args", "environ")
+
+    def __init__(self, args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+        self.args = args
+        self.environ = environ
+        self._settings: Any = None
 
     @property
     def settings(self):  # noqa: ANN201 - cuenv.config.Settings, imported lazily
@@ -93,6 +95,8 @@ class _Parser(argparse.ArgumentParser):
                              hint="Run `cuenv --help` for the commands.")
         text = message[:1].upper() + message[1:].rstrip(".") + "."
         if word is not None:  # `--engine cnda`: the choices stay listed, the likely one is named
+            import re
+
             choices = re.findall(r"'([^']+)'", message.split("choose from", 1)[-1])
             text += did_you_mean(word, choices)
         raise UsageError(text, hint=f"Run `{user_prog(self.prog)} --help` for usage.")
@@ -157,8 +161,10 @@ def common_options() -> _Parser:
     return common
 
 
-def build_parser(only: str | None = None) -> _Parser:
-    """The parser; with ``only``, just that subcommand is configured (the start-up fast path)."""
+def build_parser(only: str | None = None, *, top_only: bool = False) -> _Parser:
+    """The parser. With ``only``, just that subcommand exists (the start-up fast path: argparse's
+    sub-parsers cost about 0.5 ms each, issue 29); with ``top_only``, none does (`cuenv --help`,
+    whose command list is the epilog)."""
     common = common_options()
     from cuenv.cli.usage import EXAMPLES, command_help
 
@@ -172,12 +178,13 @@ def build_parser(only: str | None = None) -> _Parser:
     parser.add_argument("--version", action="version", version=f"cuenv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
+        if top_only or (only is not None and name != only):
+            continue
         if help_text == argparse.SUPPRESS:
             p = sub.add_parser(name, parents=[common])
         else:
             p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        if only is None or only == name:
-            import_module(f"cuenv.commands.{module}").configure(p, name)
+        import_module(f"cuenv.commands.{module}").configure(p, name)
     return parser
 
 
@@ -201,6 +208,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 def _emit(data: Any, text: str, as_json: bool) -> None:
     if as_json:
+        import json  # on use: most runs print text (start-up, issue 29)
+
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
     elif text:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -238,7 +247,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 0
     try:
         wanted = _command_in(argv)
-        parser = build_parser(wanted)
+        parser = build_parser(wanted, top_only=argv in (["--help"], ["-h"]))
         args, extras = parser.parse_known_args(argv)
         if extras:
             raise _unrecognized(parser, args, extras)

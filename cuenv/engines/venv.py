@@ -183,6 +183,27 @@ def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
     return pins or None
 
 
+def _pinned_solve_file(cache_dir: Path, question: list[str]) -> Path:
+    """Where the answer to one exactly pinned solve is kept: named by the requirements and every
+    option uv was given (Python, platform, indexes, find-links), temporary paths left out."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps(question).encode()).hexdigest()[:32]
+    return cache_dir / "solves" / f"{key}.pylock.toml"
+
+
+def _keep_pinned_solve(path: Path, text: str) -> None:
+    if path.is_file():
+        return
+    from cuenv import atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, text)
+    except OSError:  # a read-only cache: solving again next time is the only cost
+        pass
+
+
 def requirements_lines(packages: Iterable[Package], *, mirrors: Mirrors | None = None) -> str:
     """The exact artifacts as pip requirements, hashes required (pip and uv read the same file).
 
@@ -376,17 +397,26 @@ class VenvEngine(Engine):
             if pins:
                 # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
                 # again (0.07 s instead of 0.3 s here). Used only when the answer is exactly the pins, so
-                # the result is the one the index would give; anything else asks the index.
-                done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
-                if done.returncode == 0:
-                    found = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
-                                            named=bool(request.index_urls))
+                # the result is the one the index would give; anything else asks the index. The answer is
+                # kept in cuenv's cache too, keyed by everything uv was asked: a second environment of
+                # the same pins starts no solver at all (uv's start and interpreter query alone were a
+                # third of a warm create, issue 29).
+                kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)])
+                text = kept.read_text(encoding="utf-8") if kept.is_file() else None
+                if text is None:
+                    done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
+                    text = out.read_text(encoding="utf-8") if done.returncode == 0 and out.is_file() else None
+                if text is not None:
+                    found = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
                     if {canonical(p.name): p.version for p in found} == pins:
                         packages = found
+                        _keep_pinned_solve(kept, text)
             if packages is None:
                 self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
-                packages = self._canonical(parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from),
-                                           named=bool(request.index_urls))
+                text = out.read_text(encoding="utf-8")
+                packages = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
+                if pins and {canonical(p.name): p.version for p in packages} == pins:
+                    _keep_pinned_solve(_pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]), text)
         check_requested_hashes(packages, request.hashes)
         return packages
 

@@ -18,7 +18,6 @@ The hook (shell/cuenv.sh, shell/cuenv.fish) spells the same names in shell; a te
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Final
@@ -69,6 +68,8 @@ def write_solution(prefix: Path, solution_json: Any) -> str:
     """Write the environment's own lock; returns its hash (``sha256:...``), which meta records."""
     text = json.dumps(solution_json, indent=2, sort_keys=True) + "\n"
     atomic.write_text(solution_path(prefix), text, durable=True)
+    import hashlib  # on use: OpenSSL's load is a few ms of every start-up (issue 29)
+
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

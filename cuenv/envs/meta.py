@@ -6,7 +6,6 @@ verdict and the lockfile read it through the functions here.
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
@@ -44,6 +43,8 @@ def layout_from_json(data: Mapping[str, Any]) -> CudaLayout:
 
 
 def now() -> str:
+    import datetime as _dt  # on use (start-up, issue 29)
+
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 

@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -223,6 +222,8 @@ class Store:
         if not self.owns(name):
             raise NotOurs(path)
         self.mark_incomplete(name)  # a half-deleted environment must never look usable
+        import shutil  # on use (start-up, issue 29)
+
         shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
         self._release(name)
 

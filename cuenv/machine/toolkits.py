@@ -63,14 +63,27 @@ def parse_nvcc_version(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+# (path, mtime, size) -> release: one `nvcc --version` per binary and process. `create` asked the
+# same system nvcc twice (its note and its summary), about 60 ms each (issue 29).
+_ASKED: dict[tuple[str, int, int], str | None] = {}
+
+
 def _nvcc_version(nvcc: Path, environ: Mapping[str, str]) -> str | None:
     from cuenv import runner
 
     try:
-        out = runner.run([nvcc, "--version"], timeout=NVCC_TIMEOUT, env=environ)
-    except ToolError:
+        st = nvcc.stat()
+    except OSError:
         return None
-    return parse_nvcc_version(out.stdout)
+    key = (str(nvcc), st.st_mtime_ns, st.st_size)
+    if key not in _ASKED:
+        try:
+            out = runner.run([nvcc, "--version"], timeout=NVCC_TIMEOUT, env=environ)
+        except ToolError:
+            _ASKED[key] = None
+        else:
+            _ASKED[key] = parse_nvcc_version(out.stdout)
+    return _ASKED[key]
 
 
 def _is_toolkit(path: Path) -> bool:

@@ -1,0 +1,68 @@
+"""What each everyday command imports (issue 29): counted in modules, never timed.
+
+Start-up is guarded here by what a command loads, so that a heavy import slipping into `--help`,
+`list` or `check` fails a test on any machine, loaded or not; the time itself is measured by
+benchmarks/bench_startup.py as paired runs against `python -c pass`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Modules a command must not load: each costs more than it is worth on that path (measured with
+# `python -X importtime`): the TUI, the solvers, the YAML parser, the mirror settings of uv/pip/conda
+# (TOML and INI readers), and `dataclasses`, which imports `inspect` (as much CPU as a bare start).
+HEAVY = ("textual", "rich", "rattler", "yaml", "tomllib", "configparser", "cuenv.engines.mirrors", "dataclasses", "hashlib")
+
+PROBE = """
+import json, sys
+sys.argv = ["cuenv", *json.loads(sys.argv[1])]
+from cuenv.cli import main as m
+try:
+    m.main(sys.argv[1:])
+finally:
+    sys.__stdout__.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def _modules(argv: list[str], env: dict[str, str]) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv)], capture_output=True, text=True, env=env, check=False)
+    line = next(x for x in done.stdout.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    import os
+
+    return dict(os.environ, CUENV_HOME=str(tmp_path / "home"), CUENV_CONFIG=str(tmp_path / "none.yaml"))
+
+
+@pytest.mark.parametrize(("argv", "allowed"), [
+    (["--help"], set()),
+    (["list"], {"dataclasses"}),  # the environments' records are dataclasses (issue 24 types them)
+])
+def test_everyday_commands_load_nothing_heavy(argv, allowed, env):
+    loaded = _modules(argv, env)
+    assert not (set(HEAVY) - allowed) & loaded, sorted((set(HEAVY) - allowed) & loaded)
+
+
+def test_help_builds_no_subcommand_parser(env):
+    """`cuenv --help` lists the commands from a static table: no command module is imported."""
+    loaded = _modules(["--help"], env)
+    assert not {m for m in loaded if m.startswith("cuenv.commands.")}
+
+
+def test_a_command_configures_only_its_own_parser(env):
+    loaded = _modules(["list"], env)
+    assert {m for m in loaded if m.startswith("cuenv.commands.")} == {"cuenv.commands.list_"}
+
+
+def test_check_of_a_recipe_resolves_no_mirrors(env):
+    """`cuenv check RECIPE` downloads nothing: uv's, pip's and conda's settings are not read."""
+    loaded = _modules(["check", "cuda-12.1", "--driver", "550.54.14", "--cc", "8.6"], env)
+    assert not {"cuenv.engines.mirrors", "configparser", "textual", "rattler"} & loaded
