@@ -209,13 +209,14 @@ def framework_route(settings: Settings, request: Request, cuda: str | None) -> R
     """Where a framework recipe's wheels come from: PyPI where PyPI's build of that version is the
     recipe's CUDA build (read from the wheel's metadata), else the vendor index (``framework_index``).
     None for anything that is not one exact framework pin on a vendor index."""
-    from cuenv.engines import pypiroute
     from cuenv.engines.mirrors import PYPI_SIMPLE
-    from cuenv.envs.meta import FRAMEWORK_PACKAGES
 
     vendor = tuple(u.rstrip("/") for u in request.index_urls)
     if not cuda or not vendor or PYPI_SIMPLE in vendor:
         return None
+    from cuenv.engines import pypiroute  # only a vendor-index request pays for it (start-up, issue 29)
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+
     pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
     if pinned is None:
         return None
