@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "uv_ms_median": round(statistics.median(result.b_ms), 1),
         "ratio_median": round(result.ratio, 2), "ratio_min": round(min(result.ratios), 2), "ratio_max": round(max(result.ratios), 2),
         "pairs": args.pairs, "load_before": result.load_before, "load_after": result.load_after,
-        "env_mb": round(first / 1e6, 1), "second_env_adds_mb": round(added / 1e6, 2),
+        "env_mb": round(first / 1e6, 1), "second_env_adds_kb": round(added / 1e3, 1),
         "second_env_adds_pct": round(100 * added / first, 2),
     }
     if args.json:
@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"second environment of cuda-12.1 ({out['env_mb']} MB), warm cache, {args.pairs} interleaved pairs:")
         print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
-        print(f"disk the second environment adds: {out['second_env_adds_mb']} MB ({out['second_env_adds_pct']} %)")
+        print(f"disk the second environment adds: {out['second_env_adds_kb']} kB ({out['second_env_adds_pct']} %), "
+              f"hardlinked files counted once")
     return 0
 
 
