@@ -24,9 +24,12 @@ from cuenv.envs.store import Store, validate_name
 from cuenv.errors import UsageError
 from cuenv.lock.foreign.stack import Derived, derive
 
-KINDS = ("conda", "venv")
-# Engines that read (and, only when the user asks, change) each kind of prefix.
-ENGINE_OF = {"conda": "rattler", "venv": "venv"}
+KINDS = ("conda", "venv", "python")
+# Engines that read (and, only when the user asks, change) each kind of prefix; a plain Python
+# installation (a cloud image's /usr, a pyenv version) is read like a venv.
+ENGINE_OF = {"conda": "rattler", "venv": "venv", "python": "venv"}
+_SITE_GLOBS = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "local/lib/python3*/dist-packages",
+               "local/lib/python3*/site-packages")
 _MAX_DEPTH = 4  # how deep discovery looks for .venv / .pixi under a folder
 _SKIP = frozenset({"node_modules", ".git", "site-packages", "__pycache__", ".tox", ".nox"})
 
@@ -51,12 +54,20 @@ class Candidate:
 
 
 def kind_of(path: Path) -> str | None:
-    """conda for a folder with conda-meta/, venv for one with pyvenv.cfg, else None."""
+    """conda for a folder with conda-meta/, venv for one with pyvenv.cfg, python for an interpreter's
+    own prefix (bin/python3 and a site-packages or dist-packages folder), else None."""
     if (path / "conda-meta").is_dir():
         return "conda"
     if (path / "pyvenv.cfg").is_file():
         return "venv"
+    if any((path / "bin").glob("python3*")) and site_dirs(path):
+        return "python"
     return None
+
+
+def site_dirs(prefix: Path) -> list[Path]:
+    """Where a prefix's Python keeps installed distributions (Debian's dist-packages included)."""
+    return sorted({p for pattern in _SITE_GLOBS for p in prefix.glob(pattern) if p.is_dir()})
 
 
 def _python_version(prefix: Path, kind: str) -> str | None:
@@ -69,7 +80,7 @@ def _python_version(prefix: Path, kind: str) -> str | None:
             key, _, value = line.partition("=")
             if key.strip() in ("version", "version_info") and value.strip():
                 return ".".join(value.strip().split(".")[:2])
-    found = sorted(prefix.glob("lib/python3.*/site-packages"))
+    found = [d for d in site_dirs(prefix) if d.parent.name.startswith("python3.")]
     return found[0].parent.name.removeprefix("python") if found else None
 
 
@@ -77,7 +88,7 @@ def _wheels(prefix: Path) -> tuple[Package, ...]:
     from cuenv.engines.venv import dist_info_package
 
     out = []
-    for site in sorted(prefix.glob("lib/python3*/site-packages")):
+    for site in site_dirs(prefix):
         for dist in sorted(site.glob("*.dist-info")):
             pkg = dist_info_package(dist)
             if pkg is not None and pkg.version:
@@ -94,25 +105,25 @@ def _platform() -> str:
 def inspect(prefix: Path, *, label: str) -> Found:
     """Read an existing prefix without writing to it. Raises UsageError when it is neither kind."""
     from cuenv.engines.condaprefix import conda_layout, read_conda_meta
-    from cuenv.engines.venv import nvidia_components, site_packages
+    from cuenv.engines.venv import nvidia_components
 
     prefix = prefix.absolute()
     kind = kind_of(prefix)
     if kind is None:
-        raise UsageError(f"{prefix} is neither a conda environment (no conda-meta folder) nor a virtualenv (no pyvenv.cfg).",
+        raise UsageError(f"{prefix} is neither a conda environment (no conda-meta folder), a virtualenv (no pyvenv.cfg) "
+                         "nor a Python installation (bin/python3 and site-packages).",
                          hint="Name the environment's root folder, the one with conda-meta/ or pyvenv.cfg in it; "
                               "`cuenv adopt --scan DIR` lists the ones under DIR.")
     # A conda prefix's pip layer counts too: what Python imports decides (issue 25 §2).
     packages = (read_conda_meta(prefix) if kind == "conda" else ()) + _wheels(prefix)
-    site = site_packages(prefix)
-    nvidia = nvidia_components(site) if site else ()
+    nvidia = tuple(c for site in site_dirs(prefix) for c in nvidia_components(site))
     if kind == "conda":
         base = conda_layout(prefix)
         layout = CudaLayout(prefix=prefix, kind="conda", bin_dirs=base.bin_dirs,
                             lib_dirs=(*base.lib_dirs, *[c / "lib" for c in nvidia if (c / "lib").is_dir()]),
                             include_dirs=base.include_dirs, cuda_home=base.cuda_home)
     else:
-        layout = CudaLayout(prefix=prefix, kind="venv",
+        layout = CudaLayout(prefix=prefix, kind="venv",  # a venv, or an interpreter's own prefix
                             bin_dirs=(prefix / "bin", *[c / "bin" for c in nvidia if (c / "bin").is_dir()]),
                             lib_dirs=tuple(c / "lib" for c in nvidia if (c / "lib").is_dir()),
                             include_dirs=tuple(c / "include" for c in nvidia if (c / "include").is_dir()),
