@@ -140,7 +140,7 @@ function __cuenv_fingerprint
     set -l d -
     test -r /proc/sys/kernel/random/boot_id; and read b </proc/sys/kernel/random/boot_id
     test -r /proc/driver/nvidia/version; and read d </proc/driver/nvidia/version
-    set -g __cuenv_fp "$b|$d|$CUENV_DRIVER|$CUENV_GPUS|$CONDA_OVERRIDE_CUDA"
+    set -g __cuenv_fp "$b|$d|$CUENV_DRIVER|$CUENV_GPUS|$CONDA_OVERRIDE_CUDA|$CUENV_TARGET_DRIVER|$CUENV_TARGET_GPUS"
 end
 
 # Print the cached findings; return 1 to refuse (--strict and an error).

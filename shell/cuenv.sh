@@ -135,7 +135,7 @@ __cuenv_fingerprint() {
     __cuenv_d=-
     if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= \builtin read -r __cuenv_b </proc/sys/kernel/random/boot_id || :; fi
     if [ -r /proc/driver/nvidia/version ]; then IFS= \builtin read -r __cuenv_d </proc/driver/nvidia/version || :; fi
-    __cuenv_fp="$__cuenv_b|$__cuenv_d|${CUENV_DRIVER-}|${CUENV_GPUS-}|${CONDA_OVERRIDE_CUDA-}"
+    __cuenv_fp="$__cuenv_b|$__cuenv_d|${CUENV_DRIVER-}|${CUENV_GPUS-}|${CONDA_OVERRIDE_CUDA-}|${CUENV_TARGET_DRIVER-}|${CUENV_TARGET_GPUS-}"
     \return 0
 }
 

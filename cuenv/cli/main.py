@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "will a recipe, environment or installed build run on this (or another) machine?"),
     "suggest": ("suggest", "the best recipe for this (or another) machine"),
     "create": ("create", "create a named environment from a recipe"),
+    "adopt": ("adopt", "register an existing conda environment or venv (it is read, never changed)"),
     "list": ("list_", "list environments"),
     "remove": ("remove", "remove an environment"),
     "run": ("run", "run a command inside an environment"),

@@ -12,7 +12,7 @@ from typing import Final, Iterable, Mapping
 # holds this to cuenv.cli.main.COMMANDS); internal commands (shell-env) are in none.
 GROUPS: Final = (
     ("This machine and the recipes", ("info", "recipes", "check", "suggest", "doctor")),
-    ("Environments", ("create", "list", "run", "test", "remove", "tui")),
+    ("Environments", ("create", "adopt", "list", "run", "test", "remove", "tui")),
     ("This shell", ("use", "deactivate", "shell-init", "init", "allow", "deny")),
     ("Reproduce and ship", ("lock", "sync", "export", "image", "pack", "unpack")),
     ("cuenv itself", ("config", "completion")),
@@ -59,8 +59,17 @@ def close_matches(word: str, choices: Iterable[str], *, n: int = 3) -> list[str]
     return found
 
 
+# Words other tools use for a cuenv command (conda activate, pixi shell ...): said before spelling guesses,
+# which found `deactivate` for `activate` (issue 30 §4).
+SYNONYMS: Final = {"activate": "use", "shell": "use", "env": "list", "envs": "list", "rm": "remove",
+                   "delete": "remove", "freeze": "lock"}
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' Did you mean X?' (or ' ... X or Y?'), or '' when nothing is close."""
+    choices = list(choices)
+    if SYNONYMS.get(word) in choices:
+        return f" Did you mean {SYNONYMS[word]}?"
     found = close_matches(word, choices)
     return f" Did you mean {' or '.join(found)}?" if found else ""
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
-from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
+from cuenv.knowledge.stack import NO_GPU_HERE, SEVERITIES, Finding, Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:
@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("target", metavar="TARGET",
+    parser.add_argument("target", metavar="TARGET", nargs="?",
                         help="what to check: a recipe, an environment, a package spec such as torch==2.1.0+cu121,"
                              " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
                              " a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read,"
                              " a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock),"
                              " or a project's environment.yml or requirements.txt")
+    parser.add_argument("--all", action="store_true",
+                        help="every environment, built or adopted, one verdict a line (for this machine or the one described)")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
@@ -141,10 +143,6 @@ def _environment(text: str, ctx: Context) -> EnvRecord | None:
     return store.get(text) if store.path(text).is_dir() else None
 
 
-# Table findings that the files answer better: once kernels were read, their findings stand instead.
-_SUPERSEDED = frozenset({"arch-unknown"})
-
-
 def _derived_note(text: str, ctx: Context) -> str | None:
     """The note of a recipe version read from PyPI on the fly (cuenv.recipes.beyond), if the target is one."""
     if "@" not in text:
@@ -163,6 +161,16 @@ def run(ctx: Context) -> Result:
     from cuenv.knowledge.compat import check, describe_machine, verdict
     from cuenv.lock.io import is_lockfile
 
+    if ctx.args.all or not ctx.args.target:
+        if ctx.args.all and ctx.args.target:
+            raise UsageError("--all checks every environment; it takes no TARGET.",
+                             hint=f"`cuenv check {ctx.args.target}` checks that one, `cuenv check --all` all of them.")
+        if not ctx.args.all:
+            raise UsageError("Name what to check, or --all for every environment.",
+                             hint="`cuenv check torch-cu121`, `cuenv check ./environment.yml` or `cuenv check --all`.")
+        from cuenv.commands.check_all import run_all
+
+        return run_all(ctx)
     if is_lockfile(ctx.args.target):
         return _check_lockfile(ctx)
     found = project_file(ctx.args.target, ctx)
@@ -179,12 +187,17 @@ def run(ctx: Context) -> Result:
     if ctx.args.gcc:
         versions.Dotted.parse(ctx.args.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
-    kernels = _kernels(ctx, target, path, machine)
-    findings = check(stack, machine, gcc=ctx.args.gcc) if stack is not None else []
-    if kernels is not None:
-        if any(lib.modules for lib in kernels.libraries):
-            findings = [f for f in findings if f.code not in _SUPERSEDED]
-        findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
+    record = _environment(target, ctx) if path is None else None
+    kernels: Assessment | None
+    if record is not None:  # one judgement for `check NAME` and `check --all` (cuenv.envs.kernels)
+        from cuenv.envs.kernels import judge
+
+        findings, kernels = judge(record, machine, cache_dir=ctx.settings.cache_dir, gcc=ctx.args.gcc)
+    else:
+        kernels = _kernels(ctx, path, machine)
+        findings = check(stack, machine, gcc=ctx.args.gcc) if stack is not None else []
+        if kernels is not None:
+            findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
     data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
     if kernels is not None:
@@ -257,29 +270,26 @@ def _check_lockfile(ctx: Context) -> Result:
                   exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def _kernels(ctx: Context, target: str, path: Path | None, machine: Machine) -> Assessment | None:
-    """What the files carry: of the path, or of the environment TARGET names; None for recipes and specs."""
-    cache = ctx.settings.cache_dir
-    if path is not None:
-        from cuenv.binaries.assess import assess
-        from cuenv.binaries.scan import scan
-
-        report = scan(path, cache_dir=cache)
-        if report.problems:  # the target itself is unreadable (not a zip): bad input, not a finding
-            raise UsageError(report.problems[0] + ".", hint="Download or build it again, or give a shared object or a folder.")
-        return assess(report, machine)
-    record = _environment(target, ctx)
-    if record is None:
+def _kernels(ctx: Context, path: Path | None, machine: Machine) -> Assessment | None:
+    """What the files at ``path`` carry; None for recipes and specs."""
+    if path is None:
         return None
-    from cuenv.envs.kernels import assess_environment
+    from cuenv.binaries.assess import assess
+    from cuenv.binaries.scan import scan
 
-    return assess_environment(record, machine, cache_dir=cache)
+    report = scan(path, cache_dir=ctx.settings.cache_dir)
+    if report.problems:  # the target itself is unreadable (not a zip): bad input, not a finding
+        raise UsageError(report.problems[0] + ".", hint="Download or build it again, or give a shared object or a folder.")
+    return assess(report, machine)
 
 
 def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None,
            extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
+    errors = {f.code for f in findings if f.severity == "error"}
+    if errors and errors <= NO_GPU_HERE:  # a GPU-less machine: nothing to judge by (issue 30 §4)
+        state = "unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)"
     if ok and any(f.code == "kernels-not-checked" for f in findings):
         state = "kernels listed, not checked"
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]

@@ -37,7 +37,7 @@ def _env_info(ctx: Context, name: str) -> Result:
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
     from cuenv.envs import cudatools
 
-    data = {"name": name, "path": str(record.path), "status": state, "reason": reason, "installed": cudatools.facts(meta),
+    data = {"name": name, "path": str(record.prefix), "status": state, "reason": reason, "installed": cudatools.facts(meta),
             "nvcc": _nvcc_line(meta), "shims_dir": str(record.target().shims_dir or "") or None,
             "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
     return Result(data=data, text=_render_env(data))

@@ -25,7 +25,7 @@ def _row(record, ctx) -> dict:
     fw = meta.get("framework") or {}
     return {
         "name": record.name,
-        "path": str(record.path),
+        "path": str(record.prefix),
         "recipe": (meta.get("recipe") or {}).get("name"),
         "engine": meta.get("engine"),
         "cuda": real["cuda"],

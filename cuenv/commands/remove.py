@@ -35,14 +35,16 @@ def run(ctx: Context) -> Result:
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
             return Result(data={"removed": []}, text="Nothing removed.", exit_code=1)
-    removed = []
+    removed, lines = [], []
     for record in records:
         with store.locked(record.name):
-            store.remove(record.name)
+            store.remove(record.name)  # an adopted environment's folder holds only cuenv's records
         removed.append(record.name)
+        lines.append(f"Forgot {record.name}; its folder {record.prefix} is left as it was." if record.adopted
+                     else f"Removed {record.name}.")
     if still_active:  # --force without the hook: this shell still points into the removed folder
         sys.stderr.write(f"warning: {still_active} was active here; run `cuenv deactivate` in this shell.\n")
-    return Result(data={"removed": removed}, text="\n".join(f"Removed {n}." for n in removed), report=True)
+    return Result(data={"removed": removed}, text="\n".join(lines), report=True)
 
 
 def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool, yes: bool = False) -> str | None:

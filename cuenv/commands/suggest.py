@@ -125,6 +125,13 @@ def run(ctx: Context) -> Result:
         "reasoning": reasoning,
     }
     head = f"best {framework} build: {best.label}" if best else f"no {framework} build runs on this machine"
+    if best is None and machine.driver is None:
+        # A GPU-less machine (login node, CI runner) rules nothing out by itself: say what it can't tell (issue 30 §4).
+        head = f"no NVIDIA driver here, so no {framework} build can be confirmed on this machine"
+        reasoning = [*reasoning, "name the GPU machine to suggest for, e.g. "
+                     f"`cuenv suggest {ctx.args.framework or 'torch'} --driver 550.54.14 --gpu 'NVIDIA A100-SXM4-80GB'`, "
+                     "or set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS"]
+        data["reasoning"] = reasoning
     text = "\n".join([head] + [f"  {line}" for line in reasoning])
     if found:
         need, closest, _ = found

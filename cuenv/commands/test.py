@@ -45,5 +45,13 @@ def run(ctx: Context) -> Result:
     ok = done.returncode == 0
     data = {"name": ctx.args.name, "ok": ok, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
     verdict_line = f"smoke test of {ctx.args.name}: {'passed' if ok else f'failed (exit {done.returncode})'}"
+    if not ok:
+        from cuenv.machine.driver import detect
+
+        if detect(ctx.environ, cache_dir=ctx.settings.cache_dir).driver is None:  # expected on a GPU-less machine (issue 30 §4)
+            verdict_line += ("\nnote: this machine has no NVIDIA driver, so a smoke test's GPU step cannot pass here; "
+                             "what it printed before failing (imports, runtime and compiler versions) is what can be checked "
+                             "without a GPU.")
+            data["no_gpu_here"] = True
     text = "\n".join(x for x in (done.stdout.rstrip(), done.stderr.rstrip() if not ok else "", verdict_line) if x)
     return Result(data=data, text=text, exit_code=EXIT_OK if ok else EXIT_PROBLEMS)

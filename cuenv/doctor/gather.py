@@ -532,8 +532,8 @@ def examine(settings: Settings, environ: Mapping[str, str], *, name: str | None 
 
 
 def _kernels(record, cache_dir: Path | None):  # noqa: ANN001, ANN202 - EnvRecord | None -> ScanReport | None
-    if record is None or not Path(record.path).is_dir():
+    if record is None or not Path(record.prefix).is_dir():
         return None
     from cuenv.binaries.scan import scan
 
-    return scan(Path(record.path), cache_dir=cache_dir)
+    return scan(Path(record.prefix), cache_dir=cache_dir)

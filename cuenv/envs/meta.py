@@ -80,6 +80,51 @@ def build_meta(plan: CreatePlan, *, layout, fingerprint: str, size: int, lock_ha
     }
 
 
+def adopted_meta(*, name: str, prefix: Path, kind: str, engine: str, python: str | None, platform: str, stack: Stack,
+                 evidence: Sequence[str], conflicts: Sequence[str], packages: Sequence[Any], layout: CudaLayout,
+                 lock_hash: str) -> dict[str, Any]:
+    """The meta of an environment cuenv did not build (cuenv.envs.adopt): the same format, with an
+    ``adopted`` block naming the prefix it lives in and how its stack was read."""
+    return {
+        "schema": SCHEMA,
+        "name": name,
+        "recipe": {"name": "adopted", "version": None},
+        "adopted": {"prefix": str(prefix), "kind": kind, "evidence": list(evidence), "conflicts": list(conflicts),
+                    "adopted": now()},
+        "engine": engine,
+        "engine_reason": f"adopted {kind} environment",
+        "python": python,
+        "platform": platform,
+        "cuda": stack.cuda,
+        "cudnn": stack.cudnn,
+        "framework": {"name": stack.framework, "version": stack.framework_version} if stack.framework else None,
+        "stack": {
+            "label": name, "cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass),
+            "ptx": list(stack.ptx), "has_nvcc": stack.has_nvcc, "os": list(stack.os),
+            "framework": stack.framework, "framework_version": stack.framework_version, "variant": stack.variant,
+        },
+        "resolved": resolved_versions(packages),
+        "requested": [],
+        "created": now(),
+        "cuenv_version": __version__,
+        "validation": {"fingerprint": "", "findings": []},  # judged on first use, for the machine then
+        "layout": layout_to_json(layout),
+        "env_vars": {},
+        "activate_scripts": [],
+        "smoke_test": None,
+        "size_bytes": None,
+        "lock_hash": lock_hash,
+    }
+
+
+def adopted_prefix(meta: Mapping[str, Any]) -> Path | None:
+    """Where an adopted environment really lives; None for one cuenv built (its folder is its prefix)."""
+    adopted = meta.get("adopted")
+    if isinstance(adopted, Mapping) and isinstance(adopted.get("prefix"), str) and adopted["prefix"]:
+        return Path(adopted["prefix"])
+    return None
+
+
 def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
     s = meta.get("stack")
     if not isinstance(s, Mapping) or "cuda" not in s:

@@ -71,6 +71,18 @@ class EnvRecord:
     def meta_dir(self) -> Path:
         return self.path / META_DIR
 
+    @property
+    def prefix(self) -> Path:
+        """Where the environment's packages are: its own folder, or an adopted prefix elsewhere
+        (cuenv.envs.adopt), which cuenv reads and never writes unless asked."""
+        from cuenv.envs.meta import adopted_prefix
+
+        return adopted_prefix(self.meta) or self.path
+
+    @property
+    def adopted(self) -> bool:
+        return self.prefix != self.path
+
     def layout(self) -> CudaLayout:
         return layout_from_json(self.meta["layout"])
 

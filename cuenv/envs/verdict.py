@@ -20,7 +20,7 @@ from cuenv import atomic
 from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
 from cuenv.envs.store import EnvRecord
-from cuenv.knowledge.stack import Finding
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding
 from cuenv.machine.fingerprint import fingerprint
 
 
@@ -55,8 +55,20 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     write(record.meta_dir, fp, lines_for(findings))
 
 
+def no_gpu_here(findings: Sequence[Finding]) -> bool:
+    """True when the only errors say this machine has no driver or GPU to judge (a login node, a CI
+    runner): building and activating there is normal (issue 30 §4), so it is no failure of the stack."""
+    errors = {f.code for f in findings if f.severity == "error"}
+    return bool(errors) and errors <= NO_GPU_HERE
+
+
 def lines_for(findings: Sequence[Finding]) -> list[str]:
-    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error)."""
+    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error).
+    On a machine without a GPU, one line instead of an error and its hint on every activation (issue 30
+    §4); it stays an error, so `use --strict` still refuses what it cannot confirm."""
+    if no_gpu_here(findings):
+        return ["error: no NVIDIA driver here, so cuenv cannot judge this environment on this machine "
+                "(set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS to judge it for the GPU machine it is for)."]
     out = []
     for f in findings:
         if f.severity not in ("error", "warning"):
@@ -94,10 +106,13 @@ def worst(findings: Sequence[Finding]) -> str:
 
 
 def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> tuple[str, str]:
-    """(ok | warning | error | incomplete, the short reason: the first such finding's code)."""
+    """(ok | warning | error | unknown | incomplete, the short reason: the first such finding's code).
+    ``unknown``, "no GPU here": this machine has no driver to judge by (issue 30 §4)."""
     if not record.complete:
         return "incomplete", "interrupted or failed create"
     findings = findings_for(record, environ, cache_dir)
+    if no_gpu_here(findings):
+        return "unknown", "no GPU here"
     state = worst(findings)
     reason = next((f.code for f in findings if f.severity == state), "")
     return state, reason

@@ -51,11 +51,11 @@ def module_spec(source: ExportSource) -> ModuleSpec:
         f"Framework: {framework.get('name')} {framework.get('version') or ''}".rstrip() if framework.get("name") else "",
         f"Driver: >= {driver}" if driver else "",
         f"GPUs: compute capability {', '.join(stack.get('sass') or ())}" if stack.get("sass") else "",
-        f"Prefix: {record.path}",
+        f"Prefix: {record.prefix}",
     ]
     help_text = "\n".join([
         f"cuenv environment {record.name} ({stack.get('label') or record.name}, CUDA {cuda}), built by cuenv at",
-        f"  {record.path}",
+        f"  {record.prefix}",
         "Loading it puts the environment's tools and CUDA libraries first on PATH and LD_LIBRARY_PATH,",
         "takes other CUDA toolkits off them (unload puts them back) and sets CUDA_HOME.",
         "It is in the module family 'cuda': one CUDA stack at a time.",
@@ -64,7 +64,7 @@ def module_spec(source: ExportSource) -> ModuleSpec:
     ]).rstrip("\n")
     return ModuleSpec(
         name=record.name,
-        prefix=str(record.path),
+        prefix=str(record.prefix),
         prepend=tuple((e.var, e.prepend) for e in plan.paths if e.prepend),
         set=plan.set,
         whatis=tuple(r for r in rows if r),

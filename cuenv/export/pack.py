@@ -85,7 +85,7 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
     raw_lock = folder.read_solution_text(record.path)
     solution = Solution.from_json(json.loads(raw_lock))
     manifest: dict[str, Any] = {
-        "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.path),
+        "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.prefix),
         "cuenv_version": __version__, "meta": meta, "lock": raw_lock,
     }
     if kind == "conda" and any(p.kind == "pypi" for p in solution.packages):
@@ -100,7 +100,7 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
             if kind == "conda":
                 payload = Path(tmp) / CONDA_PAYLOAD
                 manifest["method"] = "conda-pack"
-                manifest["added"] = _conda_pack(record.path, payload)
+                manifest["added"] = _conda_pack(record.prefix, payload)
                 files = [(CONDA_PAYLOAD, payload)]
             elif kind == "venv":
                 manifest["method"] = "wheels"

@@ -225,8 +225,12 @@ class _Checker:
         else:
             text = f"Install an NVIDIA driver that supports CUDA {cuda}"
         if none_found:
-            # a command that exists with these flags (issue 17 §4): `use` and `create` have none of them
-            return text + ", or check it for another machine: `cuenv check TARGET --driver VERSION --cc X.Y`."
+            # a command that exists and runs as written (issues 17 §4, 30 §4): the stack's CUDA and the
+            # driver it needs, not placeholders (`cuda==X.Y` is a target every check accepts)
+            need = full or floor
+            if need:
+                return text + f", or check its CUDA for a machine with that driver: `cuenv check cuda=={cuda} --driver {need}`."
+            return text + "."
         return self._nearest(text)
 
     # -- GPU -> arch list ----------------------------------------------------------------------
@@ -357,8 +361,20 @@ class _Checker:
         alt = nearest_build(self.stack, self.machine)
         if alt is None:
             return first + "."
-        # a build, not a recipe name: the command that shows it is `cuenv check` (issue 17 §4)
-        return f"{first}, or use the build {alt.label}, which runs here (`cuenv check {alt.label}`)."
+        # a build, not a recipe name: the command that shows it is `cuenv check` (issue 17 §4), for the
+        # machine the check was asked about: a described one keeps its flags (issue 30 §4)
+        flags = machine_flags(self.machine)
+        return f"{first}, or use the build {alt.label}, which runs {'there' if flags else 'here'} (`cuenv check {alt.label}{flags}`)."
+
+
+def machine_flags(machine: Machine) -> str:
+    """` --driver X --cc Y.Z ...` for a machine described by flags (so a hint checks the same one), else ''."""
+    import shlex
+
+    if machine.driver is None or machine.driver.source not in ("flag", "target"):
+        return ""
+    out = f" --driver {shlex.quote(machine.driver.version)}" if machine.driver.version else ""
+    return out + "".join(f" --cc {g.compute_capability}" for g in machine.gpus if g.compute_capability)
 
 
 def nearest_build(stack: Stack, machine: Machine) -> Stack | None:

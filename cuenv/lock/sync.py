@@ -60,7 +60,7 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     record = Store.from_settings(settings).get(name)
     lock = read_lock(lock_path, platform=record.meta.get("platform"), trusted_env=settings.trusted_env_vars)
     solution = lock.solution_for(record.meta["platform"])
-    found = drift(solution.packages, get_engine(record.meta["engine"], environ).installed(record.path))
+    found = drift(solution.packages, get_engine(record.meta["engine"], environ).installed(record.prefix))
     return DriftCheck(name, lock_path, found, len(solution.packages), record.meta.get("lock_hash") == content_hash(lock))
 
 

@@ -18,7 +18,7 @@ from typing import Final, Mapping
 from cuenv import atomic
 from cuenv.machine.fingerprint import OVERRIDES, fingerprint
 from cuenv.machine.model import Driver, Gpu, Machine
-from cuenv.machine.overrides import apply_overrides, current_os, read_overrides
+from cuenv.machine.overrides import apply_overrides, current_os, for_target, read_overrides
 from cuenv.machine.probes import glibc, probe
 
 _LOGGER = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Pat
     machine = probe(environ, root)
     if cache_dir is not None:
         _write_cache(Path(cache_dir) / CACHE_FILE, cache_key(environ, root), machine)
-    return apply_overrides(machine, read_overrides(environ))
+    return for_target(apply_overrides(machine, read_overrides(environ)), environ)
 
 
 def known_now(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None) -> Machine | None:
@@ -85,8 +85,8 @@ def known_now(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: 
     overrides = read_overrides(environ)
     if overrides.complete:
         base = Machine(driver=None, os=current_os(), arch=platform.machine() or "unknown", glibc=glibc())
-        return apply_overrides(base, overrides)
+        return for_target(apply_overrides(base, overrides), environ)
     if cache_dir is None:
         return None
     cached = _read_cache(Path(cache_dir) / CACHE_FILE, cache_key(environ, root))
-    return None if cached is None else apply_overrides(cached, overrides)
+    return None if cached is None else for_target(apply_overrides(cached, overrides), environ)

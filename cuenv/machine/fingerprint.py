@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Mapping
 
-OVERRIDES: Final = ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA")
+# The target machine of a GPU-less one (CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS, cuenv.machine.overrides.read_target) changes verdicts too.
+OVERRIDES: Final = ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_TARGET_DRIVER", "CUENV_TARGET_GPUS")
 
 
 def _first_line(path: Path) -> str:
@@ -22,7 +23,7 @@ def _first_line(path: Path) -> str:
 
 
 def fingerprint(environ: Mapping[str, str], root: Path = Path("/")) -> str:
-    """``boot_id|driver line|CUENV_DRIVER|CUENV_GPUS|CONDA_OVERRIDE_CUDA`` (``-`` for a missing file)."""
+    """``boot_id|driver line|`` and the OVERRIDES values joined by ``|`` (``-`` for a missing file)."""
     parts = [
         _first_line(root / "proc/sys/kernel/random/boot_id"),
         _first_line(root / "proc/driver/nvidia/version"),

@@ -108,6 +108,39 @@ def read_overrides(environ: Mapping[str, str], os_name: str | None = None) -> Ov
     return Overrides(driver_set, driver, gpus, tuple(notes))
 
 
+def read_target(environ: Mapping[str, str], os_name: str | None = None) -> Overrides:
+    """CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS: the machine a GPU-less one (a login node, a CI runner,
+    a laptop) builds for (issue 30 §4). Unlike CUENV_DRIVER they apply only where no driver is found,
+    so one shell rc shared by a login node and its GPU nodes judges each right."""
+    os_name = os_name or current_os()
+    raw = environ.get("CUENV_TARGET_DRIVER", "").strip()
+    raw_gpus = environ.get("CUENV_TARGET_GPUS", "").strip()
+    if not raw and not raw_gpus:
+        return Overrides()
+    driver = None
+    if raw:
+        try:
+            versions.driver(raw)
+        except UsageError:
+            raise UsageError(f"CUENV_TARGET_DRIVER={raw!r} is not a driver version.",
+                             hint="Write it like 550.54.14: the driver of the GPU machines this one builds for.") from None
+        driver = Driver(raw, matrix.max_cuda_for_driver(raw, os_name), "target")
+    gpus = tuple(gpu_from_text(i, item, "CUENV_TARGET_GPUS") for i, item in
+                 enumerate(p.strip() for p in raw_gpus.split(",") if p.strip())) if raw_gpus else None
+    what = " and ".join(w for w, v in (("driver " + raw, raw), ("GPUs " + raw_gpus, raw_gpus)) if v)
+    return Overrides(driver_set=driver is not None, driver=driver, gpus=gpus,
+                     notes=(f"no GPU here: judged for the target machine ({what}, from CUENV_TARGET_DRIVER/GPUS)",))
+
+
+def for_target(machine: Machine, environ: Mapping[str, str]) -> Machine:
+    """The machine to judge for: this one, or the CUENV_TARGET_DRIVER/GPUS machine where this one has no driver.
+    An explicit CUENV_DRIVER (``none`` included: planning a machine without one) is never replaced."""
+    if machine.driver is not None or environ.get("CUENV_DRIVER", "").strip() or "CONDA_OVERRIDE_CUDA" in environ:
+        return machine
+    target = read_target(environ, machine.os)
+    return apply_overrides(machine, target) if target.notes else machine
+
+
 def apply_overrides(machine: Machine, overrides: Overrides) -> Machine:
     """Pure: the machine with the overridden parts replaced."""
     return replace(

@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # types only: the first frame imports none of the kernel read
     from cuenv.binaries.assess import Library
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
-STATUS_STYLE: Final = {"ok": "$success", "runs": "$success", "warning": "$warning", "error": "$error",
+STATUS_STYLE: Final = {"ok": "$success", "runs": "$success", "warning": "$warning", "error": "$error", "unknown": "$text-muted",
                        "no": "$error", "incomplete": "$error"}
-_STATUS_ORDER: Final = {"ok": 0, "runs": 0, "warning": 1, "error": 2, "no": 2, "incomplete": 3}
+_STATUS_ORDER: Final = {"ok": 0, "runs": 0, "unknown": 1, "warning": 1, "error": 2, "no": 2, "incomplete": 3}
 
 # (key, title) of the environments table, in display order
 ENV_COLUMNS: Final = (("name", "Name"), ("recipe", "Recipe"), ("engine", "Engine"), ("cuda", "CUDA"),

@@ -119,7 +119,7 @@ class Services:
         from cuenv.envs import cudatools
 
         return models.EnvDetail(
-            name=name, path=models.shorten(str(record.path), home), recipe=recipe, engine=str(meta.get("engine", "-")),
+            name=name, path=models.shorten(str(record.prefix), home), recipe=recipe, engine=str(meta.get("engine", "-")),
             python=str(meta.get("python") or ""), complete=record.complete,
             packages=models.packages_from_solution(solution), activation=activation,
             lock_hash=str(meta.get("lock_hash") or ""), lock_status=self.lock_status(name),
