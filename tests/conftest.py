@@ -12,7 +12,8 @@ import sealing
 REPO = Path(__file__).resolve().parent.parent
 # The package caches every test shares (uv, pip, conda, wheels): warm across runs, never the user's own.
 TEST_CACHE = Path(os.environ.get("CUENV_TEST_CACHE", str(REPO / ".test-cache")))
-_WATCH: dict[str, object] = {}
+_WATCH: dict[str, list[Path]] = {}  # "paths", "canary": what the run watches
+_BEFORE: dict[str, tuple[int, int, int]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,19 +25,20 @@ def pytest_configure(config: pytest.Config) -> None:
     canary = Path(tempfile.mkdtemp(prefix="cuenv-canary-"))
     sealing.make_canary(canary)
     paths = [*sealing.watched(Path(os.path.expanduser("~")), os.environ), canary]
-    _WATCH.update(paths=paths, canary=canary, before=sealing.fingerprint(paths))
+    _WATCH.update(paths=paths, canary=[canary])
+    _BEFORE.update(sealing.fingerprint(paths))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when anything outside the tests' temporary folders changed (issue 31 §10)."""
-    if "before" not in _WATCH:
+    if "paths" not in _WATCH:
         return
     import shutil
 
-    paths = _WATCH["paths"]
-    found = sealing.changes(_WATCH["before"], sealing.fingerprint(paths))  # type: ignore[arg-type]
-    shutil.rmtree(_WATCH.pop("canary"), ignore_errors=True)  # type: ignore[arg-type]
+    found = sealing.changes(_BEFORE, sealing.fingerprint(_WATCH["paths"]))
+    shutil.rmtree(_WATCH["canary"][0], ignore_errors=True)
     _WATCH.clear()
+    _BEFORE.clear()
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = ["The tests changed files outside their temporary folders:", *found[:50],
