@@ -23,7 +23,7 @@ CLASSES = {
 
 
 def test_every_class_of_long_input_is_parsed_in_linear_time():
-    script = "from cuenv.doctor.report import parse\nN = %d\n" % N + "".join(
+    script = f"from cuenv.doctor.report import parse\nN = {N}\n" + "".join(
         f"parse({expr})\nprint({name!r}, flush=True)\n" for name, expr in CLASSES.items())
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
