@@ -7,8 +7,50 @@ import sys
 from pathlib import Path
 
 import pytest
+import sealing
 
 REPO = Path(__file__).resolve().parent.parent
+# The package caches every test shares (uv, pip, conda, wheels): warm across runs, never the user's own.
+TEST_CACHE = Path(os.environ.get("CUENV_TEST_CACHE", str(REPO / ".test-cache")))
+_WATCH: dict[str, list[Path]] = {}  # "paths", "canary": what the run watches
+_BEFORE: dict[str, tuple[int, int, int]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test: a picture of the user's real files (and a fresh canary folder) to compare at the end."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller watches the whole run
+        return
+    import tempfile
+
+    canary = Path(tempfile.mkdtemp(prefix="cuenv-canary-"))
+    sealing.make_canary(canary)
+    paths = [*sealing.watched(Path(os.path.expanduser("~")), os.environ), canary]
+    _WATCH.update(paths=paths, canary=[canary])
+    _BEFORE.update(sealing.fingerprint(paths))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when anything outside the tests' temporary folders changed (issue 31 §10)."""
+    if "paths" not in _WATCH:
+        return
+    import shutil
+
+    found = sealing.changes(_BEFORE, sealing.fingerprint(_WATCH["paths"]))
+    shutil.rmtree(_WATCH["canary"][0], ignore_errors=True)
+    _WATCH.clear()
+    _BEFORE.clear()
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["The tests changed files outside their temporary folders:", *found[:50],
+                 "(On a shared machine another process may have written them; CUENV_TEST_SEAL=warn reports without failing.)"]
+        if reporter is not None:
+            reporter.write_sep("!", "files outside the tests' folders changed", red=True)
+            for line in lines:
+                reporter.write_line(line)
+        else:
+            print("\n".join(lines), file=sys.stderr)
+        if os.environ.get("CUENV_TEST_SEAL") != "warn":
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,12 +68,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point every cuenv location at a fresh folder and drop machine overrides from the caller."""
+    """Point every cuenv location at a fresh folder and drop machine overrides from the caller.
+
+    HOME, every XDG_* variable and uv's, pip's and conda's cache and config variables point into the
+    test's folder (or the run's shared package cache): tests/sealing.py lists them."""
     root = tmp_path_factory.mktemp("cuenv")
+    put, drop = sealing.sealed_environ(root, TEST_CACHE, os.environ)
+    for name, value in put.items():
+        monkeypatch.setenv(name, value)
+    for name in drop:
+        monkeypatch.delenv(name)
+    Path(put["HOME"]).mkdir()
+    Path(put["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
     monkeypatch.setenv("CUENV_HOME", str(root / "home"))
     monkeypatch.setenv("CUENV_CONFIG", str(root / "config.yaml"))
     # One shared cache for the whole run keeps real downloads (uv, rattler) warm across tests.
-    monkeypatch.setenv("CUENV_CACHE_DIR", os.environ.get("CUENV_TEST_CACHE", str(REPO / ".test-cache")))
+    monkeypatch.setenv("CUENV_CACHE_DIR", str(TEST_CACHE))
     for name in ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_ACTIVE", "CUENV_ENGINE", "CUENV_RECIPES",
                  "CUENV_MIRRORS", "CUENV_FRAMEWORK_INDEX"):
         monkeypatch.delenv(name, raising=False)

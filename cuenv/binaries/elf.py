@@ -23,6 +23,11 @@ FATBIN_SECTIONS: Final = (".nv_fatbin", "__nv_relfatbin")
 WRAPPER_SECTION: Final = ".nvFatBinSegment"
 _FALLBACK_SECTIONS: Final = (".rodata", ".data.rel.ro", ".data", ".nvFatBinSegment")
 _MAX_SECTIONS: Final = 1 << 20  # far above any real file; guards against a corrupt count
+# A section name is looked for at most this far (issue 31 §8: 38 MB of names without a NUL, searched from
+# each of many sections, was quadratic); a longer name is read as "".
+_MAX_NAME: Final = 4096
+# The section name table is read only up to this size (real ones: a few KiB, 1 MiB for thousands of sections).
+_MAX_NAMES: Final = 64 << 20
 
 
 class Buffer(Protocol):
@@ -77,7 +82,7 @@ def read(data: Buffer, base: int = 0, end: int | None = None) -> Elf:
     names = table.names(raw[table.shstrndx] if 0 < table.shstrndx < table.shnum else None)
     sections = []
     for name_at, sh_type, _f, _a, offset, length, *_ in raw:
-        stop = names.find(b"\0", name_at) if name_at < len(names) else -1
+        stop = names.find(b"\0", name_at, name_at + _MAX_NAME) if name_at < len(names) else -1
         name = names[name_at:stop].decode("latin-1") if stop >= 0 else ""
         sections.append(Section(name, sh_type, offset, length))
     return Elf(table.bits, table.little, table.machine, tuple(sections))
@@ -143,4 +148,6 @@ class _Table:
         str_off, str_size = header[4], header[5]
         if str_off + str_size > self.size:
             raise ElfError("the section name table lies past the end of the file: the file is truncated")
+        if str_size > _MAX_NAMES:
+            raise ElfError(f"implausible section name table of {str_size} bytes")
         return self.data[self.base + str_off:self.base + str_off + str_size]

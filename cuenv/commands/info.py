@@ -28,7 +28,7 @@ def run(ctx: Context) -> Result:
 
 def _env_info(ctx: Context, name: str) -> Result:
     """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
-    from cuenv.envs import verdict
+    from cuenv.envs import folder, verdict
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
@@ -38,7 +38,7 @@ def _env_info(ctx: Context, name: str) -> Result:
     from cuenv.envs import cudatools
 
     data = {"name": name, "path": str(record.prefix), "status": state, "reason": reason, "installed": cudatools.facts(meta),
-            "nvcc": _nvcc_line(meta), "shims_dir": str(record.target().shims_dir or "") or None,
+            "nvcc": _nvcc_line(meta), "shims_dir": str(folder.shims_dir(record.path)) if meta.get("tools") else None,
             "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
     return Result(data=data, text=_render_env(data))
 

@@ -38,8 +38,14 @@ _PKG: Final = re.compile(
 )
 
 
+# A line of a real report is short (nvidia-smi's widest is ~120 characters, a pip line a few hundred). Longer
+# lines are cut here, so no pattern below ever meets an unbounded line (issue 31 §8: one 300 kB line of
+# capitals or spaces ran past 60 s); the patterns on the joined text are linear themselves.
+MAX_LINE: Final = 2000
+
+
 def _clean(text: str) -> list[str]:
-    return [_QUOTE.sub("", line.rstrip("\r")) for line in text.replace("\t", "    ").splitlines()]
+    return [_QUOTE.sub("", line[:MAX_LINE].rstrip("\r")) for line in text.replace("\t", "    ").splitlines()]
 
 
 def _smi_table(lines: list[str]) -> SmiReport | None:
@@ -118,8 +124,33 @@ def _smi_q(lines: list[str]) -> tuple[str | None, str | None, tuple[Gpu, ...]]:
 
 
 def _raw_field(text: str, label: str) -> str | None:
-    m = re.search(rf"^\s*{label}\s*:\s*(.+?)\s*$", text, re.MULTILINE | re.IGNORECASE)
-    return m.group(1) if m else None
+    """``label: value`` on a line of its own (case-insensitive), without a pattern: linear in the text."""
+    want = label.lower()
+    for line in text.split("\n"):
+        head = line.strip()
+        if not head[: len(want)].lower() == want:
+            continue
+        rest = head[len(want):].lstrip()
+        if rest.startswith(":") and rest[1:].strip():
+            return rest[1:].strip()
+    return None
+
+
+_GCC: Final = re.compile(r"[ \t]*(?:[-*][ \t]+)?(?:GCC version:[ \t]*)?(?:gcc|g\+\+|cc)?[ \t]*\((?:[^()]|\([^()]*\))*\)"
+                         r"[ \t]+(\d+\.\d+(?:\.\d+)?)(?:[ \t]+\d{8}.*)?[ \t]*$")
+_CAPABILITY: Final = re.compile(r" with CUDA capability sm_(\d+)(\d) is not compatible")
+
+
+def _capability_warning(text: str) -> tuple[str, str, str] | None:
+    """torch's "NVIDIA H100 with CUDA capability sm_90 is not compatible": (the GPU's name, major, minor).
+    The name is the line from its first capital letter up to the phrase; found from the phrase, not by a
+    pattern that tries every capital of a long line."""
+    for m in _CAPABILITY.finditer(text):
+        head = text[text.rfind("\n", 0, m.start()) + 1: m.start()]
+        first = next((i for i, c in enumerate(head) if "A" <= c <= "Z"), None)
+        if first is not None and len(head) - first >= 2:
+            return head[first:], m.group(1), m.group(2)
+    return None
 
 
 def _field(text: str, label: str) -> str | None:
@@ -283,9 +314,9 @@ def parse(text: str) -> Facts:
     m = re.search(r"^.*NVRM version:.*$", joined, re.MULTILINE)
     if m:
         module = parse_proc_version(m.group(0))
-    warn = re.search(r"(NVIDIA [^\n]+?|[A-Z][^\n]+?) with CUDA capability sm_(\d+)(\d) is not compatible", joined)
+    warn = _capability_warning(joined)
     if warn and not gpus:
-        gpus = (Gpu(0, warn.group(1).strip(), f"{warn.group(2)}.{warn.group(3)}"),)
+        gpus = (Gpu(0, warn[0].strip(), f"{warn[1]}.{warn[2]}"),)
     paddle = re.search(r"GPU Compute Capability: (\d+\.\d+), Driver API Version: (\d+\.\d+)", joined)
     if paddle and not gpus:
         gpus = (Gpu(0, f"GPU with compute capability {paddle.group(1)}", paddle.group(1)),)
@@ -346,10 +377,11 @@ def parse(text: str) -> Facts:
     if cudnn is None:
         missing.append("no cuDNN version in the report")
     gcc = None
-    m = re.search(r"^\s*(?:[-*]\s+)?(?:GCC version:\s*)?(?:gcc|g\+\+|cc)?\s*\((?:[^()]|\([^()]*\))*\)\s+(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8}.*)?\s*$",
-                  joined, re.MULTILINE)
-    if m:
-        gcc = m.group(1)
+    for line in lines:  # one line at a time: the pattern's runs of \s* met an unbounded line before
+        m = _GCC.match(line) if "(" in line else None
+        if m:
+            gcc = m.group(1)
+            break
     unsupported = re.search(r"gcc versions later than (\d+) are not supported", joined)
     compiler = CompilerFacts(gcc=gcc, nvcc_version=nvcc) if gcc else None
     if compiler is None and not unsupported:

@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping
 from cuenv.engines.base import Package, Progress, Request, Solution, emit
 from cuenv.engines.mirrors import Mirrors, channel_url
 from cuenv.envs.cudalayout import CudaLayout
+from cuenv.errors import CuenvError
+from cuenv.trust import limits
 
 _SPEC_NAME = re.compile(r"^\s*([A-Za-z0-9_.\-]+(?:::[A-Za-z0-9_.\-]+)?)")
 
@@ -77,8 +79,10 @@ def restore_urls(prefix: Path, packages: Iterable[Package]) -> None:
     for pkg in packages:
         meta = prefix / "conda-meta" / f"{pkg.name}-{pkg.version}-{pkg.build}.json"
         try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(limits.read_bytes(meta, what="Package record", limit=limits.META))
+        except (OSError, ValueError, CuenvError):
+            continue
+        if not isinstance(data, dict):
             continue
         data["url"] = pkg.url
         if pkg.channel:
@@ -92,9 +96,10 @@ def read_conda_meta(prefix: Path) -> tuple[Package, ...]:
         return ()
     packages = []
     for path in sorted(meta.glob("*.json")):
-        try:
-            packages.append(package_from_record(json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError, KeyError):
+        try:  # bounded, regular files only (issue 31 §8)
+            record = json.loads(limits.read_bytes(path, what="Package record", limit=limits.META))
+            packages.append(package_from_record(record))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, CuenvError):
             continue  # not a package record (or a broken one: drift checks then report it missing)
     return tuple(sorted(packages, key=lambda p: p.key))
 

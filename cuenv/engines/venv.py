@@ -580,7 +580,11 @@ def _normalize(name: str) -> str:
 
 
 def _read(path: Path) -> str | None:
+    """A small file of the environment's (dist-info, its lock): regular, at most limits.LOCK, else None."""
+    from cuenv.errors import CuenvError
+    from cuenv.trust import limits
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return limits.read_bytes(path, what="File", limit=limits.LOCK).decode("utf-8", errors="replace")
+    except (OSError, CuenvError):
         return None

@@ -53,7 +53,14 @@ def solution_path(prefix: Path) -> Path:
 
 
 def read_solution_text(prefix: Path) -> str:
-    return solution_path(prefix).read_text(encoding="utf-8")
+    """The environment's own lock as text: a regular file of at most limits.LOCK (else ValueError, naming why)."""
+    from cuenv.errors import CuenvError
+    from cuenv.trust import limits
+
+    try:
+        return limits.read_text(solution_path(prefix), what="Environment lock", limit=limits.LOCK)
+    except CuenvError as exc:
+        raise ValueError(exc.message) from None
 
 
 def read_solution(prefix: Path) -> dict[str, Any]:

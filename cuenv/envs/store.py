@@ -20,7 +20,6 @@ Prefixes embed their own path, so environments are built in place and the marker
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from cuenv.envs import folder
 from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 from cuenv.envs.meta import layout_from_json
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
+from cuenv.trust import limits
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
@@ -135,8 +135,13 @@ class Store:
         complete = (meta_dir / COMPLETE).is_file()
         meta: dict[str, Any] = {}
         try:
-            meta = json.loads((meta_dir / META_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            # Bounded, regular files only (issue 31 §8): a FIFO here hung `list`, /dev/zero grew it to 24 GB.
+            data = limits.load_json(limits.read_bytes(meta_dir / META_FILE, what="Environment metadata",
+                                                      limit=limits.ENV_STATE), what="Environment metadata",
+                                    file=str(meta_dir / META_FILE))
+            meta = data if isinstance(data, dict) else {}
+            complete = complete and isinstance(data, dict)
+        except (OSError, ValueError, CuenvError):
             complete = False  # a marker without readable metadata is not usable either
         return EnvRecord(name=name, path=path, complete=complete, meta=meta)
 

@@ -20,8 +20,10 @@ from cuenv import atomic
 from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
 from cuenv.envs.store import EnvRecord
+from cuenv.errors import CuenvError
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding
 from cuenv.machine.fingerprint import fingerprint
+from cuenv.trust import limits
 
 
 def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
@@ -94,8 +96,9 @@ def write(meta_dir: Path, fp: str, lines: Sequence[str]) -> None:
 def read(meta_dir: Path, fp: str) -> list[str] | None:
     """The hook cache's lines, or None when there is no cache for this fingerprint."""
     try:
-        first, *rest = (meta_dir / VERDICT_FILE).read_text(encoding="utf-8").split("\n")
-    except (OSError, ValueError):
+        text = limits.read_text(meta_dir / VERDICT_FILE, what="Verdict cache", limit=limits.ENV_STATE)
+        first, *rest = text.split("\n")
+    except (OSError, ValueError, CuenvError):
         return None
     return [r for r in rest if r] if first == fp else None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,6 +33,7 @@ LOCK: Final = 32 * MiB
 MANIFEST: Final = 32 * MiB
 REPORT: Final = 32 * MiB
 META: Final = 4 * MiB
+ENV_STATE: Final = 1 * MiB  # an environment's own meta.json, solution.json, verdict cache (real ones: a few KiB)
 PIN: Final = 64 * KiB
 MAX_DEPTH: Final = 64
 MAX_NODES: Final = 500_000
@@ -52,8 +54,20 @@ def read_bytes(path: Path | str, *, what: str, limit: int, hint: str | None = No
     except FileNotFoundError:
         raise NotFound(f"{what} {path} does not exist.", hint=hint) from None
     except OSError as exc:
+        kind = regular_file_problem(path)  # a socket cannot even be opened (ENXIO): say what it is
+        if kind is not None and "not a regular file" in kind:
+            raise Untrusted(f"{what} {path} {kind}; cuenv reads only regular files.",
+                            hint=hint or "Check that the path names the right file.") from None
         raise Untrusted(f"Cannot read {what.lower()} {path}: {_why(exc)}.", hint=hint) from None
     try:
+        # Only a regular file is read (issue 31 §8): a FIFO a writer keeps open blocked forever, /dev/zero
+        # never ends, a socket or a folder is no file. /dev/null reads as empty, as everywhere.
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISCHR(st.st_mode) and _is_devnull(st):
+                return b""
+            raise Untrusted(f"{what} {path} is {file_kind(st.st_mode)}, not a regular file; cuenv reads only regular files.",
+                            hint=hint or "Check that the path names the right file.")
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
         chunks: list[bytes] = []
@@ -72,6 +86,38 @@ def read_bytes(path: Path | str, *, what: str, limit: int, hint: str | None = No
         raise Untrusted(f"{what} {path} is larger than {size_text(limit)}, more than cuenv reads from such a file.",
                         hint=hint or "Check that the path names the right file.")
     return b"".join(chunks)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, as a phrase: "a FIFO", "a device", "a socket", "a folder"."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def _is_devnull(st: os.stat_result) -> bool:
+    try:
+        return os.path.samestat(st, os.stat(os.devnull))
+    except OSError:
+        return False
+
+
+def regular_file_problem(path: Path | str) -> str | None:
+    """Why ``path`` is not a regular file one may open and read without blocking (a phrase), or None.
+    Follows links; never opens the file. A missing file is "does not exist"."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read: {_why(exc)}"
+    return None if stat.S_ISREG(st.st_mode) else f"is {file_kind(st.st_mode)}, not a regular file"
 
 
 def decode(data: bytes, *, what: str, path: Path | str, hint: str | None = None) -> str:

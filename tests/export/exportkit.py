@@ -30,7 +30,7 @@ def recipe_with_env(dest: Path, *, name: str, conda_channel: Path | None = None)
 
     data = yaml.safe_load((REPO / "recipes" / "cuda-12.1.yaml").read_text())
     data["name"] = name
-    data["env"] = {"CUDA_HOSTILE": HOSTILE}
+    data["env"] = {"NCCL_SOCKET_IFNAME": HOSTILE}
     if conda_channel is not None:
         data["install"] = {"conda": {"channels": [str(conda_channel)], "nvcc": False,
                                      "specs": ["cuda-version=12.1", "cuda-cudart", "cuda-nvcc-tools", "cuenv-hello"]}}

@@ -100,7 +100,7 @@ def test_dockerfile_context_venv(venv_env: str, tmp_path: Path) -> None:
     expected["PATH"] += f":{prefix}/.cuenv/bin"
     env = env_lines(text)
     assert {k: v for k, v in env.items() if not k.startswith("NVIDIA_")} == {k: v for k, v in expected.items() if base.get(k) != v}
-    assert env["CUDA_HOSTILE"] == HOSTILE
+    assert env["NCCL_SOCKET_IFNAME"] == HOSTILE
     assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=12.1"
     assert env["NVIDIA_VISIBLE_DEVICES"] == "all" and env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
     assert env["LD_LIBRARY_PATH"].startswith(f"{prefix}/lib/python3.11/site-packages/nvidia/")
@@ -144,7 +144,7 @@ def test_apptainer_definition(venv_env: str, tmp_path: Path) -> None:
     assert "    io.cuenv.cuda 12.1\n" in text
     # %environment is sh: source it in a real sh and read the values back
     block = text.split("%environment\n", 1)[1].split("\n\n", 1)[0]
-    script = block + '\nprintf "%s\\0" "$CUDA_HOSTILE" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
+    script = block + '\nprintf "%s\\0" "$NCCL_SOCKET_IFNAME" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
     values = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True, env={}).stdout.split("\0")
     assert values[0] == HOSTILE
     assert values[1].endswith(":/.singularity.d/libs")  # `--nv` driver libraries stay reachable

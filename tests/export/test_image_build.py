@@ -63,7 +63,7 @@ def test_buildah_builds_and_skopeo_umoci_inspect(venv_env: str, tmp_path: Path) 
     config = json.loads(subprocess.run(["skopeo", "inspect", "--config", f"oci-archive:{archive}"],
                                        capture_output=True, text=True, check=True).stdout)["config"]
     env_vars = dict(e.split("=", 1) for e in config["Env"])
-    assert env_vars["CUDA_HOSTILE"] == HOSTILE  # Dockerfile quoting survived a real parser
+    assert env_vars["NCCL_SOCKET_IFNAME"] == HOSTILE  # Dockerfile quoting survived a real parser
     assert env_vars["NVIDIA_REQUIRE_CUDA"] == "cuda>=12.1" and env_vars["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert env_vars["CUDA_HOME"] == f"{prefix}/.cuenv/cuda" and env_vars["VIRTUAL_ENV"] == prefix
     assert env_vars["PATH"].startswith(f"{prefix}/bin:{prefix}/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin:")

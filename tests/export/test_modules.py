@@ -67,10 +67,10 @@ def test_module_load_finds_the_environments_cuda_and_unload_restores(fmt: str, v
         module load cuenv/{venv_env}
         echo "ptxas=$(command -v ptxas)"
         {shlex.quote(python)} -c {shlex.quote(probe)}
-        printf 'hostile=%s\\n' "$CUDA_HOSTILE"
+        printf 'hostile=%s\\n' "$NCCL_SOCKET_IFNAME"
         echo "home=$CUDA_HOME active=$CUENV_ACTIVE"
         module unload cuenv/{venv_env}
-        echo "after=$PATH|$CUDA_HOME|${{CUENV_ACTIVE-unset}}|${{CUDA_HOSTILE-unset}}"
+        echo "after=$PATH|$CUDA_HOME|${{CUENV_ACTIVE-unset}}|${{NCCL_SOCKET_IFNAME-unset}}"
     """, lmod_env(tmp_path))
     lines = out.splitlines()
     before = lines[0].split("=", 1)[1]
@@ -250,12 +250,12 @@ def test_tcl_modulefile_with_a_module_command_shim(venv_env: str, tmp_path: Path
     assert ["family", "cuda"] in calls and ["conflict", "cuda", "cudatoolkit"] in calls
     prepends = [c[2] for c in calls if c[0] == "prepend-path" and c[1] == "PATH"]
     assert list(reversed(prepends)) == [*meta["layout"]["bin_dirs"], f"{prefix}/.cuenv/shims"]
-    assert ["pushenv", "CUDA_HOSTILE", HOSTILE] in calls  # UTF-8, quotes, $, [ ], braces, backslashes: exact
+    assert ["pushenv", "NCCL_SOCKET_IFNAME", HOSTILE] in calls  # UTF-8, quotes, $, [ ], braces, backslashes: exact
     assert ["pushenv", "CUDA_HOME", f"{prefix}/.cuenv/cuda"] in calls
     # without pushenv (Environment Modules < 5.1), setenv
     out = subprocess.run(["tclsh", "/dev/stdin", str(file)], input=shim.replace(" pushenv}", "}").encode(),
                          capture_output=True, check=True, env=UTF8).stdout.decode()
-    assert ["setenv", "CUDA_HOSTILE", HOSTILE] in [row.split("\x1f") for row in out.split("\x1e")[:-1]]
+    assert ["setenv", "NCCL_SOCKET_IFNAME", HOSTILE] in [row.split("\x1f") for row in out.split("\x1e")[:-1]]
 
 
 @needs_lmod

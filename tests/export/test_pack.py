@@ -33,7 +33,7 @@ def test_venv_pack_unpack_run(venv_env: str, tmp_path: Path) -> None:
     new_prefix = Path(env["CUENV_HOME"]) / "envs" / "moved"
     out = cuenv("run", "moved", "--", "python", "-c", PROBE, env=env).stdout.strip().split(" ", 1)
     assert out == ["12010", f"{new_prefix}/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"]
-    out = cuenv("run", "moved", "--", "sh", "-c", 'command -v ptxas; printf "%s" "$CUDA_HOSTILE"', env=env).stdout
+    out = cuenv("run", "moved", "--", "sh", "-c", 'command -v ptxas; printf "%s" "$NCCL_SOCKET_IFNAME"', env=env).stdout
     assert out == f"{new_prefix}/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas\n{HOSTILE}"
     meta = json.loads((new_prefix / ".cuenv/meta.json").read_text())
     old = meta_of(venv_env)

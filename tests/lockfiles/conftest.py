@@ -40,7 +40,7 @@ arch:
   ptx: ["9.0"]
 platforms: ["linux-64", "linux-aarch64"]
 env:
-  CUDA_TEST_LOCK: "yes"
+  CUDA_DEVICE_ORDER: "yes"
 smoke_test:
   python: "print('ok')"
 install:

@@ -34,7 +34,7 @@ def _lock(**kw) -> lockfile.Lock:
         Solution("rattler", "linux-aarch64", "3.11", (_conda("cuda-cudart", "12.1.105", "linux-aarch64"),)),
         Solution("rattler", "linux-64", "3.11", (_conda("python", "3.11.9"), _conda("cuda-cudart", "12.1.105"))),
     ])
-    return lockfile.build(recipe={"name": "demo", "version": "2.3.1", "hash": "sha256:" + "d" * 64, "env": {"CUDA_B": "2", "CUDA_A": "1"}},
+    return lockfile.build(recipe={"name": "demo", "version": "2.3.1", "hash": "sha256:" + "d" * 64, "env": {"NCCL_DEBUG": "2", "CUDA_MODULE_LOADING": "1"}},
                           engine=kw.pop("engine", "rattler"), stack=STACK, solutions=sols,
                           made_on=kw.pop("made_on", {"driver": "550.54.14", "gpus": ["NVIDIA H100 (9.0)"]}))
 
@@ -49,7 +49,7 @@ def test_round_trip_and_determinism() -> None:
     # packages sorted by name within a platform, one block each
     assert [p.name for p in lock.solution_for("linux-64").packages] == ["cuda-cudart", "python"]
     assert text.count("\n    - name: ") == 3
-    assert list(lock.recipe["env"]) == ["CUDA_A", "CUDA_B"]
+    assert list(lock.recipe["env"]) == ["CUDA_MODULE_LOADING", "NCCL_DEBUG"]
 
 
 def test_contract_from_the_knowledge_base() -> None:
@@ -106,13 +106,17 @@ def test_pypi_packages_name_their_index() -> None:
     (lambda t: t + "extra: 1\n", "Unknown key extra."),
     (lambda t: "- just\n- a list\n", "Not a cuenv lockfile"),
     # shared input (issue 14): variables that run or load code, bad names, NUL, huge values, bombs
-    (lambda t: t.replace("    CUDA_A: '1'\n", "    PROMPT_COMMAND: touch /tmp/pwned\n"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    PROMPT_COMMAND: touch /tmp/pwned\n"),
      "recipe.env.PROMPT_COMMAND: PROMPT_COMMAND bash runs it as a command at every prompt."),
-    (lambda t: t.replace("    CUDA_A: '1'\n", "    LD_PRELOAD: /tmp/evil.so\n"), "recipe.env.LD_PRELOAD: LD_PRELOAD changes how"),
-    (lambda t: t.replace("    CUDA_A: '1'\n", "    BASH_ENV: /tmp/x\n"), "recipe.env.BASH_ENV: BASH_ENV bash runs that file"),
-    (lambda t: t.replace("    CUDA_A: '1'\n", "    bad-name: x\n"), "recipe.env.bad-name: 'bad-name' is not a variable name"),
-    (lambda t: t.replace("    CUDA_A: '1'\n", '    CUDA_A: "a\\0b"\n'), "control character"),
-    (lambda t: t.replace("    CUDA_A: '1'\n", "    CUDA_A: " + "x" * 100_000 + "\n"), "100000 characters long"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    LD_PRELOAD: /tmp/evil.so\n"), "recipe.env.LD_PRELOAD: LD_PRELOAD changes how"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    BASH_ENV: /tmp/x\n"), "recipe.env.BASH_ENV: BASH_ENV bash runs that file"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    bad-name: x\n"), "recipe.env.bad-name: 'bad-name' is not a variable name"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    TRITON_CACHE_MANAGER: evil:Manager\n"),
+     "recipe.env.TRITON_CACHE_MANAGER: TRITON_CACHE_MANAGER is not on the list"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    XLA_FLAGS: --xla_gpu_load_autotune_results_from=/tmp/x\n"),
+     "recipe.env.XLA_FLAGS: the value of XLA_FLAGS sets --xla_gpu_load_autotune_results_from, which names a path"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", '    CUDA_MODULE_LOADING: "a\\0b"\n'), "control character"),
+    (lambda t: t.replace("    CUDA_MODULE_LOADING: '1'\n", "    CUDA_MODULE_LOADING: " + "x" * 100_000 + "\n"), "100000 characters long"),
     (lambda t: t.replace("version: 1\n", "version: " + "1" * 5000 + "\n", 1), "A value cannot be read"),
     (lambda t: t.replace("engine: rattler\n", "engine: " + "[" * 100_000 + "]" * 100_000 + "\n"), "nested more than 64"),
 ])

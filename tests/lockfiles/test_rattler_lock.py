@@ -45,12 +45,12 @@ def test_lock_recreate_and_relock(cli, recipes, work, envs, cuenv_exe) -> None:
     from cuenv.lock.model import content_hash, parse
 
     assert meta["lock_hash"] == content_hash(parse(first))
-    assert meta["env_vars"] == {"CUDA_TEST_LOCK": "yes"} and meta["recipe"]["name"] == "local-cu121"
+    assert meta["env_vars"] == {"CUDA_DEVICE_ORDER": "yes"} and meta["recipe"]["name"] == "local-cu121"
     assert meta["smoke_test"] == {"python": "print('ok')"}  # the same recipe is in this catalogue
     solution = Solution.from_json(json.loads((envs / "teammate" / ".cuenv" / "solution.json").read_text()))
     assert solution == parse(first).solution_for("linux-64")
     # The copy runs: its activation works as for any environment.
-    done = subprocess.run([*cuenv_exe, "run", "teammate", "--", "sh", "-c", 'echo "$CUDA_TEST_LOCK"; ls "$CUDA_HOME/lib"'],
+    done = subprocess.run([*cuenv_exe, "run", "teammate", "--", "sh", "-c", 'echo "$CUDA_DEVICE_ORDER"; ls "$CUDA_HOME/lib"'],
                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0 and done.stdout.split()[0] == "yes" and "libcudart.so.12" in done.stdout, done.stderr
 

@@ -164,7 +164,8 @@ def test_init_is_idempotent_and_undoable(cli, tmp_path: Path, monkeypatch):
     home.mkdir()
     rc = home / ".bashrc"
     rc.write_text("alias ll='ls -l'\n")
-    environ = {**os.environ, "HOME": str(home), "SHELL": "/bin/bash"}
+    # Without XDG_CONFIG_HOME fish's file is under HOME; with it, there (the test's own folders either way).
+    environ = {**{k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"}, "HOME": str(home), "SHELL": "/bin/bash"}
     code, out, err = cli("init", environ=environ)
     assert code == 0 and f"Added the cuenv hook to {rc}" in out
     once = rc.read_text()
@@ -179,6 +180,9 @@ def test_init_is_idempotent_and_undoable(cli, tmp_path: Path, monkeypatch):
     code, out, _ = cli("init", "fish", environ=environ)
     assert (home / ".config" / "fish" / "config.fish").read_text().splitlines()[2] == (
         "command -q cuenv; and cuenv shell-init fish | source")
+    xdg = tmp_path / "xdg"
+    assert cli("init", "fish", environ={**environ, "XDG_CONFIG_HOME": str(xdg)})[0] == 0
+    assert (xdg / "fish" / "config.fish").read_text() == (home / ".config" / "fish" / "config.fish").read_text()
     code, _, err = cli("init", environ={**environ, "SHELL": "/bin/tcsh"})
     assert code == 2 and err.startswith("error: Cannot tell which shell")
 

@@ -20,6 +20,11 @@ HOSTILE = [
     "OMP_TOOL_LIBRARIES", "UCX_MODULE_DIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "NCCL_CONF_FILE",
     "NCCL_DEBUG_FILE", "CUDNN_ROOT", "TENSORRT_ROOT", "NUMBA_CUDA_NVVM_LIB", "TORCH_NVCC_EXECUTABLE",
     "1ABC", "A-B", "A B", "A\nB", "X" * 200,
+    # issue 31: in the old families, each makes a program import code or write where the file says
+    "TRITON_CACHE_MANAGER", "TORCH_TRACE", "TORCH_LOGS_OUT", "TF_DUMP_GRAPH_PREFIX", "HOROVOD_TIMELINE",
+    "CUDA_COREDUMP_PIPE", "CUDA_COREDUMP_FILE", "OMP_TOOL_VERBOSE_INIT", "CUDA_CACHE_PATH", "CUDNN_LOGDEST_DBG",
+    "CUBLAS_LOGDEST_DBG", "NCCL_TOPO_FILE", "JAX_COMPILATION_CACHE_DIR", "CUPY_CACHE_DIR", "CUDA_MPS_PIPE_DIRECTORY",
+    "TORCHINDUCTOR_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_A",
 ]
 CUDA_STACK = ["CUDA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING", "CUDA_DEVICE_ORDER", "NCCL_DEBUG", "NCCL_P2P_DISABLE",
               "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TF_FORCE_GPU_ALLOW_GROWTH", "PYTORCH_CUDA_ALLOC_CONF",
@@ -36,13 +41,38 @@ def test_hostile_names_are_refused(name: str) -> None:
 
 @pytest.mark.parametrize("name", CUDA_STACK)
 def test_cuda_stack_names_are_allowed(name: str) -> None:
-    assert envvars.check({name: "1"}, source="recipe") == {name: "1"}
+    value = "--xla_gpu_autotune_level=2" if name in envvars.FLAG_VARS else "1"
+    assert envvars.check({name: value}, source="recipe") == {name: value}
+
+
+def test_every_allowed_name_has_a_reason_and_a_source() -> None:
+    for name, (what, source) in envvars.ALLOWED.items():
+        assert envvars.NAME_RE.fullmatch(name) and envvars.never_reason(name) is None, name
+        assert what and source in envvars.SOURCES, name
+        # no allowed name says it names a path, a file, a library or a command
+        assert not any(w in name.split("_") for w in ("PATH", "DIR", "FILE", "LIB", "CMD", "PIPE", "OUT", "PREFIX",
+                                                        "MANAGER", "TRACE", "TIMELINE", "HOME", "ROOT")), name
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(r"[A-Z][A-Z0-9_]{0,30}", fullmatch=True))
+def test_a_name_off_the_list_is_refused_by_name(name: str) -> None:
+    """The class: any name not on the list (or the user's config) is refused, and the message names it."""
+    why = envvars.name_problem(name)
+    if name in envvars.ALLOWED:
+        assert why is None
+    else:
+        assert why is not None and why.startswith(name)
 
 
 def test_the_reason_is_named() -> None:
     assert envvars.name_problem("PROMPT_COMMAND") == "PROMPT_COMMAND bash runs it as a command at every prompt"
     assert "load a library" in (envvars.name_problem("CUDA_INJECTION64_PATH") or "")
-    assert "not a variable of the CUDA stack" in (envvars.name_problem("MY_VAR") or "")
+    assert envvars.name_problem("TRITON_CACHE_MANAGER") == (
+        "TRITON_CACHE_MANAGER is not on the list of CUDA and framework settings a shared file may set")
+    with pytest.raises(Untrusted, match="Refusing lockfile x.lock: TORCH_TRACE is not on the list") as got:
+        envvars.check({"CUDA_MODULE_LOADING": "LAZY", "TORCH_TRACE": "/home/me/.bashrc"}, source="lockfile x.lock")
+    assert "docs/concepts/security.md" in (got.value.hint or "")
 
 
 def test_user_extension_adds_names_but_never_hard_ones() -> None:
@@ -66,12 +96,12 @@ def test_extension_patterns(pattern: str, ok: bool) -> None:
 ])
 def test_bad_values(value: object, why: str) -> None:
     with pytest.raises(Untrusted, match=why):
-        envvars.check({"CUDA_X": value}, source="lockfile")
+        envvars.check({"CUDA_MODULE_LOADING": value}, source="lockfile")
 
 
 def test_tabs_spaces_quotes_and_utf8_are_fine() -> None:
-    value = "--xla_gpu_autotune_level=2\t'\"$HOME\\ é"
-    assert envvars.check({"XLA_FLAGS": value}, source="s") == {"XLA_FLAGS": value}
+    value = "eth0\t'\"$HOME\\ é"
+    assert envvars.check({"NCCL_SOCKET_IFNAME": value}, source="s") == {"NCCL_SOCKET_IFNAME": value}
 
 
 @pytest.mark.parametrize("name,value", [
@@ -79,10 +109,30 @@ def test_tabs_spaces_quotes_and_utf8_are_fine() -> None:
     ("XLA_FLAGS", "--xla_gpu_autotune_level=2 --xla_dump_to /home/me/.bashrc"),
     ("TF_XLA_FLAGS", "--xla_gpu_per_fusion_autotune_cache_dir=/tmp/x"),
     ("LIBTPU_INIT_ARGS", "--xla_jf_crash_file=/tmp/x"),
+    # issue 31: the flags the old pattern missed
+    ("XLA_FLAGS", "--xla_dump_hlo_module_re=.* --xla_gpu_dump_autotune_results_to=x"),
+    ("XLA_FLAGS", "--xla_gpu_load_autotune_results_from=/tmp/x"),
+    ("XLA_FLAGS", "--xla_gpu_dump_llvmir_filename=/tmp/x"),
+    ("XLA_FLAGS", "--xla_dump_to=1"),
 ])
 def test_flags_that_name_a_path_are_refused_even_for_allowed_names(name: str, value: str) -> None:
     with pytest.raises(Untrusted, match=f"the value of {name} sets --[a-z_]+, which names a path"):
         envvars.check({name: value}, source="lockfile", extra=[name])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True),
+       st.one_of(st.just("/tmp/x"), st.just("out.txt"), st.just("~/.bashrc"), st.just("mod:Class"),
+                 st.text(alphabet="abcdefxyz./_~:", min_size=1, max_size=12)))
+def test_a_flag_with_a_text_value_is_refused(flag: str, arg: str) -> None:
+    """The class: whatever the flag's name, a value that is not a boolean or a number cannot pass
+    (unless the flag is one of the few listed with its words, and then only those words)."""
+    why = envvars.flag_problem(f"--{flag}={arg}")
+    if flag in envvars.FLAG_WORDS and envvars.FLAG_WORDS[flag].fullmatch(arg):
+        return
+    if arg in ("true", "false"):
+        return
+    assert why is not None and f"--{flag}" in why
 
 
 def test_ordinary_flags_pass() -> None:
@@ -91,24 +141,25 @@ def test_ordinary_flags_pass() -> None:
 
 
 def test_count_and_total_limits() -> None:
-    many = {f"CUDA_V{i}": "1" for i in range(envvars.MAX_COUNT + 1)}
+    names = sorted(envvars.ALLOWED)
+    many = {f"MYLAB_V{i}": "1" for i in range(envvars.MAX_COUNT + 1)}
     with pytest.raises(Untrusted, match="more than the 64"):
-        envvars.check(many, source="s")
-    big = {f"CUDA_V{i}": "x" * envvars.MAX_VALUE for i in range(9)}
+        envvars.check(many, source="s", extra=["MYLAB_*"])
+    big = {names[i]: "x" * envvars.MAX_VALUE for i in range(9)}
     with pytest.raises(Untrusted, match="characters \\(at most 65536\\)"):
         envvars.check(big, source="s")
 
 
 def test_every_problem_is_listed_once() -> None:
-    found = envvars.problems({"PROMPT_COMMAND": "x", "CUDA_OK": "1", "LD_PRELOAD": "y", "CUDA_BAD": "a\nb"})
-    assert [n for n, _ in found] == ["PROMPT_COMMAND", "LD_PRELOAD", "CUDA_BAD"]
+    found = envvars.problems({"PROMPT_COMMAND": "x", "NCCL_DEBUG": "1", "LD_PRELOAD": "y", "NCCL_ALGO": "a\nb"})
+    assert [n for n, _ in found] == ["PROMPT_COMMAND", "LD_PRELOAD", "NCCL_ALGO"]
     with pytest.raises(Untrusted, match=r"\(2 more\)"):
-        envvars.check({"PROMPT_COMMAND": "x", "LD_PRELOAD": "y", "CUDA_BAD": "a\nb"}, source="s")
+        envvars.check({"PROMPT_COMMAND": "x", "LD_PRELOAD": "y", "NCCL_ALGO": "a\nb"}, source="s")
 
 
 def test_not_a_mapping() -> None:
     with pytest.raises(Untrusted, match="not a mapping"):
-        envvars.check(["CUDA_X=1"], source="s")
+        envvars.check(["CUDA_MODULE_LOADING=1"], source="s")
 
 
 @settings(max_examples=300, deadline=None)
