@@ -211,6 +211,11 @@ def url(value: Any, where: Where, *, hint: str) -> tuple[str, str]:
     filename = segments[-1] if segments else ""
     if not filename or any(c in filename for c in "/\\\x00") or parsed.query or parsed.fragment:
         raise where.fail(f"URL {raw} does not end in a file name.", "Lock artifacts by their file URL.")
+    from cuenv.trust.paths import file_name_problem, quoted
+
+    why = file_name_problem(filename)  # cuenv joins it to its cache folder: one plain name (issue 31)
+    if why is not None:
+        raise where.fail(f"the file name {quoted(filename)} of URL {raw} {why}.", "Lock artifacts by their file URL.")
     return raw, filename
 
 
