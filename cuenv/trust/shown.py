@@ -40,17 +40,41 @@ def terminal_safe(text: Any) -> str:
 _URL_USERINFO: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*(?:@[^/?#@\s]*)*)@")
 
 
+# ssh's conventional user (git+ssh://git@github.com/...) is no secret; any other user or password is.
+_PUBLIC_USER: Final = re.compile(r"git")
+
+
 def redact(text: Any) -> str:
     """``text`` with the credentials of every URL in it replaced by ``***`` (scheme, host and path kept)."""
     s = text if isinstance(text, str) else str(text)
     if "@" not in s:
         return s
-    return _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", s)
+    return _URL_USERINFO.sub(lambda m: m.group(0) if _PUBLIC_USER.fullmatch(m.group("userinfo")) else
+                             f"{m.group('scheme')}{REDACTED}@", s)
+
+
+def strip_credentials(text: Any) -> str:
+    """``text`` with the user and password of every URL in it removed (for files cuenv writes: an export
+    names the index, and the credentials are passed at build time)."""
+    s = text if isinstance(text, str) else str(text)
+    if "@" not in s:
+        return s
+    return _URL_USERINFO.sub(lambda m: m.group(0) if _PUBLIC_USER.fullmatch(m.group("userinfo")) else m.group("scheme"), s)
 
 
 def has_credentials(url: str) -> bool:
     """Whether ``url`` carries a user or password."""
     return redact(url) != url
+
+
+# Output for a terminal keeps its line breaks and tabs; every other control character is escaped.
+_CONTROL_IN_OUTPUT: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def output(text: Any) -> str:
+    """What cuenv's command line prints (messages, tables, logs): credentials redacted, and every control
+    character but line breaks and tabs escaped (a shared file's name cannot retitle or clear the terminal)."""
+    return _CONTROL_IN_OUTPUT.sub(_escape, redact(text))
 
 
 def shown(text: Any) -> str:
