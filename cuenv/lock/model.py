@@ -380,6 +380,10 @@ class _Reader:
             return None
         if not isinstance(value, str) or not value:
             raise self.fail(f"{where + '.' if where else ''}{key}: expected a string, not {_kind(value)}.")
+        from cuenv.trust.shown import terminal_safe
+
+        if terminal_safe(value) != value:  # printed by check, list and info: no line break, no escape sequence
+            raise self.fail(f"{where + '.' if where else ''}{key}: '{terminal_safe(value)[:60]}' holds a control character.")
         return value
 
     def strings(self, data: Mapping[str, Any], key: str, where: str = "") -> list[str]:

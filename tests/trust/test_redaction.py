@@ -101,6 +101,22 @@ def test_errors_and_warnings_are_redacted_and_escaped(cli, tmp_path: Path) -> No
     assert code == 2 and TOKEN not in out + err and "carries credentials" in err, err
 
 
+HOSTILE = "evil\nFORGED LINE\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\u2028x"
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@pytest.mark.parametrize(("old", "key"), [("  name: demo\n", "recipe.name"), ("  label: demo\n", "contract.label")])
+def test_a_lock_whose_names_hold_control_characters_is_refused_escaped(cli, tmp_path: Path, old: str, key: str) -> None:
+    from tests.trust.test_paths import _lock_text
+
+    lock = tmp_path / "team.lock"
+    lock.write_text(_lock_text("x.conda").replace(old, f"  {old.split(':')[0].strip()}: {json.dumps(HOSTILE)}\n", 1))
+    for args in (("check", str(lock)), ("sync", str(lock), "-n", "x"), ("create", "x", "--from-lock", str(lock))):
+        code, out, err = cli(*args)
+        assert code == 2 and f"{key}: " in err, err
+        assert not RAW.search(out + err) and err.count("\n") == 2
+
+
 @pytest.mark.slow
 def test_verbose_create_behind_a_mirror_with_a_token(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     """-vv logs uv's command line and its failure; the error names the mirror: no token anywhere (~10 s)."""
