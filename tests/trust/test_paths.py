@@ -233,3 +233,32 @@ def test_plain_http_on_the_loopback_is_still_a_lock_source() -> None:
 
     text = _lock_text("cuda-cudart-12.1.105-h0_0.conda").replace(CH, "http://127.0.0.1:8123/nvidia")
     assert parse(text, file="team.lock").channels == ("http://127.0.0.1:8123/nvidia",)
+
+
+@given(before=st.text(max_size=15), name=st.text(max_size=10), after=st.text(max_size=15))
+@FAST
+def test_nothing_with_a_variable_reaches_a_tool_that_expands_it(before: str, name: str, after: str) -> None:
+    """uv and pip fill ${NAME} in requirement files from the environment; conda in channels."""
+    from cuenv.lock.model import url_problem
+    from cuenv.trust import requirements
+
+    text = f"{before}${{{name}}}{after}"
+    assert requirements.requirement_problem(f"torch @ https://h.org/{text}.whl") is not None
+    assert requirements.requirement_problem(f"torch @ https://h.org/{text}.whl", parse=False) is not None
+    assert requirements.index_url_problem(f"https://h.org/{text}") is not None
+    assert requirements.channel_problem(f"https://h.org/{text}") is not None
+    assert requirements.conda_spec_problem(f"cuda{text}") is not None
+    assert url_problem(f"https://h.org/{text}") is not None
+    assert paths.download_url_problem(f"https://h.org/{text}") is not None
+
+
+def test_a_recipe_requirement_with_a_variable_never_reaches_uv(cli, tmp_path: Path) -> None:
+    import yaml
+
+    repo = Path(__file__).resolve().parents[2]
+    data = yaml.safe_load((repo / "recipes" / "cuda-12.1.yaml").read_text())
+    data["install"]["venv"]["requirements"].append("evil @ https://127.0.0.1:9/${AWS_SECRET_ACCESS_KEY}/evil-1.0-py3-none-any.whl")
+    (tmp_path / "cuda-12.1.yaml").write_text(yaml.safe_dump(data))
+    code, _, err = cli("--recipes", str(tmp_path), "create", "cuda-12.1", "--engine", "venv", "-n", "evil")
+    _one_line_refusal(code, err)
+    assert "expands nothing" in err or "unknown placeholder" in err, err

@@ -202,6 +202,11 @@ def url(value: Any, where: Where, *, hint: str) -> tuple[str, str]:
                          "Lock artifacts from a package index or channel (http/https), or a local file:// path.")
     if scheme != "file" and not parsed.hostname:
         raise where.fail(f"URL {raw} names no host.", hint)
+    from cuenv.trust.requirements import loopback_http
+
+    if scheme == "http" and not loopback_http(raw):  # the same rule as cuenv.lock's (cuenv.trust.paths)
+        raise where.fail(f"URL {raw} uses http://, which lets anyone on the network path swap the packages.",
+                         "Lock artifacts from https:// URLs (plain http only on this machine's loopback).")
     if parsed.username or parsed.password:
         raise where.fail(f"URL {raw.split('@')[-1]} carries credentials; cuenv sends none from a lockfile.",
                          "Remove the user and password from the URL and give them to the index another way.")
