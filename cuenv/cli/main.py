@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 from importlib import import_module
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, Final, Mapping, NoReturn, Sequence
 
 from cuenv import __version__
 from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError, UsageError
@@ -207,13 +207,28 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _emit(data: Any, text: str, as_json: bool) -> None:
+# Commands whose stdout is shell code or completion script: printed exactly (activation restores the
+# user's own variables byte for byte). Everything else passes cuenv.trust.shown (issue 31).
+_RAW_STDOUT: Final = frozenset({"shell-env", "shell-init", "completion"})
+
+
+def _emit(data: Any, text: str, as_json: bool, *, raw: bool = False) -> None:
+    from cuenv.trust import shown
+
     if as_json:
         import json  # on use: most runs print text (start-up, issue 29)
 
-        sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+        sys.stdout.write(json.dumps(data if raw else shown.redact_data(data), indent=2, sort_keys=False, default=str) + "\n")
     elif text:
+        text = text if raw else shown.output(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _err(text: str) -> None:
+    """Every message cuenv writes to stderr: credentials redacted, control characters escaped."""
+    from cuenv.trust.shown import output
+
+    sys.stderr.write(output(text))
 
 
 def _log_to_stderr(verbosity: int) -> None:
@@ -229,15 +244,21 @@ def _log_to_stderr(verbosity: int) -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.cuenv_cli = True  # type: ignore[attr-defined]  # a mark to find our own handler again
-    handler.setFormatter(logging.Formatter("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
+    class Redacting(logging.Formatter):  # -v/-vv: command lines and URLs name mirrors that may carry a token
+        def format(self, record: logging.LogRecord) -> str:
+            from cuenv.trust.shown import output
+
+            return output(super().format(record))
+
+    handler.setFormatter(Redacting("%(levelname).1s %(name)s: %(message)s" if verbosity > 1 else "%(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
 
 
 def _print_error(exc: CuenvError) -> None:
-    sys.stderr.write(f"error: {exc.message}\n")
+    _err(f"error: {exc.message}\n")
     if exc.hint:
-        sys.stderr.write(f"hint: {exc.hint}\n")
+        _err(f"hint: {exc.hint}\n")
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -262,8 +283,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         result = module.run(ctx)
         quiet = ctx.verbosity < 0
         for warning in () if quiet else result.warnings:
-            sys.stderr.write(f"warning: {warning}\n")
-        _emit(result.data, "" if quiet and result.report else result.text, ctx.json)
+            _err(f"warning: {warning}\n")
+        _emit(result.data, "" if quiet and result.report else result.text, ctx.json, raw=args.command in _RAW_STDOUT)
         return result.exit_code
     except CuenvError as exc:
         _print_error(exc)
@@ -286,14 +307,14 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except OSError as exc:
         # A read-only or full CUENV_HOME, a file where a folder belongs (issue 14): the system's words, no traceback.
         where = f" {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"error: Cannot write or read{where}: {exc.strerror or exc}.\n")
+        _err(f"error: Cannot write or read{where}: {exc.strerror or exc}.\n")
         sys.stderr.write("hint: Check that the folder exists, is writable and has free space "
                          "(`cuenv config` shows cuenv's folders).\n")
         return 1
     except Exception as exc:  # a bug: still one clear line, the traceback only when asked for (-v)
         if any(a in ("-v", "--verbose") or a.startswith("-vv") for a in argv):
             raise
-        sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
+        _err(f"error: internal error: {type(exc).__name__}: {exc}\n")
         sys.stderr.write("hint: This is a bug in cuenv. Run again with -v for the traceback and report it.\n")
         return 1
 

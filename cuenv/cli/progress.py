@@ -76,6 +76,9 @@ class Progress:
             self._live.start()
 
     def _line(self, text: str, style: str = "") -> None:
+        from cuenv.trust.shown import output
+
+        text = output(text)  # engine events name URLs (a mirror's token) and packages from shared files
         if self._live is not None:
             self._live.console.print(text, style=style or None, markup=False, highlight=False, soft_wrap=True)
         else:

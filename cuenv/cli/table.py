@@ -6,7 +6,11 @@ from typing import Sequence
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers]] + [["-" if c is None or c == "" else str(c) for c in r] for r in rows]
+    """Every cell on one line: a name from a shared file (a lock's or archive's recipe name) holds no line
+    break or escape sequence once shown (cuenv.trust.shown.terminal_safe, issue 31)."""
+    from cuenv.trust.shown import terminal_safe
+
+    cells = [[str(h) for h in headers]] + [["-" if c is None or c == "" else terminal_safe(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     return "\n".join(lines)

@@ -78,7 +78,9 @@ def _render_env(d: dict) -> str:
         ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
         ("CUDA_HOME", layout.get("cuda_home") or "-"),
     ]
-    lines = [f"{k:<10} {v}" for k, v in rows]
+    from cuenv.trust.shown import terminal_safe
+
+    lines = [f"{k:<10} {terminal_safe(v)}" for k, v in rows]  # values from an archive's metadata: one line each
     for key, label in (("bin_dirs", "PATH"), ("lib_dirs", "LD_LIB")):
         extra = [f"{d['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)"] if key == "bin_dirs" and d.get("shims_dir") else []
         for i, p in enumerate([*(layout.get(key) or ()), *extra]):  # in the order activation puts them

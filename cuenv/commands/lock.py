@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cuenv.engines.names import CHOICES, ENGINE_NAMES
 from cuenv.result import Result
+from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
@@ -76,7 +77,7 @@ def _lock(ctx: Context) -> Result:
         made = make.lock_recipe(ctx.settings, ctx.environ, ref=a.target, engine=a.engine, python=a.python,
                                 force=a.force, here=here, target=target, platforms=a.platform)
     for f in made.warnings:
-        sys.stderr.write(f"warning: {f.message}\n")
+        sys.stderr.write(output(f"warning: {f.message}\n"))
     lock = made.lock
     text = lockfile.dump(lock)
     counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)

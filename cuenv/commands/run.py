@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.result import Result
+from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
@@ -39,7 +40,7 @@ def prepared_env(ctx: Context, name: str) -> dict[str, str]:
     record = Store.from_settings(settings).get(name)
     for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
         if f.severity in ("error", "warning") and f.code not in NO_GPU_HERE:
-            sys.stderr.write(f"warning: {f.message}\n")
+            sys.stderr.write(output(f"warning: {f.message}\n"))
     return activated_env(ctx.environ, record.target(), home=settings.home)
 
 

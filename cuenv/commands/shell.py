@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from cuenv import atomic
 from cuenv.errors import CuenvError, NotFound, UsageError
 from cuenv.result import Result
+from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
@@ -106,9 +107,9 @@ def _pin(ctx: Context) -> Result:
         name = project.approved(project.read(Path(ctx.args.file).absolute()), home).env
     except project.PinNotAllowed as exc:
         if exc.status != consent.DENIED:  # denied: silent, as the user asked
-            sys.stderr.write(f"cuenv: {exc.message}\ncuenv: {exc.hint}\n")
+            sys.stderr.write(output(f"cuenv: {exc.message}\ncuenv: {exc.hint}\n"))
     except CuenvError as exc:
-        sys.stderr.write(f"cuenv: {exc.message}\n" + (f"cuenv: {exc.hint}\n" if exc.hint else ""))
+        sys.stderr.write(output(f"cuenv: {exc.message}\n" + (f"cuenv: {exc.hint}\n" if exc.hint else "")))
     if ctx.args.shell == "fish":
         return Result(text=f"set -g __cuenv_pin_name {fish.quote(name)}")
     return Result(text=f"__cuenv_pin_name={posix.quote(name)}")
@@ -141,7 +142,7 @@ def _report(name: str, lines: list[str], strict: bool) -> None:
     for line in lines:
         if not strict and line.startswith("error:"):  # it does not stop activation: a warning (issue 17 §4)
             line = "warning:" + line[len("error:"):]
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(output(line + "\n"))
     if strict and verdict.has_error(lines):
         raise CuenvError(f"Not activating {name}: it cannot run on this machine (--strict).",
                          hint="Fix the error above, or activate without --strict.")

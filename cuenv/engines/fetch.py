@@ -57,34 +57,37 @@ def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None 
             raise DownloadFailed(url, "no such file")
         check(pkg, path)
         return path
+    from cuenv.trust import paths
+
     name = pkg.filename or pkg.url.rsplit("/", 1)[-1]
-    dest = archives / name
+    paths.check_file_name(name, source=f"{pkg.name} {pkg.version}")  # read from a lock: checked there too
+    dest = paths.inside(archives, name)
     if dest.is_file():
         try:
             check(pkg, dest)
             return dest
         except HashMismatch:
-            dest.unlink()  # a stale or damaged cache entry: fetch it again
+            paths.unlink(archives, name)  # a stale or damaged cache entry: fetch it again
     archives.mkdir(parents=True, exist_ok=True)
-    part = archives / f".{name}.part{os.getpid()}"
+    part_name = f".{name}.part{os.getpid()}"
     emit(progress, "download", pkg.name, nbytes=pkg.size)
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, open(part, "wb") as out:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, paths.open_new(archives, part_name) as out:
             # Small reads: each one is a moment to show progress and to honour a cancel (issue 18).
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 out.write(chunk)
                 emit(progress, "chunk", pkg.name, nbytes=len(chunk))
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        part.unlink(missing_ok=True)
+        paths.unlink(archives, part_name)
         raise DownloadFailed(url, str(getattr(exc, "reason", exc))) from None
     except BaseException:  # a cancel or Ctrl-C: no partial file is left; finished archives stay
-        part.unlink(missing_ok=True)
+        paths.unlink(archives, part_name)
         raise
     emit(progress, "downloaded", pkg.name, nbytes=pkg.size)
+    part = paths.inside(archives, part_name)
     try:
         check(pkg, part)
     except HashMismatch:
-        part.unlink(missing_ok=True)
+        paths.unlink(archives, part_name)
         raise
-    os.replace(part, dest)
-    return dest
+    return paths.replace(part, archives, name)

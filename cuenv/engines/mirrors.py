@@ -113,6 +113,19 @@ class Mirrors:
             return f"{canonical_index}/{normalize_project(project)}/"
         return url
 
+    def without_credentials(self) -> tuple[Mirrors, tuple[str, ...]]:
+        """These rules with no user or password in any mirror URL (what an export may write), and the
+        mirrors that had some (without them), so the export can say how to pass them at build time."""
+        from cuenv.trust.shown import strip_credentials
+
+        rules, stripped = [], []
+        for r in self.rules:
+            bare = strip_credentials(r.mirror)
+            if bare != r.mirror:
+                stripped.append(bare)
+            rules.append(Rule(r.upstream, bare, r.source))
+        return Mirrors(tuple(rules)), tuple(dict.fromkeys(stripped))
+
     def describe(self) -> list[str]:
         return [f"{r.upstream} -> {r.mirror} ({r.source})" for r in self.rules]
 

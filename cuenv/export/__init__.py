@@ -34,6 +34,16 @@ class ExportSource:
     solution: Any  # cuenv.engines.Solution
     home: Any  # CUENV_HOME (Path), for activation paths
     mirrors: Any = None  # cuenv.engines.mirrors.Mirrors: install lists fetch through them (issue 19)
+    without_credentials: tuple[str, ...] = ()  # mirrors whose user and token an export leaves out (issue 31)
+
+    def credentials_note(self) -> str:
+        """Comment lines for an install list whose mirror needs credentials cuenv does not write."""
+        if not self.without_credentials:
+            return ""
+        return (f"# {', '.join(self.without_credentials)} needs credentials, which cuenv never writes into a file.\n"
+                "# Pass them at build time: a netrc build secret (docker build --secret id=netrc,src=$HOME/.netrc,\n"
+                "# then RUN --mount=type=secret,id=netrc,target=/root/.netrc), or PIP_INDEX_URL / a .condarc token\n"
+                "# set only in the build's environment.\n")
 
 
 @dataclass(frozen=True)

@@ -249,11 +249,12 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
     if record.meta["layout"]["kind"] == "venv":
         from cuenv.engines.venv import requirements_lines
 
-        listed = Output(f"{CONTEXT_DIR}/requirements.txt", requirements_lines(solution.packages, mirrors=source.mirrors))
+        listed = Output(f"{CONTEXT_DIR}/requirements.txt",
+                        source.credentials_note() + requirements_lines(solution.packages, mirrors=source.mirrors))
     else:
         from cuenv.engines.conda import explicit_file
 
-        listed = Output(f"{CONTEXT_DIR}/explicit.txt", explicit_file(solution, mirrors=source.mirrors))
+        listed = Output(f"{CONTEXT_DIR}/explicit.txt", source.credentials_note() + explicit_file(solution, mirrors=source.mirrors))
     from cuenv.lock.model import dump, for_environment
     from cuenv.machine.model import Machine
 

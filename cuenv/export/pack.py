@@ -254,6 +254,7 @@ def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, pre
 
 def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
     from cuenv.engines import get_engine
+    from cuenv.trust import paths
 
     with tempfile.TemporaryDirectory(prefix="cuenv-unpack-", dir=cache_dir) as tmp:
         local = []
@@ -264,7 +265,7 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
                     member = tar.getmember(name)
                 except KeyError:
                     raise NotAPack(archive, f"{name} is missing") from None
-                dest = Path(tmp) / Path(name).name
+                dest = paths.inside(Path(tmp), Path(name).name)  # the name was checked by read_lock too
                 with tar.extractfile(member) as src, open(dest, "wb") as out:  # type: ignore[union-attr]  # a regular member, checked above
                     shutil.copyfileobj(src, out)
                 local.append(replace(pkg, url=dest.as_uri()))  # same sha256: uv still verifies it

@@ -19,5 +19,5 @@ def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
 
     packages = packages_of(source, "pypi", "requirements", "For a conda environment use --format explicit or conda-lock.")
     header = (f"# {source.record.name}: exact wheels for {source.solution.platform}, Python {source.solution.python}.\n"
-              "# Install with: pip install --require-hashes -r requirements.txt\n")
+              "# Install with: pip install --require-hashes -r requirements.txt\n" + source.credentials_note())
     return [Output(path="requirements.txt", content=header + requirements_lines(packages, mirrors=source.mirrors))]

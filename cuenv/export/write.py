@@ -25,7 +25,10 @@ def load_source(settings: Settings, name: str) -> ExportSource:
     except (OSError, ValueError) as exc:
         raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
-    return ExportSource(record=record, solution=solution, home=settings.home, mirrors=settings.mirrors)
+    # An export is a file someone else reads: the mirrors' credentials stay out of it (issue 31).
+    mirrors, stripped = settings.mirrors.without_credentials()
+    return ExportSource(record=record, solution=solution, home=settings.home, mirrors=mirrors,
+                        without_credentials=stripped)
 
 
 def write_outputs(outputs: Sequence[Output], out_dir: Path, *, force: bool) -> list[str]:

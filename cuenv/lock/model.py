@@ -160,6 +160,12 @@ def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Se
     if len(pythons) > 1:
         raise UsageError(f"The platforms were solved for different Pythons ({', '.join(sorted(map(str, pythons)))}).")
     packages = [p for s in sols for p in s.packages]
+    for pkg in packages:  # what a lock holds is read back by the same rules: never write what parse refuses
+        fields = _package_data(pkg)
+        why = package_fields_problem(fields)
+        if why is not None:
+            raise UsageError(f"Cannot lock package {fields.get('name')!r}: {why}",
+                             hint="Rebuild the environment from a clean lock or recipe (`cuenv create`), then lock it.")
     channels = tuple(sorted({_norm(p.channel) for p in packages if p.kind == "conda" and p.channel}))
     indexes = tuple(sorted({_norm(p.index_url) for p in packages if p.kind == "pypi" and p.index_url}))
     return Lock(
@@ -303,6 +309,13 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
     r.keys(sources, "sources", required=("channels", "indexes"), allowed=("channels", "indexes"))
     channels = tuple(_norm(c) for c in r.strings(sources, "channels", "sources"))
     indexes = tuple(_norm(i) for i in r.strings(sources, "indexes", "sources"))
+    for key, urls in (("channels", channels), ("indexes", indexes)):
+        for source in urls:
+            bad = url_problem(source)
+            if bad is not None:
+                from cuenv.trust.paths import quoted
+
+                raise LockError(f"sources.{key}: {quoted(source)} {bad}.", file=file)
     contract = _contract(r, r.mapping(data, "contract"))
     made = data.get("made_on")
     if made is not None and not isinstance(made, dict):
@@ -367,6 +380,10 @@ class _Reader:
             return None
         if not isinstance(value, str) or not value:
             raise self.fail(f"{where + '.' if where else ''}{key}: expected a string, not {_kind(value)}.")
+        from cuenv.trust.shown import terminal_safe
+
+        if terminal_safe(value) != value:  # printed by check, list and info: no line break, no escape sequence
+            raise self.fail(f"{where + '.' if where else ''}{key}: '{terminal_safe(value)[:60]}' holds a control character.")
         return value
 
     def strings(self, data: Mapping[str, Any], key: str, where: str = "") -> list[str]:
@@ -470,7 +487,29 @@ def package_fields_problem(values: Mapping[str, Any]) -> str | None:
             return f"{k}: {str(v)[:60]!r} is not a single word of printable text."
     if not _NAME.fullmatch(str(values.get("name") or "")):
         return f"name: {values.get('name')!r} is not a package name."
+    from cuenv.trust import paths
+
+    if values.get("filename") is not None:
+        why = paths.file_name_problem(values["filename"])
+        if why is not None:
+            return f"filename: {paths.quoted(values['filename'])} {why}."
+    for k in ("url", "index_url", "channel"):
+        if values.get(k) is not None:
+            why = url_problem(values[k])
+            if why is not None:
+                return f"{k}: {paths.quoted(values[k])} {why}."
     return None
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a lock's package URL, channel or index (cuenv.trust.paths rules), or None.
+    A ``#sha256=HEX`` fragment (how an index gives a file's hash) is the one fragment accepted."""
+    from cuenv.trust import paths
+
+    base, sep, fragment = url.partition("#")
+    if sep and re.fullmatch(r"(?:sha256|md5)=[0-9a-fA-F]{32,64}", fragment):
+        url = base
+    return paths.download_url_problem(url)
 
 
 def served_by(url: str, index: str) -> bool:

@@ -181,6 +181,12 @@ def _channels(node: Any, line: int | None, file: str, notes: list[str]) -> tuple
                 or value.startswith(("https://", "http://", "file://"))):
             raise RequestFileError(Where(file, item.line), f"channel {value!r}", "is not a channel name or URL.",
                                    hint="Write a name such as conda-forge, or an https:// (or file://) URL.")
+        if value.startswith("file://") and _not_a_folder(value):
+            # A channel is a folder; `file:///proc/self/environ` would have the solver read that file (issue 31).
+            from cuenv.trust.shown import shown
+
+            raise RequestFileError(Where(file, item.line), f"channel {shown(value)!r}", "is a file, not a channel folder.",
+                                   hint="Name the channel's folder (the one holding noarch/repodata.json).")
     channels, anaconda = expand_channels(listed)
     if anaconda:
         notes.append(f"{file}:{line}: {DEFAULTS_NOTE}.")
@@ -188,6 +194,20 @@ def _channels(node: Any, line: int | None, file: str, notes: list[str]) -> tuple
         raise RequestFileError(Where(file, line), "channels", "leaves no channel once `nodefaults` removes `defaults`.",
                                hint="List a channel, e.g. conda-forge.")
     return channels
+
+
+def _not_a_folder(url: str) -> bool:
+    """A file:// URL that names something other than a folder (a missing one is left to the solver)."""
+    import os
+    import stat
+    import urllib.parse
+    import urllib.request
+
+    try:
+        mode = os.stat(urllib.request.url2pathname(urllib.parse.urlsplit(url).path)).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISDIR(mode)
 
 
 def _pip_section(node: Any, where: Where, file: str, base: Path | None) -> RequirementsFile:

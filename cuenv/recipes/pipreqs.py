@@ -9,7 +9,8 @@ nearest supported way (:class:`RequestFileError`).
 
 Supported: PEP 508 requirements with extras, specifiers (``+cu121`` local versions too) and markers;
 ``name @ URL`` and bare URLs (a wheel, an sdist, ``git+https://...#egg=name``); ``--hash`` (several);
-``-r``/``--requirement`` and ``-c``/``--constraint`` (relative, depth- and cycle-limited);
+``-r``/``--requirement`` and ``-c``/``--constraint`` (relative, depth- and cycle-limited, regular files
+inside the project's folder only, read with the size limit: issue 31);
 ``-i``/``--index-url``, ``--extra-index-url``, ``--no-index``, ``-f``/``--find-links`` (URLs),
 ``--pre``, ``--no-binary``, ``--only-binary``, ``--prefer-binary``, ``--require-hashes``;
 ``--trusted-host`` and ``--use-feature`` are read and ignored (a note says so).
@@ -17,8 +18,10 @@ Supported: PEP 508 requirements with extras, specifiers (``+cu121`` local versio
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -177,16 +180,37 @@ class RequirementsFile:
 
 def parse_file(path: Path, *, kind: str = "requirement") -> RequirementsFile:
     """Read ``path`` and everything it includes."""
-    state = _State()
+    state = _State(root=_real_parent(path))
     _read_file(path, state, kind=kind, depth=0, chain=())
     return state.result()
+
+
+def _real_root(base: Path | None) -> Path | None:
+    return None if base is None else Path(os.path.realpath(base))
+
+
+def _shown(value: object) -> str:
+    from cuenv.trust.shown import shown
+
+    return shown(value)
+
+
+def _real_parent(path: Path) -> Path | None:
+    """The project's folder for a file the user named: its folder, or the current folder when the file lies
+    under it (``cuenv check requirements/dev.txt`` from the project's root may include ``-r ../base.txt``)."""
+    try:
+        folder = Path(os.path.realpath(path)).parent
+        here = Path(os.path.realpath(os.getcwd()))
+    except (OSError, ValueError):
+        return None
+    return here if folder.is_relative_to(here) and here != Path(here.anchor) else folder
 
 
 def parse_lines(lines: Iterable[tuple[int | None, str]], *, file: str, base: Path | None) -> RequirementsFile:
     """Requirement lines that are not a file of their own (an environment.yml ``pip:`` list): each with
     the line it came from. ``base`` is the folder relative includes resolve against (conda writes the
     list to a file beside environment.yml, so that folder)."""
-    state = _State()
+    state = _State(root=_real_root(base))
     for number, text in lines:
         if "\n" in text or "\r" in text:
             raise RequestFileError(Where(file, number), repr(text), "one entry spans several lines.",
@@ -198,7 +222,7 @@ def parse_lines(lines: Iterable[tuple[int | None, str]], *, file: str, base: Pat
 
 def parse_text(text: str, *, file: str = "requirements.txt", base: Path | None = None) -> RequirementsFile:
     """A whole requirements file given as text (tests, stdin); includes resolve against ``base``."""
-    state = _State()
+    state = _State(root=_real_root(base))
     for where, line in _logical_lines(text, file):
         _logical_line(line, where, state, base=base, kind="requirement", depth=1, chain=())
     return state.result()
@@ -213,6 +237,7 @@ class _State:
     notes: list[str] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     option_lines: dict[str, Where] = field(default_factory=dict)
+    root: Path | None = None  # the project's folder: every -r/-c include lies under it (issue 31)
 
     def result(self) -> RequirementsFile:
         return RequirementsFile(tuple(self.requirements), tuple(self.constraints), self.options,
@@ -237,21 +262,30 @@ def _read_file(path: Path, state: _State, *, kind: str, depth: int, chain: tuple
         raise RequestFileError(where or Where(str(path)), "-r",
                                f"includes nest deeper than {MAX_DEPTH} files.",
                                hint="Flatten the includes into fewer files.")
-    if not real.is_file():
-        raise RequestFileError(where or Where(str(path)), str(path), "is not a file.",
+    if where is not None and (state.root is None or not real.is_relative_to(state.root)):
+        # An include travels with the project or is refused: `-r /proc/self/environ` (or a link to it, or
+        # `-r ../../secret`) would read a file the project does not hold, and quote it in an error.
+        flag = "-c" if kind == "constraint" else "-r"
+        raise RequestFileError(where, f"{flag} {_shown(path.name)}", f"includes a file outside the project's folder "
+                               f"({_shown(state.root or '?')}); cuenv reads includes only inside it.",
+                               hint="Copy the file into the project and include it by a relative path.")
+    try:
+        mode = real.stat().st_mode
+    except OSError as exc:
+        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    if not stat.S_ISREG(mode):  # a FIFO, a device or a folder: never opened, never read
+        raise RequestFileError(where or Where(str(path)), str(path), "is not a regular file.",
+                               hint="Give the path of a requirements file.")
+    data = limits.read_bytes(real, what="Requirements file", limit=MAX_BYTES,
+                             hint="Check that this is the file you meant.")
+    if b"\0" in data:
+        raise RequestFileError(where or Where(str(path)), str(path), "is a binary file, not text.",
                                hint="Give the path of a requirements file.")
     try:
-        size = real.stat().st_size
-        if size > MAX_BYTES:
-            raise RequestFileError(where or Where(str(path)), str(path),
-                                   f"is {size} bytes; a requirements file is far smaller.",
-                                   hint="Check that this is the file you meant.")
-        text = real.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise RequestFileError(where or Where(str(path)), str(path), "is not UTF-8 text.",
                                hint="Save it as UTF-8.") from None
-    except OSError as exc:
-        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     state.files.append(str(path))
     for line_where, line in _logical_lines(text, str(path)):
         _logical_line(line, line_where, state, base=real.parent, kind=kind, depth=depth + 1, chain=(*chain, real))

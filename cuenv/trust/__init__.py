@@ -7,6 +7,8 @@ pass these checks before anything is downloaded, written or activated:
 - ``envvars``: which environment variables a shared file may set on activation;
 - ``requirements``: requirement strings, conda specs and index URLs, never tool options;
 - ``consent``: direnv-style approval of ``.cuenv`` files, keyed by path and content.
+- ``paths``: file names and URLs from shared files; the one guarded delete/write/rename inside a folder;
+- ``shown``: the one redaction of credentials and escape of control characters for what is printed.
 
 Each module is small and pure apart from ``limits`` (reads files) and ``consent`` (its store).
 docs/concepts/security.md states the model for users.

@@ -22,6 +22,9 @@ from typing import Any, Final
 from cuenv.trust import Untrusted
 
 MAX_REQUIREMENT: Final = 1000
+# uv and pip replace ${NAME} in a requirements file with the variable's value (and conda does in channels):
+# from a shared file, that would send the user's secrets to whatever host the string names (issue 31).
+_EXPANDS: Final = "holds ${...}, which uv, pip and conda fill in from your environment variables; cuenv expands nothing from a shared file"
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and Unicode line breaks
 _DIRECT: Final = re.compile(r"@\s*(\S+)")  # name @ URL
 HINT: Final = "Write one package per entry as NAME, NAME==VERSION or NAME>=X,<Y (PEP 508); options and local paths are refused in shared files."
@@ -42,6 +45,8 @@ def requirement_problem(text: Any, *, allow_local: bool = False, parse: bool = T
     stripped = text.strip()
     if stripped.startswith("-"):
         return "is a pip/uv option, not a requirement"
+    if "${" in stripped:
+        return _EXPANDS
     if not parse:
         if _looks_local(stripped):
             return None if allow_local else "is a local path, which only the command line may name"
@@ -95,6 +100,8 @@ def index_url_problem(url: Any) -> str | None:
     ``http://`` on the loopback: a local devpi or test index)."""
     if not isinstance(url, str) or _CONTROL.search(url) or " " in url:
         return "is not a URL"
+    if "${" in url:
+        return _EXPANDS
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() == "http" and loopback_http(url):
         return None
@@ -122,6 +129,8 @@ def conda_spec_problem(text: Any) -> str | None:
         return "holds a line break or another control character"
     if text.strip().startswith("-"):
         return "is a command-line option, not a package spec"
+    if "${" in text:
+        return _EXPANDS
     return None
 
 
@@ -131,6 +140,8 @@ def channel_problem(text: Any) -> str | None:
         return "is not a channel name or URL"
     if text.startswith("-"):
         return "is a command-line option, not a channel"
+    if "${" in text:
+        return _EXPANDS
     if text.lower().startswith("http://") and not loopback_http(text):
         return "uses http://, which lets anyone on the network path swap the packages (use https://)"
     return None

@@ -202,6 +202,11 @@ def url(value: Any, where: Where, *, hint: str) -> tuple[str, str]:
                          "Lock artifacts from a package index or channel (http/https), or a local file:// path.")
     if scheme != "file" and not parsed.hostname:
         raise where.fail(f"URL {raw} names no host.", hint)
+    from cuenv.trust.requirements import loopback_http
+
+    if scheme == "http" and not loopback_http(raw):  # the same rule as cuenv.lock's (cuenv.trust.paths)
+        raise where.fail(f"URL {raw} uses http://, which lets anyone on the network path swap the packages.",
+                         "Lock artifacts from https:// URLs (plain http only on this machine's loopback).")
     if parsed.username or parsed.password:
         raise where.fail(f"URL {raw.split('@')[-1]} carries credentials; cuenv sends none from a lockfile.",
                          "Remove the user and password from the URL and give them to the index another way.")
@@ -211,6 +216,11 @@ def url(value: Any, where: Where, *, hint: str) -> tuple[str, str]:
     filename = segments[-1] if segments else ""
     if not filename or any(c in filename for c in "/\\\x00") or parsed.query or parsed.fragment:
         raise where.fail(f"URL {raw} does not end in a file name.", "Lock artifacts by their file URL.")
+    from cuenv.trust.paths import file_name_problem, quoted
+
+    why = file_name_problem(filename)  # cuenv joins it to its cache folder: one plain name (issue 31)
+    if why is not None:
+        raise where.fail(f"the file name {quoted(filename)} of URL {raw} {why}.", "Lock artifacts by their file URL.")
     return raw, filename
 
 
