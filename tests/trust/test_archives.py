@@ -201,3 +201,39 @@ def test_a_cut_archive_is_damaged_not_an_internal_error(tmp_path: Path) -> None:
     data = _tar([("a", tarfile.REGTYPE, "", os.urandom(5000), 0o644)], "gz")
     with pytest.raises(archives.ArchiveDamaged, match="is damaged"):
         _extract(data[: len(data) // 2], tmp_path / "dest", "gz")
+
+
+def test_only_proven_conda_scripts_are_rendered(tmp_path: Path) -> None:
+    """`cuenv use` of an unpacked archive sources only the scripts recorded as proven; none from an older unpack."""
+    from cuenv.activation.render import render_target
+    from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+    from cuenv.envs.store import proven_scripts
+
+    prefix = tmp_path / "env"
+    for phase in ("activate", "deactivate"):
+        (prefix / "etc/conda" / f"{phase}.d").mkdir(parents=True)
+        for name in ("ok", "evil"):
+            for ext in ("sh", "fish"):
+                (prefix / "etc/conda" / f"{phase}.d" / f"{name}.{ext}").write_text("true\n")
+    ok = {f"etc/conda/{p}.d/ok.{e}" for p in ("activate", "deactivate") for e in ("sh", "fish")}
+    layout = CudaLayout(prefix=prefix, kind="conda", bin_dirs=(prefix / "bin",))
+    for meta, runs in [({}, {"ok", "evil"}), ({"unpacked_from": {"proven_scripts": sorted(ok)}}, {"ok"}),
+                       ({"unpacked_from": {}}, set())]:
+        target = ActivationTarget(name="e", layout=layout, conda_scripts=proven_scripts(meta))
+        for shell in ("bash", "zsh", "fish"):
+            text = render_target(target, shell, envs_dir=tmp_path, prompt=False)
+            assert {n for n in ("ok", "evil") if f"/{n}." in text} == runs, (meta, shell)
+
+
+def test_an_archives_smoke_test_needs_consent() -> None:
+    from cuenv.envs.meta import archived_smoke_test, smoke_test, trusted_smoke_test
+
+    test = {"command": ["sh", "-c", "true"]}
+    recipe = {"smoke_test": test}
+    unpacked = {"smoke_test": None, "unpacked_from": {"smoke_test": test}}
+    older = {"smoke_test": test, "unpacked_from": {"archive": "/a.tar"}}  # unpacked before issue 31
+    assert smoke_test(recipe) == test and archived_smoke_test(recipe) is None
+    for meta in (unpacked, older):
+        assert smoke_test(meta) is None and archived_smoke_test(meta) == test
+        consented = trusted_smoke_test(meta)
+        assert smoke_test(consented) == test and archived_smoke_test(consented) is None
