@@ -29,6 +29,7 @@ import os
 import shutil
 import stat
 import tarfile
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,6 +324,23 @@ def members(open_stream: Callable[[], Readable], *, compression: str, what: str,
                              hint="Copy the archive again; it may be cut short.") from None
     tree.check_links()
     return tree.members
+
+
+def zip_member_problem(info: zipfile.ZipInfo, limits: Limits = Limits()) -> str | None:
+    """Why one zip member (a wheel's) must not be read out, from the central directory alone, or None:
+    a symlink, device or FIFO (by its Unix mode), a path that is not plain, more than ``limits.member``
+    bytes, or more than ``limits.ratio`` times its compressed size (beyond ``limits.free``)."""
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return f"member {_shown(info.filename)} is not a regular file"
+    if clean_name(info.filename) is None:
+        return f"member {_shown(info.filename)} is not a plain path"
+    if info.file_size > limits.member:
+        return f"member {_shown(info.filename)} is {_size(info.file_size)}, more than the {_size(limits.member)} cuenv reads"
+    if info.file_size > limits.free + limits.ratio * info.compress_size:
+        return (f"member {_shown(info.filename)} expands to more than {limits.ratio} times its compressed size "
+                "(a compression bomb?)")
+    return None
 
 
 # -- the second pass: writing -------------------------------------------------------------------

@@ -191,11 +191,8 @@ def _special(name: str, kind: bytes, link: str = "") -> Callable[[Members], None
 
 @pytest.mark.parametrize(("edit", "message"), [
     (_special("etc/pipe", tarfile.FIFOTYPE), "member 'etc/pipe' is a FIFO, which this archive may not hold."),
-    (_special("dev-null", tarfile.CHRTYPE), "member 'dev-null' is a device"),
     (_special("lib/out", tarfile.SYMTYPE, "../../../../../../etc/passwd"), "symlink 'lib/out' points to"),
-    (_special("lib/abs", tarfile.SYMTYPE, "/etc/passwd"), "symlink 'lib/abs' points to '/etc/passwd', outside"),
-    (_special("lib/hard", tarfile.LNKTYPE, "/etc/passwd"), "hardlink 'lib/hard' points to '/etc/passwd', which is no"),
-])
+])  # every other kind of member: tests/trust/test_archives.py, without packing an environment each time
 def test_a_special_member_is_refused_without_hanging_or_writing(conda_archive: Path, tmp_path: Path, edit, message) -> None:
     """A FIFO once hung `unpack`; links out and devices are refused by cuenv's own checks on every Python."""
     done, home = _unpack(_altered(conda_archive, tmp_path / "a.tar", payload=edit), tmp_path)
@@ -293,13 +290,16 @@ class _Hidden:
             (self.hidden / p.name).rename(p)
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_activation_scripts_on_the_archives_word_alone_never_run(conda_archive: Path, export_channel: Path,
-                                                                 tmp_path: Path, shell: str) -> None:
+                                                                 tmp_path: Path) -> None:
+    """The forged record's activate.d/deactivate.d scripts (sh and fish) run in no shell: bash, zsh, fish."""
+    import os
     import shutil
+    import subprocess
+    import sys
 
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    from exportkit import REPO
+
     marker = tmp_path / "ran"
     archive = _altered(conda_archive, tmp_path / "a.tar", payload=_forged_scripts(marker))
     with _Hidden(export_channel, tmp_path):
@@ -309,25 +309,22 @@ def test_activation_scripts_on_the_archives_word_alone_never_run(conda_archive: 
     assert "etc/conda/activate.d/evil.sh" in done.stderr
     env = home / "envs" / "conda-12.1"
     assert (env / "etc/conda/activate.d/evil.sh").is_file()  # kept as the package's file, never sourced
-    text = cuenv("shell-env", shell, "use", "conda-12.1", env={"CUENV_HOME": str(home)}).stdout
-    assert "evil" not in text and "evil" not in (env / ".cuenv" / f"activate.{shell}").read_text()
-    script = (f"eval (cuenv shell-env fish use conda-12.1 | string collect); source '{env}/.cuenv/activate.fish'"
-              if shell == "fish" else
-              f"eval \"$(cuenv shell-env {shell} use conda-12.1)\"; . '{env}/.cuenv/activate.{shell}'")
     shim = tmp_path / "bin"
     shim.mkdir()
-    import sys
-
-    from exportkit import REPO
     (shim / "cuenv").write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m cuenv \"$@\"\n")
     (shim / "cuenv").chmod(0o755)
-    import os
-    import subprocess
-
-    ran = subprocess.run([shell, "-c", script], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "CUENV_HOME": str(home), "PATH": f"{shim}:{os.environ['PATH']}"})
-    assert ran.returncode == 0, ran.stderr
-    assert not list(tmp_path.glob("ran.*")), "a script from the archive ran"
+    shells = [s for s in ("bash", "zsh", "fish") if shutil.which(s)]
+    assert "bash" in shells
+    for shell in shells:
+        text = cuenv("shell-env", shell, "use", "conda-12.1", env={"CUENV_HOME": str(home)}).stdout
+        assert "evil" not in text and "evil" not in (env / ".cuenv" / f"activate.{shell}").read_text()
+        script = (f"eval (cuenv shell-env fish use conda-12.1 | string collect); source '{env}/.cuenv/activate.fish'"
+                  if shell == "fish" else
+                  f"eval \"$(cuenv shell-env {shell} use conda-12.1)\"; . '{env}/.cuenv/activate.{shell}'")
+        ran = subprocess.run([shell, "-c", script], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "CUENV_HOME": str(home), "PATH": f"{shim}:{os.environ['PATH']}"})
+        assert ran.returncode == 0, (shell, ran.stderr)
+        assert not list(tmp_path.glob("ran.*")), f"a script from the archive ran in {shell}"
 
 
 def test_proven_packages_keep_their_activation_scripts(conda_archive: Path, tmp_path: Path) -> None:

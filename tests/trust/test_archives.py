@@ -237,3 +237,22 @@ def test_an_archives_smoke_test_needs_consent() -> None:
         assert smoke_test(meta) is None and archived_smoke_test(meta) == test
         consented = trusted_smoke_test(meta)
         assert smoke_test(consented) == test and archived_smoke_test(consented) is None
+
+
+def test_a_wheels_bomb_or_link_member_is_a_finding_never_copied_out(tmp_path: Path) -> None:
+    """`cuenv check` of a wheel reads its libraries one at a time: a member that is a symlink, or that
+    expands past the ratio, is named as not read (before, 64 MiB of zeros went to a temporary file)."""
+    import zipfile
+
+    from cuenv.binaries.scan import scan
+
+    wheel = tmp_path / "evil-1.0-py3-none-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("evil/libzeros.so", bytes(64 << 20))
+        link = zipfile.ZipInfo("evil/liblink.so")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+    report = scan(wheel, cache_dir=tmp_path / "cache")
+    problems = {r.path.rsplit("!", 1)[-1]: r.problems for r in report.files}
+    assert "a compression bomb" in problems["evil/libzeros.so"][0]
+    assert "is not a regular file" in problems["evil/liblink.so"][0]
