@@ -256,3 +256,15 @@ def test_a_wheels_bomb_or_link_member_is_a_finding_never_copied_out(tmp_path: Pa
     problems = {r.path.rsplit("!", 1)[-1]: r.problems for r in report.files}
     assert "a compression bomb" in problems["evil/libzeros.so"][0]
     assert "is not a regular file" in problems["evil/liblink.so"][0]
+
+
+@pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.DIRTYPE, tarfile.FIFOTYPE, tarfile.CHRTYPE])
+def test_a_pack_whose_wheel_is_not_a_file_is_refused(tmp_path: Path, kind: bytes) -> None:
+    """`cuenv unpack` once ended in an internal error on a wheel that was a link, folder, device or FIFO."""
+    from cuenv.export import pack
+
+    archive = tmp_path / "a.cuenv.tar"
+    data = _tar([(pack.MANIFEST, tarfile.REGTYPE, "", b"{}", 0o644), ("wheels/x-1-py3-none-any.whl", kind, "x", b"", 0o644)], "")
+    archive.write_bytes(data)
+    with pytest.raises(archives.ArchiveRefused, match="member 'wheels/x-1-py3-none-any.whl' is a"):
+        pack.read_manifest(archive)
