@@ -16,13 +16,22 @@ SHELLS: Final = ("bash", "zsh", "fish")
 HOOK_FILES: Final = {"bash": "cuenv.sh", "zsh": "cuenv.sh", "fish": "cuenv.fish"}
 
 
-def _conda_scripts(prefix: Path, phase: str, suffix: str) -> list[Path]:
-    """conda's etc/conda/{activate,deactivate}.d/*.sh (or *.fish), in conda's (sorted) order."""
+def _conda_scripts(prefix: Path, phase: str, suffix: str, allowed: frozenset[str] | None) -> list[Path]:
+    """conda's etc/conda/{activate,deactivate}.d/*.sh (or *.fish), in conda's (sorted) order; only those in
+    ``allowed`` (paths relative to the prefix) unless it is None (see ActivationTarget.conda_scripts)."""
     folder = prefix / "etc" / "conda" / f"{phase}.d"
     try:
-        return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+        found = sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
     except OSError:
         return []
+    return [p for p in found if allowed is None or p.relative_to(prefix).as_posix() in allowed]
+
+
+def _rel(path: Path, prefix: Path) -> str | None:
+    try:
+        return path.relative_to(prefix).as_posix()
+    except ValueError:
+        return None
 
 
 def render(
@@ -46,11 +55,13 @@ def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, promp
     prefix = target.layout.prefix
     if target.layout.kind != "conda":
         return render(plan, shell, prompt=prompt)
+    allowed = target.conda_scripts
     if shell == "fish":
-        act, deact = _conda_scripts(prefix, "activate", ".fish"), _conda_scripts(prefix, "deactivate", ".fish")
+        act, deact = _conda_scripts(prefix, "activate", ".fish", allowed), _conda_scripts(prefix, "deactivate", ".fish", allowed)
     else:
-        act = list(target.activate_scripts) or _conda_scripts(prefix, "activate", ".sh")
-        deact = _conda_scripts(prefix, "deactivate", ".sh")
+        recorded = [p for p in target.activate_scripts if allowed is None or _rel(p, prefix) in allowed]
+        act = recorded or _conda_scripts(prefix, "activate", ".sh", allowed)
+        deact = _conda_scripts(prefix, "deactivate", ".sh", allowed)
     return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
 
 

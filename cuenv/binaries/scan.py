@@ -26,6 +26,7 @@ from typing import Final
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
 from cuenv.binaries.names import looks_binary
+from cuenv.trust.archives import zip_member_problem
 
 # What reading a damaged wheel can raise: a bad CRC or header (BadZipFile), a broken deflate stream
 # (zlib.error), a cut stream (EOFError), a version or method zipfile lacks (NotImplementedError),
@@ -321,6 +322,10 @@ def _wheel_members(wheel: Path) -> tuple[list[tuple[str, FileReport]], int]:
             if info.filename.endswith("/") or not looks_binary(info.filename.rsplit("/", 1)[-1]):
                 continue
             scanned += 1
+            why = zip_member_problem(info)  # a bomb or a link is never copied out (issue 31 §4)
+            if why is not None:
+                reports.append((info.filename, FileReport("", info.file_size, problems=(f"not read: {why}",))))
+                continue
             part = Path(tmp, "member")
             try:
                 with zf.open(info) as src, open(part, "wb") as dst:

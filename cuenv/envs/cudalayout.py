@@ -29,3 +29,7 @@ class ActivationTarget:
     env_vars: Mapping[str, str] = field(default_factory=dict)  # the recipe's variables
     activate_scripts: tuple[Path, ...] = ()  # conda's etc/conda/activate.d/*.sh (posix shells)
     shims_dir: Path | None = None  # the shims of the CUDA tools it lacks: on PATH right after its own bins
+    # conda's activate.d/deactivate.d scripts that may run (paths relative to the prefix): None = all of
+    # them (packages cuenv installed from their channel or lock, hashes checked); an unpacked archive's
+    # are only those of packages proven against the package itself (issue 31 §4)
+    conda_scripts: frozenset[str] | None = None

@@ -161,3 +161,37 @@ def resolved_versions(packages: Sequence[Any]) -> dict[str, str]:
             out["framework"] = f"{n} {by_name[n]}"
             break
     return out
+
+
+# -- the smoke test: a recipe's runs, an archive's only with the user's consent (issue 31 §4) -----------
+TRUST_SMOKE_FLAG: Final = "--trust-smoke-test"
+
+
+def smoke_test(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The smoke test cuenv may run (`cuenv test`, the TUI, an image's health check): the recipe's; one
+    that came in an archive only after `cuenv test NAME --trust-smoke-test`."""
+    unpacked = meta.get("unpacked_from")
+    if unpacked is not None and not (isinstance(unpacked, Mapping) and unpacked.get("smoke_test_trusted") is True):
+        return None
+    test = meta.get("smoke_test")
+    return test if isinstance(test, Mapping) else None
+
+
+def archived_smoke_test(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The smoke test an archive brought that has not been trusted yet, or None."""
+    unpacked = meta.get("unpacked_from")
+    if not isinstance(unpacked, Mapping) or unpacked.get("smoke_test_trusted") is True:
+        return None
+    test = unpacked.get("smoke_test") or meta.get("smoke_test")  # the latter: unpacked by an older cuenv
+    return test if isinstance(test, Mapping) and test else None
+
+
+def trusted_smoke_test(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` after the user's consent to the archive's smoke test."""
+    out = dict(meta)
+    unpacked = dict(out.get("unpacked_from") or {})
+    out["smoke_test"] = archived_smoke_test(meta)
+    unpacked["smoke_test_trusted"] = True
+    unpacked.pop("smoke_test", None)
+    out["unpacked_from"] = unpacked
+    return out

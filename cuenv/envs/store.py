@@ -60,6 +60,16 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def proven_scripts(meta: Mapping[str, Any]) -> frozenset[str] | None:
+    """The conda activation scripts an environment may run: None (all) for one cuenv installed; for an
+    unpacked archive only those it recorded as proven (none for an archive unpacked before it recorded them)."""
+    unpacked = meta.get("unpacked_from")
+    if unpacked is None:
+        return None
+    listed = unpacked.get("proven_scripts") if isinstance(unpacked, Mapping) else None
+    return frozenset(p for p in listed or () if isinstance(p, str))
+
+
 @dataclass(frozen=True)
 class EnvRecord:
     name: str
@@ -93,6 +103,7 @@ class EnvRecord:
             env_vars=dict(self.meta.get("env_vars", {})),
             activate_scripts=tuple(Path(p) for p in self.meta.get("activate_scripts", ())),
             shims_dir=folder.shims_dir(self.path) if self.meta.get("tools") else None,
+            conda_scripts=proven_scripts(self.meta),
         )
 
 

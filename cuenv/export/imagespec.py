@@ -183,7 +183,9 @@ def image_tools(meta: Mapping[str, Any], prefix: str) -> tuple[dict[str, dict[st
 
 
 def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
-    test = meta.get("smoke_test") or {}
+    from cuenv.envs.meta import smoke_test
+
+    test = smoke_test(meta) or {}  # an archive's only after the user's consent (issue 31 §4)
     if test.get("python"):
         script = f"exec python {sh(prefix + '/.cuenv/smoke_test.py')} \"$@\"\n"
         extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/smoke_test.py", test["python"]),)
@@ -283,6 +285,11 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
     if meta.get("activate_scripts"):
         notes.append("The prefix's conda activate.d scripts do not run in the image (only its variables are set).")
     smoke = smoke_files(meta, prefix)
+    from cuenv.envs.meta import TRUST_SMOKE_FLAG, archived_smoke_test
+
+    if archived_smoke_test(meta):
+        notes.append(f"The smoke test of {record.name} came in an archive and is not the image's health check; "
+                     f"run it once with `cuenv test {record.name} {TRUST_SMOKE_FLAG}` to make it one.")
     links = cuda_home_links(source)
     moved = moved_meta(meta, name=record.name, new=prefix)
     moved.pop("validation", None)  # about the exporting machine, not the image's

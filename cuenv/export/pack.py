@@ -27,7 +27,6 @@ import os
 import shutil
 import tarfile
 import tempfile
-import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Mapping
@@ -122,22 +121,48 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
 
 
 # -- unpack ------------------------------------------------------------------------------------
+def _outer(archive: Path) -> tuple[Any, dict[str, Any]]:
+    """The archive opened (a regular file, else refused without blocking) and its members by name,
+    each checked by cuenv's extractor: plain files only, plain names, within the limits."""
+    from cuenv.trust import archives
+
+    fh = archives.open_regular(archive)
+    try:
+        listing = archives.members(lambda: _rewound(fh), compression="", what=f"archive {archive}",
+                                   limits=archives.Limits(members=100_000), allowed=("file",))
+    except archives.ArchiveDamaged as exc:
+        fh.close()
+        raise NotAPack(archive, exc.message.removesuffix(".")) from None
+    except BaseException:
+        fh.close()
+        raise
+    if not listing or listing[0].name != MANIFEST:
+        fh.close()
+        raise NotAPack(archive, f"its first member is not {MANIFEST}")
+    return fh, {m.name: m for m in listing}
+
+
+def _rewound(fh: Any) -> Any:
+    fh.seek(0)
+    return fh
+
+
+def _member_stream(fh: Any, member: Any) -> Any:
+    from cuenv.trust.archives import Slice
+
+    return Slice(fh, member.offset, member.size)
+
+
 def read_manifest(archive: Path) -> dict[str, Any]:
     """The manifest, within cuenv's limits; its lock is checked by ``read_lock``."""
     from cuenv.trust import limits
 
-    try:
-        with tarfile.open(archive, "r:") as tar:
-            first = tar.next()
-            if first is None or first.name != MANIFEST or not first.isfile():
-                raise NotAPack(archive, f"its first member is not {MANIFEST}")
-            if first.size > limits.MANIFEST:
-                raise NotAPack(archive, f"its manifest is larger than {limits.size_text(limits.MANIFEST)}")
-            raw = tar.extractfile(first).read()  # type: ignore[union-attr]  # a regular member, checked above
-    except FileNotFoundError:
-        raise UsageError(f"{archive} does not exist.") from None
-    except (tarfile.TarError, ValueError, OSError, EOFError) as exc:
-        raise NotAPack(archive, str(exc) or type(exc).__name__) from None
+    fh, index = _outer(archive)
+    with fh:
+        first = index[MANIFEST]
+        if first.size > limits.MANIFEST:
+            raise NotAPack(archive, f"its manifest is larger than {limits.size_text(limits.MANIFEST)}")
+        raw = _member_stream(fh, first).read()
     data = limits.load_json(raw, what="The manifest of", file=str(archive), hint=NotAPack.HINT)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         shown = data.get("format") if isinstance(data, dict) else "?"
@@ -193,25 +218,6 @@ def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) ->
                             hint=NotAPack.HINT)
 
 
-def _extract_all(tar: tarfile.TarFile, dest: Path, archive: Path) -> None:
-    """Every member inside ``dest``: no absolute paths, no ``..``, no links out, no devices (tar-slip)."""
-    from cuenv.trust import Untrusted
-
-    try:
-        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.10.12
-            tar.extractall(dest, filter="data")
-            return
-        for member in tar.getmembers():
-            target = (dest / member.name).resolve()
-            if not (target == dest.resolve() or dest.resolve() in target.parents) or member.isdev():
-                raise tarfile.FilterError(f"{member.name!r} would land outside the environment")
-        tar.extractall(dest)  # noqa: S202 - members checked above
-    except tarfile.FilterError as exc:
-        raise Untrusted(f"Refusing archive {archive}: {str(exc)[:200]}.", hint=NotAPack.HINT) from None
-    except (tarfile.TarError, EOFError, zlib.error) as exc:
-        raise NotAPack(archive, f"its payload is damaged: {str(exc)[:120] or type(exc).__name__}") from None
-
-
 def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
     """The package's own file hashes, when the package itself is here (a file:// URL, or cuenv's archive
     cache) with the lock's hash; None otherwise. Nothing is downloaded: unpack works offline."""
@@ -229,19 +235,21 @@ def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
         return None
 
 
-def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path, *, cache_dir: Path) -> int:
+def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path, *, cache_dir: Path) -> Any:
     """Extract, prove every file against the lock, relocate with cuenv's own code; nothing from the archive runs.
-    Returns how many packages were held to the package itself (see cuenv.export.payload)."""
+    Returns the proof (cuenv.export.payload.Proof): which packages were held to the package itself."""
     from cuenv.export import payload, relocate
+    from cuenv.trust import archives
 
-    try:
-        with tarfile.open(archive, "r:") as outer:
-            member = outer.getmember(CONDA_PAYLOAD)
-            with tarfile.open(fileobj=outer.extractfile(member), mode="r|gz") as inner:
-                prefix.mkdir(parents=True, exist_ok=True)
-                _extract_all(inner, prefix, archive)
-    except KeyError:
-        raise NotAPack(archive, f"{CONDA_PAYLOAD} is missing") from None
+    fh, index = _outer(archive)
+    with fh:
+        member = index.get(CONDA_PAYLOAD)
+        if member is None:
+            raise NotAPack(archive, f"{CONDA_PAYLOAD} is missing")
+        try:  # every member checked before anything is written, whatever this Python's tarfile filters
+            archives.extract(lambda: _member_stream(fh, member), prefix, compression="gz", what=f"archive {archive}")
+        except archives.ArchiveDamaged as exc:
+            raise NotAPack(archive, f"its payload is damaged: {exc.message.removesuffix('.')}") from None
     added = [a for a in manifest.get("added") or () if isinstance(a, str)]
     proof = payload.verify(prefix, solution.packages, added=added, package_files=lambda pkg: _at_hand(pkg, cache_dir))
     try:
@@ -249,7 +257,35 @@ def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, pre
     except ValueError as exc:
         raise CuenvError(f"Cannot relocate the environment to {prefix}: {exc}.",
                          hint="Use a shorter CUENV_HOME, or create the environment from its lock (`cuenv sync`).") from None
-    return proof.proven
+    return proof
+
+
+SCRIPT_DIRS: Final = ("etc/conda/activate.d", "etc/conda/deactivate.d")
+
+
+def conda_scripts(prefix: Path) -> list[str]:
+    """The prefix's conda activation scripts (any shell), relative to it: what `cuenv use` would source."""
+    found = []
+    for rel in SCRIPT_DIRS:
+        try:
+            found += [f"{rel}/{p.name}" for p in (prefix / rel).iterdir()]
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def _held_back(meta: dict[str, Any], prefix: Path, proof: Any) -> None:
+    """What from the archive may run later, recorded in ``meta["unpacked_from"]``: the activation scripts of
+    packages proven against the package itself (the others never run), and the smoke test only after
+    `cuenv test NAME --trust-smoke-test` (cuenv.envs.meta.smoke_test)."""
+    record = meta["unpacked_from"]
+    if proof is not None:
+        scripts = conda_scripts(prefix)
+        record["proven_scripts"] = [s for s in scripts if s in proof.proven_paths]
+        record["held_back_scripts"] = [s for s in scripts if s not in proof.proven_paths]
+    if meta.get("smoke_test"):
+        record["smoke_test"] = meta["smoke_test"]
+    meta["smoke_test"] = None
 
 
 def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
@@ -258,16 +294,16 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
 
     with tempfile.TemporaryDirectory(prefix="cuenv-unpack-", dir=cache_dir) as tmp:
         local = []
-        with tarfile.open(archive, "r:") as tar:
+        fh, index = _outer(archive)
+        with fh:
             for pkg in solution.packages:
                 name = f"{WHEELS}/{pkg.filename}"
-                try:
-                    member = tar.getmember(name)
-                except KeyError:
-                    raise NotAPack(archive, f"{name} is missing") from None
+                member = index.get(name)
+                if member is None:
+                    raise NotAPack(archive, f"{name} is missing")
                 dest = paths.inside(Path(tmp), Path(name).name)  # the name was checked by read_lock too
-                with tar.extractfile(member) as src, open(dest, "wb") as out:  # type: ignore[union-attr]  # a regular member, checked above
-                    shutil.copyfileobj(src, out)
+                with open(dest, "xb") as out:
+                    shutil.copyfileobj(_member_stream(fh, member), out)
                 local.append(replace(pkg, url=dest.as_uri()))  # same sha256: uv still verifies it
         engine = get_engine(solution.engine, environ)
         engine.install(prefix, replace(solution, packages=tuple(local)), cache_dir=cache_dir, progress=progress)
@@ -306,9 +342,9 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
         prefix = store.path(env_name)
         try:
             store.claim(env_name)  # before anything is extracted: a half-made environment is still ours
-            proven = None
+            proof = None
             if manifest["kind"] == "conda":
-                proven = _unpack_conda(archive, manifest, solution, prefix, cache_dir=Path(settings.cache_dir))
+                proof = _unpack_conda(archive, manifest, solution, prefix, cache_dir=Path(settings.cache_dir))
             else:
                 _unpack_venv(archive, solution, prefix, cache_dir=Path(settings.cache_dir), environ=environ, progress=progress)
             lock_hash = folder.write_solution(prefix, solution.to_json())
@@ -317,8 +353,9 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
             meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
             meta["unpacked_from"] = {"archive": str(archive), "source_prefix": str(manifest.get("source_prefix"))[:4096]}
-            if proven is not None:  # conda packages held to the package itself, not only to their records
-                meta["unpacked_from"]["proven_packages"] = [proven, sum(p.kind == "conda" for p in solution.packages)]
+            if proof is not None:  # conda packages held to the package itself, not only to their records
+                meta["unpacked_from"]["proven_packages"] = [proof.proven, sum(p.kind == "conda" for p in solution.packages)]
+            _held_back(meta, prefix, proof)
             from cuenv.envs.diskuse import disk_usage
 
             meta["size_bytes"] = disk_usage(prefix)  # what is here, not what the manifest claims

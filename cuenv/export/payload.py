@@ -59,6 +59,7 @@ class Proof:
     prefixes: list[PrefixRecord]
     proven: int
     packages: int
+    proven_paths: frozenset[str] = frozenset()  # the files of the packages held to the package itself
 
 
 PackageFiles = Callable[[Any], "Mapping[str, str] | None"]  # a locked package -> its path -> sha256, or None
@@ -164,6 +165,7 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
     wanted = [p for p in packages if p.kind == "conda"]
     unmatched = dict(records)
     proven = 0
+    held: list[str] = []  # the records of the packages held to the package itself
     for pkg in wanted:
         hit = next((k for k, r in unmatched.items() if _same_package(r, pkg)), None)
         if hit is None:
@@ -173,12 +175,14 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
         if own is not None:
             _held_to_package(hit, unmatched[hit], pkg, own)
             proven += 1
+            held.append(hit)
         del unmatched[hit]
     if unmatched:
         extra = next(iter(unmatched.values()))
         raise _fail(f"The archive's environment holds {extra['name']} {extra['version']}, which its lock does not list.")
 
     expected: dict[str, tuple[str, dict[str, Any]]] = {}  # path -> (kind, entry)
+    proven_paths: set[str] = set()
     for file, record in records.items():
         paths = (record.get("paths_data") or {}).get("paths") if isinstance(record.get("paths_data"), dict) else None
         if not isinstance(paths, list):
@@ -188,6 +192,8 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
                 raise _fail(f"{file}: paths_data entry {i} is not a mapping.")
             rel = _rel(entry.get("_path"), file)
             expected[rel] = (str(entry.get("path_type") or "hardlink"), entry)
+            if file in held:
+                proven_paths.add(rel)
     removable = {_rel(a, "manifest added") for a in added}
     prefixes: list[PrefixRecord] = []
     seen: set[str] = set()
@@ -213,7 +219,7 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
     missing = sorted(p for p, (kind, _) in expected.items() if p not in seen and kind not in ("pyc_file", "directory"))
     if missing:
         raise _fail(f"{missing[0]} is missing from the archive" + (f" ({len(missing) - 1} more)." if len(missing) > 1 else "."))
-    return Proof(prefixes, proven, len(wanted))
+    return Proof(prefixes, proven, len(wanted), frozenset(proven_paths))
 
 
 def _check_file(full: Path, rel: str, kind: str, entry: dict[str, Any], prefixes: list[PrefixRecord]) -> None:

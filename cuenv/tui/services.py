@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.envs import folder
+from cuenv.envs.meta import archived_smoke_test, smoke_test
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
@@ -123,7 +124,7 @@ class Services:
             python=str(meta.get("python") or ""), complete=record.complete,
             packages=models.packages_from_solution(solution), activation=activation,
             lock_hash=str(meta.get("lock_hash") or ""), lock_status=self.lock_status(name),
-            findings=findings, smoke_test=models.smoke_argv(meta.get("smoke_test")) is not None,
+            findings=findings, smoke_test=models.smoke_argv(smoke_test(meta)) is not None,
             problem=" ".join(problems), kernels=kernels, installed=cudatools.facts(meta),
         )
 
@@ -199,7 +200,10 @@ class Services:
         from cuenv.activation.plan import activated_env
 
         record = self.store.get(name)
-        argv = models.smoke_argv(record.meta.get("smoke_test"))
+        argv = models.smoke_argv(smoke_test(record.meta))
+        if argv is None and archived_smoke_test(record.meta):  # never run on the archive's word (issue 31 §4)
+            raise UsageError(f"The smoke test of {name!r} came in an archive and has not been trusted.",
+                             hint=f"`cuenv test {name}` shows it; `cuenv test {name} --trust-smoke-test` runs it.")
         if argv is None:
             raise UsageError(f"Environment {name!r} has no smoke test.", hint="Its recipe defines none.")
         env = activated_env(self.environ, record.target(), home=self.settings.home)
