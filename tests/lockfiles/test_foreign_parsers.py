@@ -146,7 +146,9 @@ def test_pixi_versions_read_alike(version: int) -> None:
 
 def test_pixi_refusals() -> None:
     assert "Upgrade cuenv" in refusal(read_pixi, {**pixi_doc(), "version": 8}).hint
-    assert refusal(read_pixi, {**pixi_doc(), "version": 3}).hint.startswith("Rewrite it with a current pixi")
+    old = refusal(read_pixi, {**pixi_doc(), "version": 3})  # rattler reads 1-3 as conda-lock's layout
+    assert "not a pixi lockfile cuenv reads: missing field `metadata`" in old.message
+    assert old.hint.startswith("Regenerate it with `pixi lock`")
     error = refusal(read_pixi, pixi_doc(), environment="cuda")
     assert "it has no environment 'cuda' (it has default)" in error.message
     assert error.hint == "Choose one with --environment default."
@@ -154,12 +156,50 @@ def test_pixi_refusals() -> None:
     assert "environment 'default' has no packages for osx-arm64 (it has linux-64)" in error.message
     doc = pixi_doc()
     doc["packages"] = doc["packages"][1:]
-    assert "is listed for linux-64 but missing from the `packages` list" in refusal(read_pixi, doc).message
+    assert "refers to a package that does not exist" in refusal(read_pixi, doc).message  # rattler's own words
+
+
+def test_pixi_pypi_url_with_a_sha256_fragment_is_that_wheel_and_hash() -> None:
+    """pixi writes a wheel URL from an index page with its ``#sha256=`` fragment (issue 25 §3)."""
+    doc = pixi_doc(6)
+    wheel = doc["packages"][1]
+    wheel["pypi"] += "#sha256=" + "C" * 64
+    del wheel["sha256"]
+    doc["environments"]["default"]["packages"]["linux-64"][1]["pypi"] = wheel["pypi"]
+    found = read_pixi(doc)
+    runtime = found.packages[1]
+    assert runtime.url.endswith("manylinux1_x86_64.whl") and runtime.sha256 == "c" * 64
+
+
+def test_pixi_empty_default_names_the_other_environments() -> None:
+    doc = pixi_doc(6)
+    env = doc["environments"]["default"]
+    doc["environments"] = {"default": {"channels": copy.deepcopy(env["channels"]), "packages": {}}, "cuda": env,
+                           "cpu": copy.deepcopy(env)}
+    error = refusal(read_pixi, doc)
+    assert error.message == "pixi.lock (environments.default): environment 'default' locks no packages; " \
+        "it locks environments cpu, cuda."
+    assert error.hint == "Choose one with --environment cpu (or cuda)."
+    found = read_pixi(doc, environment="cpu")
+    assert found.environment == "cpu" and len(found.packages) == 2
+    assert found.notes == ("read environment cpu; it also locks cuda (--environment NAME)",)
+
+
+def test_pixi_names_what_else_it_locks() -> None:
+    doc = pixi_doc(6)
+    env = doc["environments"]["default"]
+    env["packages"]["osx-arm64"] = [copy.deepcopy(env["packages"]["linux-64"][1])]
+    doc["environments"]["cuda"] = copy.deepcopy(env)
+    found = read_pixi(doc)
+    assert found.notes == ("read for platform linux-64; it also locks osx-arm64 (--platform NAME)",
+                           "read environment default; it also locks cuda (--environment NAME)")
 
 
 def test_pixi_source_packages_are_described_not_built() -> None:
     doc = pixi_doc(7)
     doc["environments"]["default"]["packages"]["cuda"].append({"conda_source": "mypkg[abc123] @ ."})
+    doc["packages"].append({"conda_source": "mypkg[abc123] @ .", "version": "0.1.0", "build": "h0_0",
+                            "subdir": "linux-64"})
     found = read_pixi(doc, platform="cuda")
     assert [u.name for u in found.unusable] == ["mypkg"]
     with pytest.raises(ForeignLockError, match="mypkg is built from source by pixi"):

@@ -4,7 +4,7 @@
 kind           files                           reader
 =============  ==============================  =========================================================
 conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condalock`
-pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
+pixi-lock      pixi.lock (every version)       :mod:`cuenv.lock.foreign.pixi` (py-rattler's LockFile)
 pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
 uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
 explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit` (``cuenv export --format explicit``)
