@@ -310,7 +310,7 @@ def test_what_issue_15_found_refused_is_read(cli) -> None:
     name = "detectron2-v6.pixi.lock"
     code, out, err = cli("create", "--from-lock", str(FIXTURES / name), "-n", "x", "--engine", "rattler")
     assert code == 2 and len(err.splitlines()) == 2 and "schema version" not in err
-    assert f"{name}, line 384 (packages[3]): antlr4-python3-runtime is a source distribution" in err
+    assert f"{name} (environments.default.packages.linux-64): antlr4-python3-runtime is a source distribution" in err
     # conda packages with PyPI wheels on top: planned as one conda environment with a pip layer
     code, out, err = cli("create", "--from-lock", str(FIXTURES / "bertchen.conda-lock.yml"), "-n", "x", "--engine",
                          "rattler", "--dry-run", "--target-driver", "535.104.05", "--json")

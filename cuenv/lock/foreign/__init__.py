@@ -5,8 +5,8 @@ kind           files                           reader
 =============  ==============================  =========================================================
 conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condalock`
 pixi-lock      pixi.lock (every version)       :mod:`cuenv.lock.foreign.pixi` (py-rattler's LockFile)
-pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
-uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
+pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (packaging.pylock, PEP 751)
+uv-lock        uv.lock                         :mod:`cuenv.lock.foreign.uvlock` (`uv export`, then pylock)
 explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit` (``cuenv export --format explicit``)
 =============  ==============================  =========================================================
 

@@ -83,8 +83,8 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
     packages: dict[tuple[str, str], Any] = {}
     depends: dict[str, tuple[str, ...]] = {}
     unusable: list[Unusable] = []
-    for i, pkg in enumerate(env.packages(chosen_platform) or ()):
-        at = where.at(f"environments.{env_name}.packages.{key}[{i}]")
+    for pkg in env.packages(chosen_platform) or ():
+        at = where.at(f"environments.{env_name}.packages.{key}")
         made = _package(pkg, subdir, at)
         if isinstance(made, Unusable):
             unusable.append(made)
