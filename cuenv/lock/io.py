@@ -117,9 +117,22 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
             raise UsageError(f"--python does not apply to a {foreign.LABELS[kind]}: it locks its own Python.",
                              hint="Leave out --python.")
         Dotted.parse(python, what="Python version")
-    chosen, picked = (python, None) if python is not None else foreign.default_python(
-        text, kind, f"{sys.version_info.major}.{sys.version_info.minor}")
-    found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment, python=chosen)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    tries = [(python, None)] if python is not None else foreign.pythons(text, kind, here)
+    first: foreign.NoWheelForTarget | None = None
+    for chosen, picked in tries:  # as uv would: the first Python the lock installs every package for
+        try:
+            found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment,
+                                  python=chosen)
+            if first is not None:
+                picked = (f"read for Python {chosen}, which the lock installs: for {tries[0][0]}, "
+                          f"{first.message.split(': ', 1)[-1]} Choose another with --python X.Y")
+            break
+        except foreign.NoWheelForTarget as exc:
+            first = first or exc
+    else:
+        assert first is not None
+        raise first
     derived = foreign.describe(found)
     warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
     try:

@@ -262,16 +262,53 @@ def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> N
     code, out, err = cli("check", path, "--driver", "580.65.06", "--gpu", "A100")
     assert code == 0 and "Contract: CUDA 13.0" in out, err
     if here != "3.12":
-        assert f"note: read for Python 3.12, the oldest its requires-python (==3.12.*) allows (this Python is {here})" in out
+        assert ("note: read for Python 3.12: its requires-python (==3.12.*) does not allow "
+                f"{here} (this Python); choose another with --python X.Y") in out
     code, out, err = cli("check", path, "--python", "3.11")
     assert code == 2 and "it needs Python ==3.12.*, not 3.11" in err  # a Python given is a Python kept
     text = 'requires-python = ">=3.10"\n'
-    assert foreign.default_python(text, "uv-lock", "3.9") == ("3.10", "read for Python 3.10, the oldest its "
-                                                              "requires-python (>=3.10) allows (this Python is 3.9); "
-                                                              "choose another with --python X.Y")
-    assert foreign.default_python(text, "uv-lock", "3.12") == ("3.12", None)
-    assert foreign.default_python(text, "conda-lock", "3.9") == ("3.9", None)
-    assert foreign.default_python("requires-python = [", "pylock", "3.9") == ("3.9", None)  # its parser refuses it
+    assert foreign.pythons(text, "uv-lock", "3.9")[:2] == [
+        ("3.10", "read for Python 3.10: its requires-python (>=3.10) does not allow 3.9 (this Python); "
+                 "choose another with --python X.Y"),
+        ("3.11", "read for Python 3.11: its requires-python (>=3.10) does not allow 3.9 (this Python); "
+                 "choose another with --python X.Y")]
+    assert [p for p, _ in foreign.pythons(text, "uv-lock", "3.12")][:4] == ["3.12", "3.13", "3.11", "3.14"]
+    assert foreign.pythons(text, "conda-lock", "3.9") == [("3.9", None)]
+    assert foreign.pythons("requires-python = [", "pylock", "3.9") == [("3.9", None)]  # its parser refuses it
+
+
+def _torch_only_for(tags: tuple[str, ...]) -> str:
+    """A uv.lock whose torch has wheels for the CPython ``tags`` only (issue 25 §2: cp310 and cp312)."""
+    wheels = ", ".join(f'{{ url = "https://download.pytorch.org/whl/cu121/torch-2.3.1%2Bcu121-{t}-{t}-linux_x86_64.whl",'
+                       f' hash = "sha256:{"a" * 64}" }}' for t in tags)
+    return ('version = 1\nrevision = 3\nrequires-python = ">=3.10"\n\n'
+            '[[package]]\nname = "app"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
+            'dependencies = [{ name = "torch" }]\n\n'
+            '[[package]]\nname = "torch"\nversion = "2.3.1+cu121"\n'
+            'source = { registry = "https://download.pytorch.org/whl/cu121" }\n'
+            f"wheels = [{wheels}]\n")
+
+
+def test_a_uv_lock_is_read_for_a_python_it_has_wheels_for(cli, work: Path) -> None:
+    """torch with wheels for 3.10 and 3.12 only: never a plan without torch. Without --python, the nearest
+    Python the lock installs; with --python 3.11, an error that names torch and why."""
+    import sys
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "uv.lock").write_text(_torch_only_for(("cp310", "cp312")))
+    code, out, err = cli("check", "uv.lock", "--json")
+    assert code in (0, 1), err
+    data = json.loads(out)
+    assert data["framework"] == "torch" and data["cuda"] == "12.1"
+    if here not in ("3.10", "3.12"):
+        assert any(f"read for Python 3.12, which the lock installs: for {here}, torch has no wheel for Python {here}"
+                   in n for n in data["notes"]), data["notes"]
+    code, out, err = cli("create", "--from-lock", "uv.lock", "-n", "t", "--dry-run", "--python", "3.11")
+    assert code == 2 and "torch has no wheel for Python 3.11 on linux-64 (and no sdist)" in err
+    assert "Would create" not in out
+    (work / "uv.lock").write_text(_torch_only_for(("cp39",)))
+    code, out, err = cli("check", "uv.lock")
+    assert code == 2 and "torch has no wheel for Python" in err and "hint: Choose another --python" in err
 
 
 def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from cuenv.lock.foreign.model import (
     ForeignLock,
+    NoWheelForTarget,
     Unusable,
     Where,
     load_toml,
@@ -86,7 +87,8 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
             name = lock.packages[found].name if found is not None else "a package"
             raise at(found).fail(f"{name} has no wheel for Python {python} on {platform} (and no sdist): "
                                  "the lock cannot install it there.",
-                                 "Choose another --python or --platform, or lock for this one.") from None
+                                 "Choose another --python or --platform, or lock for this one.",
+                                 kind=NoWheelForTarget) from None
         raise at(found).fail(f"{said}.", "Choose another --python or --platform, or regenerate the lock.") from None
     base = Path(file).resolve().parent
     packages: dict[str, Any] = {}
