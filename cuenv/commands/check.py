@@ -236,8 +236,9 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     machine, warnings = machine_from_args(ctx)
     findings = check(need.stack, machine, gcc=a.gcc)
     ok = verdict(findings)
-    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "file": need.to_json(),
-            "closest_recipe": closest.label if closest else None}
+    from cuenv.commands.filejson import project_json
+
+    data = project_json(a.target, ok, findings, need, closest)
     return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
@@ -252,7 +253,10 @@ def _check_lockfile(ctx: Context) -> Result:
     done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
                           candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ,
                           platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
-    return Result(data={"target": a.target, **done.to_json()},
+    from cuenv.commands.filejson import lock_json
+
+    data = lock_json(a.target, done)
+    return Result(data=data,
                   text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
                   exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 

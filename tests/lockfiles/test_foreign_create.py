@@ -369,6 +369,6 @@ def test_a_conda_only_pixi_lock_dry_runs_and_is_checked_first(cli) -> None:
 def test_a_pytorch_index_wheel_is_read_with_its_local_version(cli) -> None:
     code, out, err = cli("check", str(FIXTURES / "gausstwin-v6.pixi.lock"), "--driver", "550.54.14", "--json")
     data = json.loads(out)
-    assert (data["ok"], data["cuda"], data["framework_version"], data["closest"]) == (True, "12.4", "2.6.0", "torch-cu124")
+    assert (data["ok"], data["cuda"], data["framework_version"], data["closest_recipe"]) == (True, "12.4", "2.6.0", "torch-cu124")
     assert "torch 2.6.0 (cu124) from the wheel torch 2.6.0+cu124" in data["evidence"]
     assert data["contract"]["arch"]["sass"]  # torch 2.6 cu124's arch list, from the knowledge base

@@ -74,7 +74,7 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
                                                "Choose a matching Python with --python X.Y.")
     index_of = {id(p): i for i, p in enumerate(lock.packages)}
     try:
-        selected = list(lock.select(environment=target.markers(), tags=target.supported()))  # type: ignore[arg-type]
+        selected = list(lock.select(environment=target.markers(), tags=target.supported()))  # type: ignore[arg-type]  # a dict of every marker key, not packaging's TypedDict
     except PylockSelectError as exc:
         said = _said(exc)
         found = _index(said)
