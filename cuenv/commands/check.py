@@ -117,7 +117,8 @@ def path_target(text: str) -> Path | None:
 
         kinds = ", ".join(["cuenv.lock", *LABELS.values()])
         raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
-                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt.")
+                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt, "
+                         "pyproject.toml (uv, pixi), pixi.toml.")
     return path
 
 

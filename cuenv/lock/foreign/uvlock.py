@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,6 +26,7 @@ from cuenv.lock.foreign.model import ForeignLock, Where, load_toml
 KIND: Final = "uv-lock"
 HINT: Final = "Regenerate it with `uv lock`, or export it for installers: `uv export --format pylock.toml`."
 _TIMEOUT: Final = 120.0
+_LOCK_TIMEOUT: Final = 600.0  # `uv lock` resolves: metadata of every package from the indexes
 _ROOT_SOURCES: Final = ("editable", "virtual")
 
 
@@ -101,6 +103,37 @@ def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any]
                 return load_toml(out, file, hint=HINT), roots
             failure = failure or out
     raise where.fail(f"uv cannot read it: {failure}", HINT)
+
+
+def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> str:
+    """The uv.lock `uv lock` writes for a project that has none, in a private copy (this resolves: it
+    reaches the project's indexes). Refused with uv's words when uv cannot lock it here."""
+    from cuenv.runner import ToolError, run, stderr_tail
+
+    where = Where(file)
+    hint = f"Lock it with uv where its indexes are reachable: `uv lock` in {Path(file).parent}, then run this again."
+    with tempfile.TemporaryDirectory(prefix="cuenv-uvproject-") as folder:
+        work = Path(folder)
+        (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        try:
+            from uv import find_uv_bin
+
+            uv = find_uv_bin()
+        except (ImportError, FileNotFoundError):
+            raise where.fail("the uv package (a dependency of cuenv) has no uv binary here.", hint) from None
+        from cuenv.engines.mirrors import uv_index_env
+
+        # the caller's environment (proxies, CA bundles) without its index variables: the project names its indexes
+        env = {**uv_index_env(environ), "UV_CACHE_DIR": str(work / ".cache"), "UV_NO_CONFIG": "1", "NO_COLOR": "1",
+               "UV_PYTHON_DOWNLOADS": "never"}
+        try:
+            done = run([uv, "lock", "--directory", str(work)], timeout=_LOCK_TIMEOUT, env=env, cwd=work, check=False)
+        except ToolError as exc:
+            raise where.fail(f"`uv lock` did not finish: {exc.message}", hint) from None
+        lock = work / "uv.lock"
+        if done.returncode != 0 or not lock.is_file():
+            raise where.fail(f"`uv lock` cannot lock it: {stderr_tail(done.stderr or done.stdout, lines=2)}", hint)
+        return lock.read_text(encoding="utf-8")
 
 
 def _uv_export(work: Path) -> tuple[bool, str]:
