@@ -115,3 +115,51 @@ def test_check_json_has_one_shape_for_every_kind_of_file(cli) -> None:
         assert data["cuda"] and data["framework"] == "torch" and isinstance(data["locked"], bool)
         assert data["locked"] == (path.parent == FIXTURES) and data["kind"]
     assert len({frozenset(s) for s in shapes.values()}) == 1, shapes
+
+
+BAD_NAMES = ("pixi.lock", "pylock.toml", "uv.lock", "pyproject.toml", "pixi.toml")
+
+
+def _bad_inputs() -> list[tuple[str, str, bytes]]:
+    """(what, file name, content): each format truncated mid-entry, binary, and hostile YAML/TOML."""
+    real = {"pixi.lock": (FIXTURES / "gausstwin-v6.pixi.lock").read_bytes(),
+            "pylock.toml": (FIXTURES / "maia3.pylock.toml").read_bytes(),
+            "uv.lock": (FIXTURES / "vocalizr.uv.lock").read_bytes(),
+            "pyproject.toml": b'[project]\nname = "x"\nversion = "1"\n\n[tool.uv.sources]\ntorch = { index = "cu" }\n',
+            "pixi.toml": b'[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n'}
+    out = []
+    for name, data in real.items():
+        out.append(("truncated", name, data[: len(data) * 2 // 3]))
+        out.append(("binary", name, bytes(range(256)) * 8))
+        out.append(("not utf-8", name, data[:200] + b"\xff\xfe" + data[200:400]))
+    out.append(("alias bomb", "pixi.lock", b'version: 6\na: &a ["x","x","x"]\nb: &b [*a,*a,*a]\nc: [*b,*b,*b]\n'))
+    out.append(("deep nesting", "pylock.toml", b'lock-version = "1.0"\nx = ' + b"[" * 5000 + b"]" * 5000 + b"\n"))
+    return out
+
+
+@pytest.mark.parametrize(("what", "name", "data"), _bad_inputs(), ids=lambda v: v if isinstance(v, str) else "")
+def test_bad_input_is_one_clean_error_and_writes_nothing(cli, tmp_path: Path, what: str, name: str, data: bytes) -> None:
+    (tmp_path / name).write_bytes(data)
+    if name == "pyproject.toml" and what == "truncated":
+        shutil.copy(FIXTURES / "vocalizr.uv.lock", tmp_path / "uv.lock")  # the lock is fine; the manifest is cut
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for argv in (("check", str(tmp_path / name)), ("create", "--from-lock", str(tmp_path / name), "-n", "x", "--dry-run")):
+        code, out, err = cli(*argv)
+        assert "Traceback" not in err and "Traceback" not in out, (what, name, argv)
+        if code == 2:  # refused: one error and its hint
+            lines = err.splitlines()
+            assert lines[0].startswith("error: ") and lines[-1].startswith("hint: ") and len(lines) == 2, err
+        else:  # a truncated file may still be a complete smaller one
+            assert what == "truncated" and code in (0, 1), (what, name, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_huge_lockfile_is_refused_before_it_is_read(cli, tmp_path: Path) -> None:
+    from cuenv.trust.limits import LOCK
+
+    path = tmp_path / "pixi.lock"
+    with path.open("wb") as fh:
+        fh.write(b"version: 6\nenvironments: {}\npackages:\n")
+        fh.truncate(LOCK + 4096)  # sparse: no 32 MiB written
+    code, out, err = cli("check", str(path))
+    assert code == 2 and len(err.splitlines()) == 2 and "Traceback" not in err
