@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                              " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
                              " a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read,"
                              " a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock),"
-                             " or a project's environment.yml or requirements.txt")
+                             " or a project's environment.yml, requirements.txt, or uv/pixi pyproject.toml (read through its lock)")
     add_machine_flags(parser)
     parser.add_argument("--gcc", metavar="VERSION", help="host gcc, checked against nvcc for stacks that compile CUDA")
     parser.add_argument("--index", metavar="cuXYZ", help="the index a spec was installed from (paddle 3.x: cu126)")
@@ -43,7 +43,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lock = parser.add_argument_group("lockfiles")
     lock.add_argument("--environment", metavar="ENV", help="a pixi.lock's environment (default: default, as pixi)")
     lock.add_argument("--platform", metavar="PLATFORM", help="the lock's platform (default: this machine's)")
-    lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
+    lock.add_argument("--python", metavar="X.Y",
+                      help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one, else the nearest the lock installs)")
 
 
 def _from_spec(text: str, ctx) -> Stack | None:

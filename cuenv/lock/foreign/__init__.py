@@ -14,7 +14,9 @@ explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit
 one environment and platform of the file into a validated :class:`~cuenv.lock.foreign.model.ForeignLock`,
 :func:`cuenv.lock.foreign.stack.derive` reads the CUDA stack its packages need, and :func:`to_lock`
 makes the cuenv :class:`~cuenv.lock.model.Lock` that `cuenv create --from-lock` installs: the same
-path as a cuenv lockfile, with the hardware contract checked before the first download. Pure.
+path as a cuenv lockfile, with the hardware contract checked before the first download. Nothing
+is downloaded and nothing is written beside the file: rattler reads a private temporary copy of a
+pixi.lock, and uv exports a uv.lock offline in a private temporary folder.
 """
 
 from __future__ import annotations
