@@ -110,3 +110,21 @@ def test_a_uv_project_without_a_lock_is_locked_by_uv_in_a_private_copy(cli, tmp_
     assert code == 0, err
     assert "Contract: CUDA 12.1" in out and "locked now by `uv lock` in a private copy" in out
     assert [p.name for p in tmp_path.iterdir()] == ["pyproject.toml"]
+
+
+def test_a_project_locked_for_reading_runs_no_build_backend() -> None:
+    """`uv lock` sees the project as a virtual one: no [build-system], tool.uv.package false, its sources
+    and indexes kept; a project whose dependencies only a build can tell is refused before uv runs."""
+    from cuenv.lock.foreign.model import ForeignLockError, Where, load_toml
+    from cuenv.lock.foreign.uvlock import _virtual
+
+    text = UV_PROJECT + '\n[build-system]\nrequires = ["evil-backend"]\nbuild-backend = "evil"\n\n' \
+        '[tool.uv.workspace]\nmembers = ["pkgs/*"]\n\n[dependency-groups]\ndev = ["pytest>=8"]\n'
+    doc = load_toml(_virtual(text, Where("pyproject.toml"), "h"), "x", hint="")
+    assert "build-system" not in doc
+    assert doc["tool"]["uv"]["package"] is False and "workspace" not in doc["tool"]["uv"]
+    assert doc["tool"]["uv"]["index"][0]["url"] == "https://download.pytorch.org/whl/cu130"
+    assert doc["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cu130"}}
+    assert doc["project"]["dependencies"][0] == "gradio[mcp]" and doc["dependency-groups"] == {"dev": ["pytest>=8"]}
+    with pytest.raises(ForeignLockError, match="its dependencies are dynamic"):
+        _virtual('[project]\nname = "x"\ndynamic = ["dependencies", "version"]\n', Where("pyproject.toml"), "h")

@@ -106,15 +106,17 @@ def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any]
 
 
 def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> str:
-    """The uv.lock `uv lock` writes for a project that has none, in a private copy (this resolves: it
-    reaches the project's indexes). Refused with uv's words when uv cannot lock it here."""
+    """The uv.lock `uv lock --no-build` writes for a project that has none, in a private folder holding
+    the project's dependencies as a virtual project (this resolves: it reaches the project's indexes).
+    Nothing is built: not the project (its [build-system] is left out, ``tool.uv.package = false``),
+    not an sdist (--no-build); what only a build would tell is refused, with uv's words."""
     from cuenv.runner import ToolError, run, stderr_tail
 
     where = Where(file)
-    hint = f"Lock it with uv where its indexes are reachable: `uv lock` in {Path(file).parent}, then run this again."
+    hint = f"Write its lock with `uv lock` in {Path(file).parent} (where its indexes are reachable), then run this again."
     with tempfile.TemporaryDirectory(prefix="cuenv-uvproject-") as folder:
         work = Path(folder)
-        (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        (work / "pyproject.toml").write_text(_virtual(pyproject, where, hint), encoding="utf-8")
         try:
             from uv import find_uv_bin
 
@@ -127,13 +129,62 @@ def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> st
         env = {**uv_index_env(environ), "UV_CACHE_DIR": str(work / ".cache"), "UV_NO_CONFIG": "1", "NO_COLOR": "1",
                "UV_PYTHON_DOWNLOADS": "never"}
         try:
-            done = run([uv, "lock", "--directory", str(work)], timeout=_LOCK_TIMEOUT, env=env, cwd=work, check=False)
+            # --no-build: reading a shared file runs no one's build code (no sdist or dynamic metadata is built)
+            done = run([uv, "lock", "--no-build", "--directory", str(work)], timeout=_LOCK_TIMEOUT, env=env, cwd=work,
+                       check=False)
         except ToolError as exc:
             raise where.fail(f"`uv lock` did not finish: {exc.message}", hint) from None
         lock = work / "uv.lock"
         if done.returncode != 0 or not lock.is_file():
             raise where.fail(f"`uv lock` cannot lock it: {stderr_tail(done.stderr or done.stdout, lines=2)}", hint)
         return lock.read_text(encoding="utf-8")
+
+
+def _virtual(pyproject: str, where: Where, hint: str) -> str:
+    """The project's dependencies, sources and indexes as a virtual project: what `uv lock` needs and
+    nothing that runs a build backend."""
+    doc = load_toml(pyproject, where.file, hint=hint)
+    project: dict[str, Any] = doc["project"] if isinstance(doc.get("project"), dict) else {}
+    dynamic: list[Any] = project["dynamic"] if isinstance(project.get("dynamic"), list) else []
+    if {"dependencies", "optional-dependencies"} & set(dynamic):
+        raise where.fail("its dependencies are dynamic: only a build of the project (its code) says what they are.",
+                         hint)
+    kept = {k: project[k] for k in ("requires-python", "dependencies", "optional-dependencies") if k in project}
+    out: dict[str, Any] = {"project": {"name": str(project.get("name") or "project"), "version": str(project.get("version") or "0"),
+                       **kept}}
+    tool: dict[str, Any] = doc["tool"] if isinstance(doc.get("tool"), dict) else {}
+    uv: dict[str, Any] = dict(tool["uv"]) if isinstance(tool.get("uv"), dict) else {}
+    uv.pop("workspace", None)  # its members are folders beside the file, not copied
+    out["tool"] = {"uv": {**uv, "package": False}}
+    if isinstance(doc.get("dependency-groups"), dict):
+        out["dependency-groups"] = doc["dependency-groups"]
+    return "".join(f"[{table}]\n" + "".join(f"{_key(k)} = {_inline(v)}\n" for k, v in body.items()) + "\n"
+                   for table, body in (("project", out["project"]), ("tool.uv", out["tool"]["uv"]),
+                                       ("dependency-groups", out.get("dependency-groups", {}))) if body)
+
+
+def _key(key: Any) -> str:
+    import json
+
+    return json.dumps(str(key))
+
+
+def _inline(value: Any) -> str:
+    """A TOML value, inline (JSON's string escapes are TOML's)."""
+    import datetime
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_inline(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value))
 
 
 def _uv_export(work: Path) -> tuple[bool, str]:
