@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                              " paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30 or cuda==12.1,"
                              " a wheel, shared object or folder (a path: ./ext.so, dist/x.whl) whose kernels are read,"
                              " a lockfile (cuenv.lock, conda-lock.yml, pixi.lock, pylock.toml, uv.lock),"
-                             " or a project's environment.yml or requirements.txt")
+                             " or a project's environment.yml, requirements.txt, or uv/pixi pyproject.toml (read through its lock)")
     parser.add_argument("--all", action="store_true",
                         help="every environment, built or adopted, one verdict a line (for this machine or the one described)")
     add_machine_flags(parser)
@@ -45,7 +45,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lock = parser.add_argument_group("lockfiles")
     lock.add_argument("--environment", metavar="ENV", help="a pixi.lock's environment (default: default, as pixi)")
     lock.add_argument("--platform", metavar="PLATFORM", help="the lock's platform (default: this machine's)")
-    lock.add_argument("--python", metavar="X.Y", help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one)")
+    lock.add_argument("--python", metavar="X.Y",
+                      help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one, else the nearest the lock installs)")
 
 
 def _from_spec(text: str, ctx) -> Stack | None:
@@ -119,7 +120,8 @@ def path_target(text: str) -> Path | None:
 
         kinds = ", ".join(["cuenv.lock", *LABELS.values()])
         raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
-                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt.")
+                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt, "
+                         "pyproject.toml (uv, pixi), pixi.toml.")
     return path
 
 
@@ -249,8 +251,9 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     machine, warnings = machine_from_args(ctx)
     findings = check(need.stack, machine, gcc=a.gcc)
     ok = verdict(findings)
-    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "file": need.to_json(),
-            "closest_recipe": closest.label if closest else None}
+    from cuenv.commands.filejson import project_json
+
+    data = project_json(a.target, ok, findings, need, closest)
     return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
@@ -265,7 +268,10 @@ def _check_lockfile(ctx: Context) -> Result:
     done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
                           candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ,
                           platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
-    return Result(data={"target": a.target, **done.to_json()},
+    from cuenv.commands.filejson import lock_json
+
+    data = lock_json(a.target, done)
+    return Result(data=data,
                   text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
                   exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 

@@ -65,6 +65,8 @@ def _plan(ctx: Context, machine):
     from cuenv.errors import UsageError
 
     a = ctx.args
+    if a.file and _is_project(a.file):  # a uv or pixi pyproject.toml: installed from its lock, as check reads it
+        a.from_lock, a.file = a.file, None
     if a.from_lock and a.recipe and not a.name:  # `cuenv create NAME --from-lock FILE`
         a.name, a.recipe = a.recipe, None
     if (a.environment or a.platform) and not a.from_lock:
@@ -97,6 +99,21 @@ def _plan(ctx: Context, machine):
         return plan, None
     return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
                        machine=machine, force=a.force, with_nvcc=a.with_nvcc), None
+
+
+def _is_project(file: str) -> bool:
+    """A uv or pixi project manifest (cuenv.lock.io.project_kind), which `-f` installs through its lock."""
+    from cuenv.lock.io import is_lockfile, project_kind
+
+    return is_lockfile(file) and project_kind(Path(file).name, _head(file)) is not None
+
+
+def _head(file: str) -> str:
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _plan_from_lock(ctx: Context, machine):

@@ -96,6 +96,7 @@ def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
 
 
 def run(ctx: Context) -> Result:
+    from cuenv.commands.filejson import lock_json, project_json
     from cuenv.knowledge.compat import check, suggest, verdict
     from cuenv.lock.io import is_lockfile
 
@@ -139,14 +140,14 @@ def run(ctx: Context) -> Result:
         runs = verdict(findings)
         first = next((f for f in findings if f.severity == "error"), None)
         state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = need.to_json()
+        data["file"] = project_json(need.file, runs, findings, need, closest)  # the shape of `check FILE --json`
         data["file_runs"] = runs
         data["closest_recipe"] = closest.label if closest else None
         text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
     if locked is not None:
         first = next((f for f in locked.findings if f.severity == "error"), None)
         state = "its own stack runs here" if locked.ok else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = locked.to_json()
+        data["file"] = lock_json(ctx.args.for_file, locked)
         data["file_runs"] = locked.ok
         data["closest_recipe"] = locked.closest.label if locked.closest else None
         text = "\n".join([f"{ctx.args.for_file}: {state}", *[f"  {line}" for line in locked.lines()], text])

@@ -38,14 +38,6 @@ class LockCheck:
         out += [f"warning: {w}" for w in self.read.warnings] + [f"note: {n}" for n in self.read.notes]
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        s = self.stack
-        data = {"ok": self.ok, "findings": [f.to_json() for f in self.findings], "cuda": s.cuda, "cudnn": s.cudnn,
-                "framework": s.framework, "framework_version": s.framework_version,
-                "closest": self.closest.label if self.closest else None, **self.read.to_json()}
-        data.setdefault("platform", self.platform)
-        return data
-
 
 def check_lockfile(path: str, *, machine: Any, os_given: bool, candidates: Callable[[str], Sequence[Stack]],
                    environ: Mapping[str, str], platform: str | None = None, environment: str | None = None,

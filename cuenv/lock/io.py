@@ -66,6 +66,10 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
 
     p = Path(path)
     text = _read_text(p)
+    project_notes: tuple[str, ...] = ()
+    project = project_kind(p.name, text)
+    if project is not None:  # a uv or pixi project: read through its lock, as uv and pixi install it
+        p, text, project_notes = _project_lock(p, text, project, environ=environ)
     kind = foreign.detect(p.name, text)
     if kind is None:
         if environment is not None or python is not None:
@@ -73,8 +77,58 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
             raise UsageError(f"{flag} does not apply to a cuenv lockfile: it holds one environment and its Python.",
                              hint=f"Leave out {flag}.")
         return LockRead(parse(text, file=str(p), platform=platform, trusted_env=trusted_env))
-    return _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
+    read = _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
                          engine=engine, environ=environ or {}, install=install)
+    if project_notes:
+        from dataclasses import replace
+
+        read = replace(read, notes=project_notes + read.notes)
+    return read
+
+
+def project_kind(name: str, text: str) -> str | None:
+    """``uv-project`` or ``pixi-project`` for a project manifest cuenv reads through its lock, else None:
+    a ``pixi.toml``, or a ``pyproject.toml`` with ``[tool.pixi.*]`` (pixi), ``[tool.uv.*]`` or a
+    ``[project]`` table (uv: it locks any PEP 621 project)."""
+    import re
+
+    if name == "pixi.toml":
+        return "pixi-project"
+    if not name.endswith(".toml") or "lock-version" in text[:4096]:
+        return None
+    if re.search(r"^\[+\s*tool\.pixi[.\]]", text, re.MULTILINE):
+        return "pixi-project"
+    if re.search(r"^\[+\s*(tool\.uv[.\]]|project\s*\])", text, re.MULTILINE):
+        return "uv-project"
+    return None
+
+
+def _project_lock(manifest: Path, text: str, project: str, *,
+                  environ: Mapping[str, str] | None) -> tuple[Path, str, tuple[str, ...]]:
+    """The lock a uv or pixi project installs from: the one beside the manifest; for a uv project without
+    one, the lock `uv lock` writes in a private copy (it resolves: network); a pixi manifest without
+    pixi.lock is refused with the command that writes it."""
+    from cuenv.lock.foreign.model import load_toml
+
+    load_toml(text, str(manifest), hint="Fix the TOML, then check it again.")  # broken TOML: its line, said now
+    if project == "pixi-project":
+        beside = manifest.parent / "pixi.lock"
+        if not beside.is_file():
+            raise UsageError(f"{manifest} is a pixi project with no pixi.lock beside it; cuenv reads a pixi project "
+                             "through its lock.",
+                             hint=f"Write the lock with `pixi lock --manifest-path {manifest}`, then run this again.")
+        return beside, _read_text(beside), (f"read through {beside.name} beside {manifest.name} (pixi's lock of it)",)
+    beside = manifest.parent / "uv.lock"
+    if beside.is_file():
+        return beside, _read_text(beside), (f"read through {beside.name} beside {manifest.name} (uv's lock of it)",)
+    import os
+
+    from cuenv.lock.foreign.uvlock import lock_project
+
+    locked = lock_project(text, file=str(manifest), environ=os.environ if environ is None else environ)
+    return manifest.parent / "uv.lock", locked, (
+        f"no uv.lock beside {manifest.name}: locked now by `uv lock` in a private copy (nothing written here); "
+        f"`uv lock` in {manifest.parent} writes the lock to share",)
 
 
 def is_lockfile(target: str) -> bool:
@@ -94,7 +148,8 @@ def is_lockfile(target: str) -> bool:
         return False
     from cuenv.lock import foreign  # only for a file: `cuenv check torch==2.1.0+cu121` imports none of it
 
-    return foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
+    return (foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
+            or project_kind(path.name, head) is not None)
 
 
 def _read_text(p: Path) -> str:
@@ -117,9 +172,22 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
             raise UsageError(f"--python does not apply to a {foreign.LABELS[kind]}: it locks its own Python.",
                              hint="Leave out --python.")
         Dotted.parse(python, what="Python version")
-    chosen, picked = (python, None) if python is not None else foreign.default_python(
-        text, kind, f"{sys.version_info.major}.{sys.version_info.minor}")
-    found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment, python=chosen)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    tries = [(python, None)] if python is not None else foreign.pythons(text, kind, here)
+    first: foreign.NoWheelForTarget | None = None
+    for chosen, picked in tries:  # as uv would: the first Python the lock installs every package for
+        try:
+            found = foreign.parse(text, kind=kind, file=str(p), platform=platform, environment=environment,
+                                  python=chosen)
+            if first is not None:
+                picked = (f"read for Python {chosen}, which the lock installs: for {tries[0][0]}, "
+                          f"{first.message.split(': ', 1)[-1]} Choose another with --python X.Y")
+            break
+        except foreign.NoWheelForTarget as exc:
+            first = first or exc
+    else:
+        assert first is not None
+        raise first
     derived = foreign.describe(found)
     warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
     try:

@@ -95,7 +95,7 @@ def kind_of(path: Path, kind: str | None = None) -> str:
             return name
     raise UsageError(f"cuenv cannot tell what kind of file {path.name} is.",
                      hint="Name it environment.yml or requirements*.txt (or a lockfile: conda-lock.yml, pixi.lock, "
-                     "pylock.toml).")
+                     "pylock.toml, uv.lock; or a uv or pixi project: pyproject.toml, pixi.toml).")
 
 
 def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -> ProjectNeed:

@@ -62,8 +62,9 @@ def conda_lock_text(lock_channel: Path, files: tuple[str, ...] = CU121, **change
 def pixi_lock_text(lock_channel: Path, version: int) -> str:
     recs = records(lock_channel)
     urls = [{"conda": r["url"]} for r in recs]
-    packages = [{"conda": r["url"], "sha256": r["sha256"], "md5": r["md5"], "depends": list(r.get("depends", ())),
-                 "constrains": list(r.get("constrains", ()))} for r in recs]
+    # pixi writes the subdir of a package whose URL is not a channel's (a file:// channel here)
+    packages = [{"conda": r["url"], "subdir": r["subdir"], "sha256": r["sha256"], "md5": r["md5"],
+                 "depends": list(r.get("depends", ())), "constrains": list(r.get("constrains", ()))} for r in recs]
     env = {"channels": [{"url": lock_channel.as_uri() + "/"}]}
     if version == 7:
         return yaml.safe_dump({"version": 7, "platforms": [{"name": "cuda", "subdir": "linux-64",
@@ -145,7 +146,7 @@ def test_pixi_default_environment_like_pixi(cli, work: Path, lock_channel: Path)
     (work / "pixi.lock").write_text(pixi_lock_text(lock_channel, 6))
     code, out, err = cli("create", "--from-lock", "pixi.lock", "-n", "x", "--engine", "rattler")
     assert code == 2
-    assert "pixi.lock, line 3 (environments): it has no environment 'default' (it has gpu)." in err
+    assert "pixi.lock (environments): it has no environment 'default' (it has gpu)." in err
     assert "hint: Choose one with --environment gpu." in err
 
 
@@ -237,7 +238,7 @@ def test_dry_run_of_a_public_pixi_lock(cli) -> None:
     assert data["dry_run"] and len(data["packages"]) == 108
     assert data["contract"]["cuda"] == "12.1" and data["contract"]["min_driver"]["linux"]["full"] == "530.30.02"
     # its PyPI wheels go into the conda prefix; one sdist would be built, so an install stops at it (said now)
-    assert any("line 1361 (packages[65]): llama-cpp-python is a source distribution" in w for w in data["warnings"])
+    assert any("llama-cpp-python is a source distribution" in w for w in data["warnings"])
 
 
 def test_check_a_pylock_for_another_python(cli) -> None:
@@ -261,16 +262,53 @@ def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> N
     code, out, err = cli("check", path, "--driver", "580.65.06", "--gpu", "A100")
     assert code == 0 and "Contract: CUDA 13.0" in out, err
     if here != "3.12":
-        assert f"note: read for Python 3.12, the oldest its requires-python (==3.12.*) allows (this Python is {here})" in out
+        assert ("note: read for Python 3.12: its requires-python (==3.12.*) does not allow "
+                f"{here} (this Python); choose another with --python X.Y") in out
     code, out, err = cli("check", path, "--python", "3.11")
     assert code == 2 and "it needs Python ==3.12.*, not 3.11" in err  # a Python given is a Python kept
     text = 'requires-python = ">=3.10"\n'
-    assert foreign.default_python(text, "uv-lock", "3.9") == ("3.10", "read for Python 3.10, the oldest its "
-                                                              "requires-python (>=3.10) allows (this Python is 3.9); "
-                                                              "choose another with --python X.Y")
-    assert foreign.default_python(text, "uv-lock", "3.12") == ("3.12", None)
-    assert foreign.default_python(text, "conda-lock", "3.9") == ("3.9", None)
-    assert foreign.default_python("requires-python = [", "pylock", "3.9") == ("3.9", None)  # its parser refuses it
+    assert foreign.pythons(text, "uv-lock", "3.9")[:2] == [
+        ("3.10", "read for Python 3.10: its requires-python (>=3.10) does not allow 3.9 (this Python); "
+                 "choose another with --python X.Y"),
+        ("3.11", "read for Python 3.11: its requires-python (>=3.10) does not allow 3.9 (this Python); "
+                 "choose another with --python X.Y")]
+    assert [p for p, _ in foreign.pythons(text, "uv-lock", "3.12")][:4] == ["3.12", "3.13", "3.11", "3.14"]
+    assert foreign.pythons(text, "conda-lock", "3.9") == [("3.9", None)]
+    assert foreign.pythons("requires-python = [", "pylock", "3.9") == [("3.9", None)]  # its parser refuses it
+
+
+def _torch_only_for(tags: tuple[str, ...]) -> str:
+    """A uv.lock whose torch has wheels for the CPython ``tags`` only (issue 25 §2: cp310 and cp312)."""
+    wheels = ", ".join(f'{{ url = "https://download.pytorch.org/whl/cu121/torch-2.3.1%2Bcu121-{t}-{t}-linux_x86_64.whl",'
+                       f' hash = "sha256:{"a" * 64}" }}' for t in tags)
+    return ('version = 1\nrevision = 3\nrequires-python = ">=3.10"\n\n'
+            '[[package]]\nname = "app"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
+            'dependencies = [{ name = "torch" }]\n\n'
+            '[[package]]\nname = "torch"\nversion = "2.3.1+cu121"\n'
+            'source = { registry = "https://download.pytorch.org/whl/cu121" }\n'
+            f"wheels = [{wheels}]\n")
+
+
+def test_a_uv_lock_is_read_for_a_python_it_has_wheels_for(cli, work: Path) -> None:
+    """torch with wheels for 3.10 and 3.12 only: never a plan without torch. Without --python, the nearest
+    Python the lock installs; with --python 3.11, an error that names torch and why."""
+    import sys
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (work / "uv.lock").write_text(_torch_only_for(("cp310", "cp312")))
+    code, out, err = cli("check", "uv.lock", "--json")
+    assert code in (0, 1), err
+    data = json.loads(out)
+    assert data["framework"] == "torch" and data["cuda"] == "12.1"
+    if here not in ("3.10", "3.12"):
+        assert any(f"read for Python 3.12, which the lock installs: for {here}, torch has no wheel for Python {here}"
+                   in n for n in data["notes"]), data["notes"]
+    code, out, err = cli("create", "--from-lock", "uv.lock", "-n", "t", "--dry-run", "--python", "3.11")
+    assert code == 2 and "torch has no wheel for Python 3.11 on linux-64 (and no sdist)" in err
+    assert "Would create" not in out
+    (work / "uv.lock").write_text(_torch_only_for(("cp39",)))
+    code, out, err = cli("check", "uv.lock")
+    assert code == 2 and "torch has no wheel for Python" in err and "hint: Choose another --python" in err
 
 
 def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:
@@ -309,7 +347,7 @@ def test_what_issue_15_found_refused_is_read(cli) -> None:
     name = "detectron2-v6.pixi.lock"
     code, out, err = cli("create", "--from-lock", str(FIXTURES / name), "-n", "x", "--engine", "rattler")
     assert code == 2 and len(err.splitlines()) == 2 and "schema version" not in err
-    assert f"{name}, line 384 (packages[3]): antlr4-python3-runtime is a source distribution" in err
+    assert f"{name} (environments.default.packages.linux-64): antlr4-python3-runtime is a source distribution" in err
     # conda packages with PyPI wheels on top: planned as one conda environment with a pip layer
     code, out, err = cli("create", "--from-lock", str(FIXTURES / "bertchen.conda-lock.yml"), "-n", "x", "--engine",
                          "rattler", "--dry-run", "--target-driver", "535.104.05", "--json")
@@ -331,6 +369,6 @@ def test_a_conda_only_pixi_lock_dry_runs_and_is_checked_first(cli) -> None:
 def test_a_pytorch_index_wheel_is_read_with_its_local_version(cli) -> None:
     code, out, err = cli("check", str(FIXTURES / "gausstwin-v6.pixi.lock"), "--driver", "550.54.14", "--json")
     data = json.loads(out)
-    assert (data["ok"], data["cuda"], data["framework_version"], data["closest"]) == (True, "12.4", "2.6.0", "torch-cu124")
+    assert (data["ok"], data["cuda"], data["framework_version"], data["closest_recipe"]) == (True, "12.4", "2.6.0", "torch-cu124")
     assert "torch 2.6.0 (cu124) from the wheel torch 2.6.0+cu124" in data["evidence"]
     assert data["contract"]["arch"]["sass"]  # torch 2.6 cu124's arch list, from the knowledge base

@@ -26,6 +26,8 @@ def _read(name: str, **overrides: str):
     source = path.read_text(encoding="utf-8")
     kind = foreign.detect(path.name, source)
     options = {"platform": entry["platform"], "python": entry.get("python", "3.12"), **overrides}
+    if "environment" in entry:
+        options.setdefault("environment", entry["environment"])
     return foreign.parse(source, kind=kind, file=str(path), **options)
 
 

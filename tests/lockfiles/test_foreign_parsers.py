@@ -146,7 +146,9 @@ def test_pixi_versions_read_alike(version: int) -> None:
 
 def test_pixi_refusals() -> None:
     assert "Upgrade cuenv" in refusal(read_pixi, {**pixi_doc(), "version": 8}).hint
-    assert refusal(read_pixi, {**pixi_doc(), "version": 3}).hint.startswith("Rewrite it with a current pixi")
+    old = refusal(read_pixi, {**pixi_doc(), "version": 3})  # rattler reads 1-3 as conda-lock's layout
+    assert "not a pixi lockfile cuenv reads: missing field `metadata`" in old.message
+    assert old.hint.startswith("Regenerate it with `pixi lock`")
     error = refusal(read_pixi, pixi_doc(), environment="cuda")
     assert "it has no environment 'cuda' (it has default)" in error.message
     assert error.hint == "Choose one with --environment default."
@@ -154,12 +156,50 @@ def test_pixi_refusals() -> None:
     assert "environment 'default' has no packages for osx-arm64 (it has linux-64)" in error.message
     doc = pixi_doc()
     doc["packages"] = doc["packages"][1:]
-    assert "is listed for linux-64 but missing from the `packages` list" in refusal(read_pixi, doc).message
+    assert "refers to a package that does not exist" in refusal(read_pixi, doc).message  # rattler's own words
+
+
+def test_pixi_pypi_url_with_a_sha256_fragment_is_that_wheel_and_hash() -> None:
+    """pixi writes a wheel URL from an index page with its ``#sha256=`` fragment (issue 25 §3)."""
+    doc = pixi_doc(6)
+    wheel = doc["packages"][1]
+    wheel["pypi"] += "#sha256=" + "C" * 64
+    del wheel["sha256"]
+    doc["environments"]["default"]["packages"]["linux-64"][1]["pypi"] = wheel["pypi"]
+    found = read_pixi(doc)
+    runtime = found.packages[1]
+    assert runtime.url.endswith("manylinux1_x86_64.whl") and runtime.sha256 == "c" * 64
+
+
+def test_pixi_empty_default_names_the_other_environments() -> None:
+    doc = pixi_doc(6)
+    env = doc["environments"]["default"]
+    doc["environments"] = {"default": {"channels": copy.deepcopy(env["channels"]), "packages": {}}, "cuda": env,
+                           "cpu": copy.deepcopy(env)}
+    error = refusal(read_pixi, doc)
+    assert error.message == "pixi.lock (environments.default): environment 'default' locks no packages; " \
+        "it locks environments cpu, cuda."
+    assert error.hint == "Choose one with --environment cpu (or cuda)."
+    found = read_pixi(doc, environment="cpu")
+    assert found.environment == "cpu" and len(found.packages) == 2
+    assert found.notes == ("read environment cpu; it also locks cuda (--environment NAME)",)
+
+
+def test_pixi_names_what_else_it_locks() -> None:
+    doc = pixi_doc(6)
+    env = doc["environments"]["default"]
+    env["packages"]["osx-arm64"] = [copy.deepcopy(env["packages"]["linux-64"][1])]
+    doc["environments"]["cuda"] = copy.deepcopy(env)
+    found = read_pixi(doc)
+    assert found.notes == ("read for platform linux-64; it also locks osx-arm64 (--platform NAME)",
+                           "read environment default; it also locks cuda (--environment NAME)")
 
 
 def test_pixi_source_packages_are_described_not_built() -> None:
     doc = pixi_doc(7)
     doc["environments"]["default"]["packages"]["cuda"].append({"conda_source": "mypkg[abc123] @ ."})
+    doc["packages"].append({"conda_source": "mypkg[abc123] @ .", "version": "0.1.0", "build": "h0_0",
+                            "subdir": "linux-64"})
     found = read_pixi(doc, platform="cuda")
     assert [u.name for u in found.unusable] == ["mypkg"]
     with pytest.raises(ForeignLockError, match="mypkg is built from source by pixi"):
@@ -203,7 +243,7 @@ def test_pylock_picks_wheels_and_markers_for_the_target() -> None:
 
 def test_pylock_refusals() -> None:
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace('"1.0"', '"2.0"'))
-    assert "lock-version 2.0 is not one cuenv reads" in error.message
+    assert error.message == "pylock.toml (lock-version): pylock version 2.0 is not supported (cuenv reads 1.x, PEP 751)."
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra=""), python="3.8")
     assert "it needs Python >=3.9, not 3.8" in error.message and error.hint == "Choose a matching Python with --python X.Y."
     error = refusal(read_pylock, PYLOCK.format(sha="nothex", extra=""))
@@ -259,17 +299,17 @@ wheels = [{{ url = "https://files.pythonhosted.org/packages/bb/nvidia_cuda_runti
 [[package]]
 name = "pkg-from-git"
 version = "1.0"
-source = {{ git = "https://github.com/x/y?rev=abc#abc" }}
+source = {{ git = "https://github.com/x/y?rev=main#{commit}" }}
 """
 
 
 def test_uv_lock_graph() -> None:
-    found = uvlock.parse(UVLOCK.format(sha=SHA), file="uv.lock", platform="linux-64", python="3.11")
+    found = uvlock.parse(UVLOCK.format(sha=SHA, commit="c" * 40), file="uv.lock", platform="linux-64", python="3.11")
     assert [p.name for p in found.packages] == ["colorama", "nvidia-cuda-runtime-cu12"]
     assert [(u.name, u.where.line) for u in found.unusable] == [("pkg-from-git", 29)]
-    mac = uvlock.parse(UVLOCK.format(sha=SHA), file="uv.lock", platform="osx-arm64", python="3.11")
+    mac = uvlock.parse(UVLOCK.format(sha=SHA, commit="c" * 40), file="uv.lock", platform="osx-arm64", python="3.11")
     assert [p.name for p in mac.packages] == ["colorama"]
-    error = refusal(uvlock.parse, UVLOCK.format(sha=SHA).replace('{ editable = "." }', '{ registry = "x" }'),
+    error = refusal(uvlock.parse, UVLOCK.format(sha=SHA, commit="c" * 40).replace('{ editable = "." }', '{ registry = "x" }'),
                     file="uv.lock", platform="linux-64", python="3.11")
     assert "no workspace package" in error.message
 
@@ -312,13 +352,25 @@ READERS = {
     "pixi-6": lambda doc: read_pixi(doc),
     "pixi-7": lambda doc: read_pixi(doc, platform="cuda"),
     "pylock": lambda doc: pylock.parse("", file="pylock.toml", platform="linux-64", python="3.11", data=doc),
-    "uv-lock": lambda doc: uvlock.parse("", file="uv.lock", platform="linux-64", python="3.11", data=doc),
 }
 DOCS = {
     "conda-lock": conda_lock_doc(), "pixi-6": pixi_doc(6), "pixi-7": pixi_doc(7),
     "pylock": load_toml(PYLOCK.format(sha=SHA, extra=""), "pylock.toml", hint=""),
-    "uv-lock": load_toml(UVLOCK.format(sha=SHA), "uv.lock", hint=""),
 }
+
+
+def _toml(value: Any, top: bool = True) -> str:
+    """TOML for a generated document, all inline (uv reads text, not a parsed document); None is left out."""
+    import json
+
+    if isinstance(value, dict):
+        items = [f"{json.dumps(str(k))} = {_toml(v, False)}" for k, v in value.items() if v is not None]
+        return "\n".join(items) + "\n" if top else "{" + ", ".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v, False) for v in value if v is not None) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, (int, str)) else json.dumps(str(value))
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
@@ -335,6 +387,20 @@ def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject)
         assert pkg.url.split(":", 1)[0] in ("http", "https", "file") and ".." not in pkg.url.split("/")
         assert pkg.sha256 or pkg.md5
     foreign.describe(found)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # uv runs for each
+@given(data=st.data())
+def test_a_damaged_uv_lock_is_read_or_refused(data: st.DataObject) -> None:
+    """uv reads the text (uv export), so the damaged document is written out as TOML first."""
+    doc = _mutated(load_toml(UVLOCK.format(sha=SHA, commit="c" * 40), "uv.lock", hint=""), data)
+    try:
+        found = uvlock.parse(_toml(doc), file="uv.lock", platform="linux-64", python="3.11")
+    except ForeignLockError as exc:
+        assert exc.message and exc.hint and "\n" not in exc.message
+        return
+    for pkg in found.packages:
+        assert pkg.url.split(":", 1)[0] in ("http", "https", "file") and pkg.sha256
 
 
 @PROPERTY

@@ -30,7 +30,7 @@ def test_check_a_project_file(cli, name, machine, code, closest):
     assert f"  closest recipe: {closest} (`cuenv create {closest}`)" in out
     got, out, err = cli("check", path, *machine, "--json")
     data = json.loads(out)
-    assert data["closest_recipe"] == closest and data["file"]["how"].startswith("from ")
+    assert data["closest_recipe"] == closest and data["how"].startswith("from ")
 
 
 def test_check_says_what_cannot_be_installed(cli):

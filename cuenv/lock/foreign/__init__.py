@@ -4,9 +4,9 @@
 kind           files                           reader
 =============  ==============================  =========================================================
 conda-lock     conda-lock.yml (version 1)      :mod:`cuenv.lock.foreign.condalock`
-pixi-lock      pixi.lock (versions 4-7)        :mod:`cuenv.lock.foreign.pixi`
-pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (PEP 751)
-uv-lock        uv.lock (version 1)             :mod:`cuenv.lock.foreign.uvlock`
+pixi-lock      pixi.lock (every version)       :mod:`cuenv.lock.foreign.pixi` (py-rattler's LockFile)
+pylock         pylock.toml, pylock.NAME.toml   :mod:`cuenv.lock.foreign.pylock` (packaging.pylock, PEP 751)
+uv-lock        uv.lock                         :mod:`cuenv.lock.foreign.uvlock` (`uv export`, then pylock)
 explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit` (``cuenv export --format explicit``)
 =============  ==============================  =========================================================
 
@@ -14,7 +14,9 @@ explicit       conda's @EXPLICIT list          :mod:`cuenv.lock.foreign.explicit
 one environment and platform of the file into a validated :class:`~cuenv.lock.foreign.model.ForeignLock`,
 :func:`cuenv.lock.foreign.stack.derive` reads the CUDA stack its packages need, and :func:`to_lock`
 makes the cuenv :class:`~cuenv.lock.model.Lock` that `cuenv create --from-lock` installs: the same
-path as a cuenv lockfile, with the hardware contract checked before the first download. Pure.
+path as a cuenv lockfile, with the hardware contract checked before the first download. Nothing
+is downloaded and nothing is written beside the file: rattler reads a private temporary copy of a
+pixi.lock, and uv exports a uv.lock offline in a private temporary folder.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import re
 from pathlib import PurePath
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, Where
+from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, NoWheelForTarget, Where
 from cuenv.lock.foreign.stack import Derived, derive
 
 KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock", "explicit")
@@ -95,28 +97,32 @@ def parse(source: str, *, kind: str, file: str, platform: str, python: str, envi
     raise ValueError(f"unknown lockfile kind {kind!r}")
 
 
-def default_python(source: str, kind: str, here: str) -> tuple[str, str | None]:
-    """The Python (X.Y) to read a pylock.toml or uv.lock for when --python is not given: ``here`` when the
-    file's ``requires-python`` allows it, else the oldest 3.X it allows, with a note (uv, too, picks an
-    interpreter that matches). A file it cannot read is left to its parser to refuse."""
+def pythons(source: str, kind: str, here: str) -> list[tuple[str, str | None]]:
+    """The Pythons (X.Y) to read a pylock.toml or uv.lock for when --python is not given, in order, each
+    with the note that says why: ``here`` first when the file's ``requires-python`` allows it, then every
+    other 3.X it allows, nearest first (uv, too, picks an interpreter the lock supports). The caller
+    takes the first for which every locked package has a wheel. A file it cannot read is left to its
+    parser to refuse."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from cuenv.lock.foreign.model import load_toml
 
     if kind not in ("pylock", "uv-lock"):
-        return here, None
+        return [(here, None)]
     try:
         requires = load_toml(source, "", hint="").get("requires-python")
-        spec = SpecifierSet(requires) if isinstance(requires, str) else None
+        spec = SpecifierSet(requires) if isinstance(requires, str) else SpecifierSet()
     except (ForeignLockError, InvalidSpecifier):
-        return here, None
-    if spec is None or spec.contains(f"{here}.0", prereleases=True):
-        return here, None
-    for minor in range(8, 20):
-        if spec.contains(f"3.{minor}.0", prereleases=True):
-            return f"3.{minor}", (f"read for Python 3.{minor}, the oldest its requires-python ({requires}) allows "
-                                  f"(this Python is {here}); choose another with --python X.Y")
-    return here, None
+        return [(here, None)]
+    now = int(here.split(".")[1])
+    allowed = [m for m in range(8, 20) if spec.contains(f"3.{m}.0", prereleases=True)]
+    found: list[tuple[str, str | None]] = [(here, None)] if now in allowed else []
+    for minor in sorted((m for m in allowed if m != now), key=lambda m: (abs(m - now), -m)):
+        why = (f"its requires-python ({requires}) does not allow {here}" if now not in allowed
+               else f"not every locked package has a wheel for {here}")
+        found.append((f"3.{minor}", f"read for Python 3.{minor}: {why} (this Python); choose another with "
+                                    "--python X.Y"))
+    return found or [(here, None)]
 
 
 def describe(foreign: ForeignLock) -> Derived:
@@ -190,8 +196,9 @@ __all__ = [
     "Derived",
     "ForeignLock",
     "ForeignLockError",
+    "NoWheelForTarget",
     "default_name",
-    "default_python",
+    "pythons",
     "describe",
     "detect",
     "engine_kind",

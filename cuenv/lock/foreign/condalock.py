@@ -1,5 +1,9 @@
 """conda-lock's unified lockfile (``conda-lock.yml``, schema ``version: 1``) -> ForeignLock.
 
+Hand-written, unlike the pixi.lock, pylock.toml and uv.lock readers: py-rattler's ``LockFile`` refuses
+conda-lock's own files (both fixtures: "data did not match any variant of untagged enum MapOrVec",
+py-rattler 0.28), and conda-lock itself is a heavy dependency (pydantic, its solvers) for one parser.
+
 The keys read, as conda-lock 2-4 write them (``conda_lock/lockfile/v1/models.py``)::
 
     version: 1

@@ -44,6 +44,11 @@ class ForeignLockError(LockError):
         self.line, self.key = line, key
 
 
+class NoWheelForTarget(ForeignLockError):
+    """A locked package has no wheel (and no sdist) for the Python and platform asked for: another
+    Python the lock supports may have one (cuenv.lock.io tries them, as uv picks an interpreter)."""
+
+
 @dataclass(frozen=True)
 class Where:
     """A place in a foreign lockfile, for refusals: the file, the line (None when unknown) and the key.
@@ -62,8 +67,8 @@ class Where:
         """The place of one key of this entry: ``package[3].url`` at the url's line."""
         return Where(self.file, self.fields.get(name, self.line), f"{self.key}.{name}" if self.key else name)
 
-    def fail(self, message: str, hint: str) -> ForeignLockError:
-        return ForeignLockError(message, file=self.file, line=self.line, key=self.key, hint=hint)
+    def fail(self, message: str, hint: str, *, kind: type[ForeignLockError] = ForeignLockError) -> ForeignLockError:
+        return kind(message, file=self.file, line=self.line, key=self.key, hint=hint)
 
 
 @dataclass(frozen=True)

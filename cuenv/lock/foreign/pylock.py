@@ -1,11 +1,20 @@
-"""PEP 751 lockfiles (``pylock.toml``, ``pylock.NAME.toml``, ``lock-version = "1.x"``) -> ForeignLock.
+"""PEP 751 lockfiles (``pylock.toml``, ``pylock.NAME.toml``) -> ForeignLock, read by ``packaging.pylock``.
 
-Read as the PEP tells an installer to: refuse an unknown major ``lock-version``; check
-``environments`` and ``requires-python`` against the target; keep the packages whose ``marker``
-holds (extras none, dependency groups the file's ``default-groups``); for each, take the best wheel
-for the target, or an ``archive`` that is a wheel. Packages only available as an sdist, a VCS
-checkout or a directory are described but never installed: building them would run their code.
-Wheel ``path``s are relative to the lockfile's folder, as the PEP says.
+What the file means is ``packaging``'s: ``Pylock.from_dict`` validates it (lock-version, keys, types,
+names, versions, markers, hashes) and ``Pylock.select`` picks what an installer installs for a
+target (requires-python, ``environments``, package markers with the default groups, duplicate
+packages, the best wheel for the target's tags), exactly as PEP 751 tells an installer to.
+
+What stays here is what ``packaging`` does not do:
+
+- the target is not this interpreter: a Python X.Y and a conda-style platform (``linux-64``) become
+  a marker environment and a list of wheel tags (:class:`cuenv.lock.foreign.wheels.Target`);
+- a wheel ``path`` is relative to the lockfile's folder (the PEP says so; ``packaging`` keeps the text);
+- cuenv's checks on untrusted values before any download (:mod:`cuenv.lock.foreign.model`: http(s)
+  or file URLs only, no credentials, a sha256, a file name that is the package);
+- what is selected but is not a wheel (an sdist, a VCS checkout, a directory, a non-wheel archive)
+  is described, never installed: building it would run its code;
+- the refusal names the line of the ``[[packages]]`` entry (``packaging`` names its index).
 """
 
 from __future__ import annotations
@@ -15,15 +24,15 @@ from typing import Any, Final
 
 from cuenv.lock.foreign.model import (
     ForeignLock,
+    NoWheelForTarget,
     Unusable,
     Where,
     load_toml,
-    seq,
     size,
     table_lines,
     wheel_package,
 )
-from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
+from cuenv.lock.foreign.wheels import Target
 
 KIND: Final = "pylock"
 HINT: Final = "Regenerate it (`uv export --format pylock.toml`, `pip lock`), or install from requirements.txt."
@@ -36,45 +45,62 @@ def looks_like(data: Any) -> bool:
 
 def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None,
           data: Any = None) -> ForeignLock:
+    from packaging.pylock import Pylock, PylockSelectError, PylockUnsupportedVersionError, PylockValidationError
+
     where = Where(file)
     if environment is not None:
         raise where.fail(f"a pylock.toml has one environment, so --environment {environment} does not apply.",
                          "Leave out --environment (a named lock is its own file: pylock.NAME.toml).")
     doc = load_toml(source, file, hint=HINT) if data is None else data
-    version = doc.get("lock-version")
-    if not isinstance(version, str) or not version.split(".")[0].isdigit():
-        raise where.at("lock-version").fail(f"lock-version {version!r} is not a version.", HINT)
-    if version.split(".")[0] != "1":
-        raise where.at("lock-version").fail(f"lock-version {version} is not one cuenv reads (it reads 1.x, PEP 751).",
-                                            "Upgrade cuenv, or regenerate the file in the PEP 751 1.0 format.")
-    target = Target(python=python, platform=platform)
-    _check_environment(doc, target, where)
-    groups = tuple(g for g in seq(doc.get("default-groups"), where.at("default-groups"), "default-groups", hint=HINT)
-                   if isinstance(g, str))
-    entries = seq(doc.get("packages"), where.at("packages"), "packages", hint=HINT)
     lines = table_lines(source, "packages") if data is None else []
+
+    def at(index: int | None) -> Where:
+        if index is None:
+            return where
+        return where.at(f"packages[{index}]", lines[index] if index < len(lines) else None)
+
+    try:
+        lock = Pylock.from_dict(doc)
+    except PylockUnsupportedVersionError as exc:
+        raise where.at("lock-version").fail(f"{_said(exc)} (cuenv reads 1.x, PEP 751).",
+                                            "Upgrade cuenv, or regenerate the file in the PEP 751 1.0 format.") from None
+    except PylockValidationError as exc:
+        raise at(_index(exc.context)).fail(f"not a PEP 751 lockfile: {_said(exc)}.", HINT) from None
+    except (TypeError, ValueError, AttributeError) as exc:  # a value packaging did not expect at all
+        raise where.fail(f"not a PEP 751 lockfile: {exc}.", HINT) from None
+    target = Target(python=python, platform=platform)
+    if lock.requires_python is not None and not lock.requires_python.contains(f"{python}.0", prereleases=True):
+        raise where.at("requires-python").fail(f"it needs Python {lock.requires_python}, not {python}.",
+                                               "Choose a matching Python with --python X.Y.")
+    index_of = {id(p): i for i, p in enumerate(lock.packages)}
+    try:
+        selected = list(lock.select(environment=target.markers(), tags=target.supported()))  # type: ignore[arg-type]  # a dict of every marker key, not packaging's TypedDict
+    except PylockSelectError as exc:
+        said = _said(exc)
+        found = _index(said)
+        if "environments specified" in said:
+            raise where.at("environments").fail(
+                f"none of its environments is Python {python} on {platform}: "
+                f"{'; '.join(map(str, lock.environments or ()))}.",
+                "Choose the matching Python or platform with --python / --platform.") from None
+        if said.startswith("No wheel found"):
+            name = lock.packages[found].name if found is not None else "a package"
+            raise at(found).fail(f"{name} has no wheel for Python {python} on {platform} (and no sdist): "
+                                 "the lock cannot install it there.",
+                                 "Choose another --python or --platform, or lock for this one.",
+                                 kind=NoWheelForTarget) from None
+        raise at(found).fail(f"{said}.", "Choose another --python or --platform, or regenerate the lock.") from None
     base = Path(file).resolve().parent
     packages: dict[str, Any] = {}
     unusable: list[Unusable] = []
-    left_out = 0
-    for i, entry in enumerate(entries):
-        at = where.at(f"packages[{i}]", lines[i] if i < len(lines) else None)
-        if not isinstance(entry, dict):
-            raise at.fail("a package must be a table.", HINT)
-        try:
-            applies = marker_holds(entry.get("marker"), target, groups=groups)
-        except ValueError as exc:
-            raise at.fail(f"marker {entry.get('marker')!r} is not a PEP 508 marker: {exc}.", HINT) from None
-        if not applies:
-            left_out += 1
-            continue
-        made = _package(entry, target, base, at)
+    for package, artifact in selected:
+        here = at(index_of.get(id(package)))
+        made = _package(package, artifact, base, here)
         if isinstance(made, Unusable):
             unusable.append(made)
-            continue
-        if made.name.lower() in packages:
-            raise at.fail(f"two entries for {made.name} apply to Python {python} on {platform}.", HINT)
-        packages[made.name.lower()] = made
+        else:
+            packages[made.name.lower()] = made
+    left_out = len(lock.packages) - len(selected)
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
     indexes = tuple(dict.fromkeys(p.index_url for p in chosen if p.index_url))
     notes = (f"left out {left_out} packages whose markers do not hold for Python {python} on {platform}",) if left_out else ()
@@ -82,71 +108,37 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
                        indexes=indexes, unusable=tuple(unusable), notes=notes)
 
 
-def _check_environment(doc: dict, target: Target, where: Where) -> None:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+def _package(package: Any, artifact: Any, base: Path, at: Where) -> Any:
+    from packaging.pylock import PackageArchive, PackageWheel
 
-    requires = doc.get("requires-python")
-    if requires is not None:
-        try:
-            ok = SpecifierSet(str(requires)).contains(f"{target.python}.0", prereleases=True)
-        except InvalidSpecifier:
-            raise where.at("requires-python").fail(f"requires-python {requires!r} is not a version specifier.", HINT) from None
-        if not ok:
-            raise where.at("requires-python").fail(f"it needs Python {requires}, not {target.python}.",
-                                                   "Choose a matching Python with --python X.Y.")
-    environments = seq(doc.get("environments"), where.at("environments"), "environments", hint=HINT)
-    if environments:
-        try:
-            holds = any(marker_holds(str(m), target) for m in environments)
-        except ValueError as exc:
-            raise where.at("environments").fail(f"an environment marker is not PEP 508: {exc}.", HINT) from None
-        if not holds:
-            raise where.at("environments").fail(
-                f"none of its environments is Python {target.python} on {target.platform}: {'; '.join(map(str, environments))}.",
-                "Choose the matching Python or platform with --python / --platform.")
+    name, version = str(package.name), str(package.version) if package.version is not None else None
+    if isinstance(artifact, (PackageWheel, PackageArchive)):
+        link = _location(artifact, base)
+        if isinstance(artifact, PackageWheel) or (link and link.split("?")[0].endswith(".whl")):
+            size(artifact.size, at.part("size"), hint=HINT)
+            return wheel_package(name=name, version=version, location=link, sha256=artifact.hashes.get("sha256"),
+                                 index=package.index, where=at, hint=HINT)
+    kind = {"PackageSdist": "an sdist", "PackageVcs": "a vcs checkout", "PackageDirectory": "a directory",
+            "PackageArchive": "an archive"}.get(type(artifact).__name__, "a source")
+    return Unusable(name, f"is locked as {kind}: installing it would run its build code.", at, _SOURCE_HINT)
 
 
-def _package(entry: dict, target: Target, base: Path, at: Where) -> Any:
-    name = entry.get("name")
-    index = entry.get("index") if isinstance(entry.get("index"), str) else None
-    wheels = seq(entry.get("wheels"), at.part("wheels"), "wheels", hint=HINT)
-    if wheels:
-        links = [_location(w, base) for w in wheels if isinstance(w, dict)]
-        if len(links) != len(wheels) or any(link is None for link in links):
-            raise at.fail("every wheel needs a `url` or a `path`.", HINT)
-        filenames = [str(w.get("name") or str(link).rsplit("/", 1)[-1]) for w, link in zip(wheels, links)]
-        chosen = best_wheel(filenames, target)
-        if chosen is None:
-            return Unusable(str(name), f"has no wheel for Python {target.python} on {target.platform}.", at,
-                            "Choose another --python or --platform, or lock for this one.")
-        wheel = wheels[chosen]
-        size(wheel.get("size"), at.part("size"), hint=HINT)
-        return wheel_package(name=name, version=entry.get("version"), location=links[chosen],
-                             sha256=_sha256(wheel, at), index=index, where=at, hint=HINT)
-    archive = entry.get("archive")
-    if isinstance(archive, dict):
-        link = _location(archive, base)
-        if link is not None and link.split("?")[0].endswith(".whl"):
-            return wheel_package(name=name, version=entry.get("version"), location=link, sha256=_sha256(archive, at),
-                                 index=index, where=at, hint=HINT)
-    kind = next((k for k in ("sdist", "vcs", "directory", "archive") if k in entry), None)
-    if kind is None:
-        raise at.fail("names no wheel, archive, sdist, vcs or directory to install from.", HINT)
-    return Unusable(str(name), f"is locked as {'an' if kind == 'archive' else 'a'} {kind}: installing it would run "
-                    "its build code.", at, _SOURCE_HINT)
-
-
-def _location(item: dict, base: Path) -> str | None:
-    if isinstance(item.get("url"), str):
-        return item["url"]
-    if isinstance(item.get("path"), str):
-        path = Path(item["path"])
+def _location(item: Any, base: Path) -> str | None:
+    if item.url:
+        return str(item.url)
+    if item.path:
+        path = Path(item.path)
         return (path if path.is_absolute() else base / path).resolve().as_uri()
     return None
 
 
-def _sha256(item: dict, at: Where) -> Any:
-    hashes = item.get("hashes")
-    if not isinstance(hashes, dict):
-        raise at.fail("a wheel needs `hashes` with a sha256.", HINT)
-    return hashes.get("sha256")
+def _said(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+
+
+def _index(context: str | None) -> int | None:
+    """The package index in packaging's context (``packages[3].wheels[0]``), when it names one."""
+    import re
+
+    found = re.search(r"packages\[(\d+)\]", context or "")
+    return int(found.group(1)) if found else None

@@ -1,35 +1,32 @@
-"""uv's project lockfile (``uv.lock``, ``version = 1``) -> ForeignLock for one target.
+"""uv's project lockfile (``uv.lock``) -> ForeignLock for one target, read by uv itself.
 
-uv.lock is universal: it holds every package for every platform and Python it supports, and
-`uv sync` picks. cuenv picks the same way: start at the workspace's own packages (``source =
-{ editable | virtual }``, which are the project and are not installed), follow ``dependencies``
-and the ``dev`` group (uv's default group) whose markers hold for the target, tell apart forked
-versions by ``version``/``source`` or their ``resolution-markers``, and take each package's best
-wheel. Packages from git, a path or only an sdist are described but never installed: building
-them would run their code.
+uv.lock's meaning (its graph, forks, resolution markers, groups, sources, revisions) is uv's: cuenv
+asks uv to export it as PEP 751 (``uv export --frozen --offline --format pylock.toml``: the lock
+as it stands, no resolve, no network) and reads that through :mod:`cuenv.lock.foreign.pylock`
+(``packaging.pylock``), so a uv.lock and a pylock.toml are one code path.
+
+uv exports from a project folder. The export runs in a private temporary folder holding a copy of
+the lock and of the ``pyproject.toml`` beside it (whose ``[tool.uv]`` settings, default groups
+among them, are the project's); with none beside it (a lock shared alone), a minimal
+``pyproject.toml`` naming the lock's own root package stands in. Nothing is written next to the
+user's files and uv's cache is private to the call. The project itself (an editable or virtual
+root) is source, not a locked artifact: it is left out (``--no-emit-project``) and said so.
 """
 
 from __future__ import annotations
 
+import functools
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
-from cuenv.lock.foreign.model import (
-    ForeignLock,
-    Unusable,
-    Where,
-    load_toml,
-    seq,
-    size,
-    table,
-    table_lines,
-    wheel_package,
-)
-from cuenv.lock.foreign.wheels import Target, best_wheel, marker_holds
+from cuenv.lock.foreign.model import ForeignLock, Where, load_toml
 
 KIND: Final = "uv-lock"
 HINT: Final = "Regenerate it with `uv lock`, or export it for installers: `uv export --format pylock.toml`."
-_SOURCE_HINT: Final = "Install it inside the environment afterwards (`cuenv run NAME -- uv pip install ...`)."
-_DEFAULT_GROUPS: Final = ("dev",)
+_TIMEOUT: Final = 120.0
+_LOCK_TIMEOUT: Final = 600.0  # `uv lock` resolves: metadata of every package from the indexes
 _ROOT_SOURCES: Final = ("editable", "virtual")
 
 
@@ -38,144 +35,203 @@ def looks_like(data: Any) -> bool:
         and isinstance(data.get("version"), int)
 
 
-def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None,
-          data: Any = None) -> ForeignLock:
+def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None) -> ForeignLock:
+    from dataclasses import replace
+
+    from cuenv.lock.foreign import pylock
+
     where = Where(file)
     if environment is not None:
         raise where.fail(f"a uv.lock has one environment, so --environment {environment} does not apply.",
                          "Leave out --environment.")
-    doc = load_toml(source, file, hint=HINT) if data is None else data
-    if doc.get("version") != 1:
-        raise where.at("version").fail(f"uv.lock version {doc.get('version')!r} is not one cuenv reads (it reads 1).",
-                                       "Upgrade cuenv, or regenerate the file with uv.")
-    target = Target(python=python, platform=platform)
-    _check_python(doc, target, where)
-    entries = doc.get("package")
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise where.at("package").fail("`package` must be an array of tables.", HINT)
-    lines = table_lines(source, "package") if data is None else []
-    by_name: dict[str, list[int]] = {}
-    for i, entry in enumerate(entries):
-        if not isinstance(entry.get("name"), str):
-            raise where.at(f"package[{i}]", lines[i] if i < len(lines) else None).fail("a package needs a name.", HINT)
-        by_name.setdefault(_canon(entry["name"]), []).append(i)
-    roots = [i for i, e in enumerate(entries) if isinstance(e.get("source"), dict) and set(e["source"]) & set(_ROOT_SOURCES)]
-    if not roots:
-        raise where.fail("it has no workspace package (source = { editable } or { virtual }) to install for.",
-                         "Regenerate it from the project with `uv lock`.")
-
-    def at(i: int) -> Where:
-        return where.at(f"package[{i}]", lines[i] if i < len(lines) else None)
-
-    def deps_of(i: int, extras: frozenset[str], root: bool) -> list[tuple[dict, Where]]:
-        entry, here = entries[i], at(i)
-        found = [(d, here) for d in seq(entry.get("dependencies"), here, "dependencies", hint=HINT)]
-        optional = table(entry.get("optional-dependencies"), here, "optional-dependencies", hint=HINT)
-        for extra in sorted(extras):
-            found += [(d, here) for d in seq(optional.get(extra), here, f"optional-dependencies.{extra}", hint=HINT)]
-        if root:
-            groups = table(entry.get("dev-dependencies"), here, "dev-dependencies", hint=HINT)
-            for group in _DEFAULT_GROUPS:
-                found += [(d, here) for d in seq(groups.get(group), here, f"dev-dependencies.{group}", hint=HINT)]
-        return found
-
-    seen: set[tuple[int, frozenset[str]]] = set()
-    install: list[int] = []
-    queue: list[tuple[int, frozenset[str], bool]] = [(i, frozenset(), True) for i in roots]
-    while queue:
-        i, extras, root = queue.pop()
-        if (i, extras) in seen:
-            continue
-        seen.add((i, extras))
-        if not root:
-            install.append(i)
-        for dep, dep_at in deps_of(i, extras, root):
-            if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
-                raise dep_at.fail("a dependency needs a name.", HINT)
-            try:
-                if not marker_holds(dep.get("marker"), target):
-                    continue
-            except ValueError as exc:
-                raise dep_at.fail(f"marker {dep.get('marker')!r} is not PEP 508: {exc}.", HINT) from None
-            j = _resolve(dep, by_name, entries, target, dep_at)
-            extras_wanted = seq(dep.get("extra"), dep_at, "extra", hint=HINT)
-            queue.append((j, frozenset(e for e in extras_wanted if isinstance(e, str)), j in roots))
-    packages: dict[str, Any] = {}
-    unusable: list[Unusable] = []
-    for i in sorted(set(install)):
-        made = _package(entries[i], target, at(i))
-        if isinstance(made, Unusable):
-            unusable.append(made)
-        else:
-            packages[_canon(made.name)] = made
-    chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
-    project = ", ".join(sorted(entries[i]["name"] for i in roots))
-    return ForeignLock(kind=KIND, file=file, platform=platform, platforms=(platform,), packages=chosen, python=python,
-                       indexes=tuple(dict.fromkeys(p.index_url for p in chosen if p.index_url)), unusable=tuple(unusable),
-                       notes=(f"the project itself ({project}) is not installed: it is source, not a locked artifact",))
+    project = _project_beside(file)
+    exported, roots = export(source, file=file, project=project)
+    found = pylock.parse("", file=file, platform=platform, python=python, data=exported)
+    lines = _lines_by_name(source)
+    unusable = tuple(replace(u, where=replace(u.where, line=lines.get(_canon(u.name)), key=f"package {u.name}"))
+                     for u in found.unusable)
+    project_note = f"the project itself ({', '.join(roots)}) is not installed: it is source, not a locked artifact"
+    return replace(found, kind=KIND, unusable=unusable, notes=(*found.notes, project_note))
 
 
-def _check_python(doc: dict, target: Target, where: Where) -> None:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+def _lines_by_name(source: str) -> dict[str, int]:
+    """The line of each package's ``[[package]]`` entry (the first, for a forked package), for refusals."""
+    import re
 
-    requires = doc.get("requires-python")
-    if requires is None:
-        return
-    try:
-        ok = SpecifierSet(str(requires)).contains(f"{target.python}.0", prereleases=True)
-    except InvalidSpecifier:
-        raise where.at("requires-python").fail(f"requires-python {requires!r} is not a version specifier.", HINT) from None
-    if not ok:
-        raise where.at("requires-python").fail(f"it needs Python {requires}, not {target.python}.",
-                                               "Choose a matching Python with --python X.Y.")
+    from cuenv.lock.foreign.model import table_lines
 
-
-def _resolve(dep: dict, by_name: dict[str, list[int]], entries: list[dict], target: Target, at: Where) -> int:
-    candidates = by_name.get(_canon(dep["name"]), [])
-    if "version" in dep:
-        candidates = [i for i in candidates if entries[i].get("version") == dep["version"]]
-    if "source" in dep:
-        candidates = [i for i in candidates if entries[i].get("source") == dep["source"]]
-    if len(candidates) > 1:
-        fitting = []
-        for i in candidates:
-            markers = seq(entries[i].get("resolution-markers"), at, "resolution-markers", hint=HINT)
-            try:
-                if not markers or any(marker_holds(str(m), target) for m in markers):
-                    fitting.append(i)
-            except ValueError as exc:
-                raise at.fail(f"a resolution marker of {dep['name']} is not PEP 508: {exc}.", HINT) from None
-        candidates = fitting or candidates
-    if not candidates:
-        raise at.fail(f"depends on {dep['name']}, which the lock does not hold.", HINT)
-    return candidates[0]
-
-
-def _package(entry: dict, target: Target, at: Where) -> Any:
-    raw = entry.get("source")
-    source: dict = raw if isinstance(raw, dict) else {}
-    name = entry.get("name")
-    if "registry" not in source and "url" not in source:
-        kind = next(iter(source), "an unknown source")
-        return Unusable(str(name), f"comes from {kind} ({source.get(kind)}): installing it would run its build code.",
-                        at, _SOURCE_HINT)
-    wheels = [w for w in seq(entry.get("wheels"), at, "wheels", hint=HINT) if isinstance(w, dict)]
-    filenames = [str(w.get("url", "")).rsplit("/", 1)[-1] for w in wheels]
-    chosen = best_wheel(filenames, target)
-    if chosen is None:
-        return Unusable(str(name), f"has no wheel for Python {target.python} on {target.platform} (only an sdist).", at,
-                        "Lock a wheel for it (`uv lock` with `no-build = true`), or choose another --python/--platform.")
-    wheel = wheels[chosen]
-    size(wheel.get("size"), at, hint=HINT)
-    digest = wheel.get("hash")
-    if not isinstance(digest, str) or not digest.startswith("sha256:"):
-        raise at.fail(f"wheel {filenames[chosen]} has no sha256 hash.", HINT)
-    index = source.get("registry") if isinstance(source.get("registry"), str) else None
-    return wheel_package(name=name, version=entry.get("version"), location=wheel.get("url"),
-                         sha256=digest.split(":", 1)[1], index=index, where=at, hint=HINT)
+    names = re.findall(r'^\[\[package\]\]\s*\n\s*name\s*=\s*"([^"]+)"', source, re.MULTILINE)
+    starts = table_lines(source, "package")
+    found: dict[str, int] = {}
+    for name, line in zip(names, starts):
+        found.setdefault(_canon(name), line)
+    return found
 
 
 def _canon(name: str) -> str:
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def export(source: str, *, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The PEP 751 document ``uv export`` writes for this lock (and the project's root packages)."""
+    return _export(source, file, project)
+
+
+@functools.lru_cache(maxsize=8)  # check tries several Pythons on one lock: uv runs once
+def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    where = Where(file)
+    doc = load_toml(source, file, hint=HINT)
+    entries = doc.get("package")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise where.at("package").fail("`package` must be an array of tables.", HINT)
+    roots = tuple(str(e.get("name")) for e in entries
+                  if isinstance(e.get("source"), dict) and set(e["source"]) & set(_ROOT_SOURCES))
+    if not roots:
+        raise where.fail("it has no workspace package (source = { editable } or { virtual }) to install for.",
+                         "Regenerate it from the project with `uv lock`.")
+    with tempfile.TemporaryDirectory(prefix="cuenv-uvlock-") as folder:
+        work = Path(folder)
+        (work / "uv.lock").write_text(source, encoding="utf-8")
+        tries = ([project] if project is not None else []) + [_stand_in(doc, entries, roots)]
+        failure = ""
+        for text in tries:
+            (work / "pyproject.toml").write_text(text, encoding="utf-8")
+            ok, out = _uv_export(work)
+            if ok:
+                return load_toml(out, file, hint=HINT), roots
+            failure = failure or out
+    raise where.fail(f"uv cannot read it: {failure}", HINT)
+
+
+def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> str:
+    """The uv.lock `uv lock --no-build` writes for a project that has none, in a private folder holding
+    the project's dependencies as a virtual project (this resolves: it reaches the project's indexes).
+    Nothing is built: not the project (its [build-system] is left out, ``tool.uv.package = false``),
+    not an sdist (--no-build); what only a build would tell is refused, with uv's words."""
+    from cuenv.runner import ToolError, run, stderr_tail
+
+    where = Where(file)
+    hint = f"Write its lock with `uv lock` in {Path(file).parent} (where its indexes are reachable), then run this again."
+    with tempfile.TemporaryDirectory(prefix="cuenv-uvproject-") as folder:
+        work = Path(folder)
+        (work / "pyproject.toml").write_text(_virtual(pyproject, where, hint), encoding="utf-8")
+        try:
+            from uv import find_uv_bin
+
+            uv = find_uv_bin()
+        except (ImportError, FileNotFoundError):
+            raise where.fail("the uv package (a dependency of cuenv) has no uv binary here.", hint) from None
+        from cuenv.engines.mirrors import uv_index_env
+
+        # the caller's environment (proxies, CA bundles) without its index variables: the project names its indexes
+        env = {**uv_index_env(environ), "UV_CACHE_DIR": str(work / ".cache"), "UV_NO_CONFIG": "1", "NO_COLOR": "1",
+               "UV_PYTHON_DOWNLOADS": "never"}
+        try:
+            # --no-build: reading a shared file runs no one's build code (no sdist or dynamic metadata is built)
+            done = run([uv, "lock", "--no-build", "--directory", str(work)], timeout=_LOCK_TIMEOUT, env=env, cwd=work,
+                       check=False)
+        except ToolError as exc:
+            raise where.fail(f"`uv lock` did not finish: {exc.message}", hint) from None
+        lock = work / "uv.lock"
+        if done.returncode != 0 or not lock.is_file():
+            raise where.fail(f"`uv lock` cannot lock it: {stderr_tail(done.stderr or done.stdout, lines=2)}", hint)
+        return lock.read_text(encoding="utf-8")
+
+
+def _virtual(pyproject: str, where: Where, hint: str) -> str:
+    """The project's dependencies, sources and indexes as a virtual project: what `uv lock` needs and
+    nothing that runs a build backend."""
+    doc = load_toml(pyproject, where.file, hint=hint)
+    project: dict[str, Any] = doc["project"] if isinstance(doc.get("project"), dict) else {}
+    dynamic: list[Any] = project["dynamic"] if isinstance(project.get("dynamic"), list) else []
+    if {"dependencies", "optional-dependencies"} & set(dynamic):
+        raise where.fail("its dependencies are dynamic: only a build of the project (its code) says what they are.",
+                         hint)
+    kept = {k: project[k] for k in ("requires-python", "dependencies", "optional-dependencies") if k in project}
+    out: dict[str, Any] = {"project": {"name": str(project.get("name") or "project"), "version": str(project.get("version") or "0"),
+                       **kept}}
+    tool: dict[str, Any] = doc["tool"] if isinstance(doc.get("tool"), dict) else {}
+    uv: dict[str, Any] = dict(tool["uv"]) if isinstance(tool.get("uv"), dict) else {}
+    uv.pop("workspace", None)  # its members are folders beside the file, not copied
+    out["tool"] = {"uv": {**uv, "package": False}}
+    if isinstance(doc.get("dependency-groups"), dict):
+        out["dependency-groups"] = doc["dependency-groups"]
+    return "".join(f"[{table}]\n" + "".join(f"{_key(k)} = {_inline(v)}\n" for k, v in body.items()) + "\n"
+                   for table, body in (("project", out["project"]), ("tool.uv", out["tool"]["uv"]),
+                                       ("dependency-groups", out.get("dependency-groups", {}))) if body)
+
+
+def _key(key: Any) -> str:
+    import json
+
+    return json.dumps(str(key))
+
+
+def _inline(value: Any) -> str:
+    """A TOML value, inline (JSON's string escapes are TOML's)."""
+    import datetime
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_inline(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value))
+
+
+def _uv_export(work: Path) -> tuple[bool, str]:
+    from cuenv.runner import ToolError, run, stderr_tail
+
+    try:
+        from uv import find_uv_bin
+
+        uv = find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return False, "the uv package (a dependency of cuenv) has no uv binary here"
+    env = {"UV_CACHE_DIR": str(work / ".cache"), "UV_NO_CONFIG": "1", "UV_OFFLINE": "1", "NO_COLOR": "1",
+           "UV_PYTHON_DOWNLOADS": "never", "PATH": "/usr/bin:/bin", "HOME": str(work)}
+    argv = [uv, "export", "--frozen", "--offline", "--format", "pylock.toml", "--no-header", "--no-emit-project",
+            "--no-emit-workspace", "--directory", str(work)]
+    try:
+        done = run(argv, timeout=_TIMEOUT, env=env, cwd=work, check=False)
+    except ToolError as exc:
+        return False, exc.message
+    if done.returncode != 0:
+        return False, stderr_tail(done.stderr or done.stdout, lines=2)
+    return True, done.stdout
+
+
+def _stand_in(doc: dict, entries: list[dict], roots: tuple[str, ...]) -> str:
+    """A minimal pyproject.toml for the lock's root package, so that uv finds a project to export."""
+    import json
+
+    root = next(e for e in entries if str(e.get("name")) == roots[0])
+    lines = ["[project]", f"name = {json.dumps(roots[0])}", f"version = {json.dumps(str(root.get('version') or '0'))}"]
+    requires = doc.get("requires-python")
+    if isinstance(requires, str):
+        lines.append(f"requires-python = {json.dumps(requires)}")
+    if len(roots) > 1:
+        lines += ["", "[tool.uv.workspace]", "members = []"]
+    return "\n".join(lines) + "\n"
+
+
+def _project_beside(file: str) -> str | None:
+    """The project's pyproject.toml beside the lock (bounded read), when there is one."""
+    from cuenv.errors import CuenvError
+    from cuenv.trust import limits
+
+    path = Path(file).parent / "pyproject.toml"
+    try:
+        if not path.is_file():
+            return None
+        return limits.read_text(path, what="pyproject.toml", limit=limits.LOCK)
+    except (OSError, CuenvError):  # unreadable or oversized beside the lock: the stand-in reads the lock alone
+        return None

@@ -1,16 +1,16 @@
-"""Which of a package's wheels, and which of a universal lock's packages, a target installs. Pure.
+"""A target that is not this interpreter, in the terms ``packaging`` selects with. Pure.
 
-pylock.toml and uv.lock list every wheel of a release and packages for every platform; an
-installer picks per target. cuenv does it like pip: the package markers are evaluated for the
-target (Python X.Y and a conda-style platform), and among the wheels whose tags the target
-supports, the most specific wins (the order of ``packaging.tags``).
+pylock.toml (and uv.lock, exported to it) list every wheel of a release and packages for every
+platform; ``packaging.pylock`` picks for a marker environment and a list of wheel tags. cuenv reads
+a lock for a Python X.Y on a conda-style platform (``linux-64``), which this module turns into both:
+what ``packaging`` lacks is only that mapping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 _ARCH: Final = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "linux-ppc64le": "ppc64le"}
 _MANYLINUX_LEGACY: Final = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
@@ -38,15 +38,16 @@ class Target:
             "sys_platform": os_,
         }
 
-    def tags(self) -> list[str]:
-        """Supported wheel tags, most specific first (what pip would accept on that target)."""
+    def supported(self) -> list[Any]:
+        """Supported wheel tags (``packaging.tags.Tag``), most specific first: what pip would accept on
+        that target, and what ``packaging.pylock`` selects wheels with."""
         from packaging import tags
 
         major, minor = (int(x) for x in self.python.split(".")[:2])
         platforms = list(_platform_tags(self.platform))
         found = list(tags.cpython_tags((major, minor), platforms=platforms))
         found += list(tags.compatible_tags((major, minor), "cp" + f"{major}{minor}", platforms=platforms))
-        return [str(t) for t in found]
+        return found
 
 
 def _platform_tags(platform: str) -> Iterable[str]:
@@ -65,41 +66,3 @@ def _platform_tags(platform: str) -> Iterable[str]:
         if minor in _MANYLINUX_LEGACY:
             yield f"{_MANYLINUX_LEGACY[minor]}_{arch}"
     yield f"linux_{arch}"
-
-
-def marker_holds(marker: str | None, target: Target, *, extras: Sequence[str] = (),
-                 groups: Sequence[str] = ()) -> bool:
-    """Whether a PEP 508 / PEP 751 marker holds on ``target``; an unreadable marker raises ValueError."""
-    if marker is None or marker == "":
-        return True
-    if not isinstance(marker, str):
-        raise ValueError(f"a marker is text, not {type(marker).__name__}")
-    from packaging.markers import InvalidMarker, Marker
-
-    try:
-        parsed = Marker(marker)
-    except InvalidMarker as exc:
-        raise ValueError(str(exc).splitlines()[0]) from None
-    env: dict = dict(target.markers())
-    try:
-        return parsed.evaluate({**env, "extras": frozenset(extras), "dependency_groups": frozenset(groups)},
-                               context="lock_file")
-    except TypeError:  # packaging without lock-file markers (< 25)
-        return parsed.evaluate({**env, "extra": ""})
-
-
-def best_wheel(filenames: Sequence[str], target: Target) -> int | None:
-    """Index of the wheel ``target`` installs among ``filenames``; None when none fits."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    rank = {tag: i for i, tag in enumerate(target.tags())}
-    best: tuple[int, int] | None = None
-    for i, filename in enumerate(filenames):
-        try:
-            _, _, _, wheel_tags = parse_wheel_filename(filename)
-        except InvalidWheelFilename:
-            continue
-        score = min((rank[str(t)] for t in wheel_tags if str(t) in rank), default=None)
-        if score is not None and (best is None or score < best[0]):
-            best = (score, i)
-    return None if best is None else best[1]

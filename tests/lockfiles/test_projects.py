@@ -1,0 +1,130 @@
+"""uv and pixi projects (a ``pyproject.toml`` with ``[tool.uv.*]`` or ``[tool.pixi.*]``, a ``pixi.toml``):
+read through their lock, as uv and pixi install them (issue 25 §4, §7).
+
+`check`, `create -f`, `create --from-lock` and `suggest --for` read one through the same code path
+(cuenv.lock.io.read_any), so they agree. Before: "no file cuenv reads", "YAML is broken", "rename it
+to requirements*.txt".
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent / "foreign" / "fixtures"
+A100 = ("--driver", "580.65.06", "--gpu", "A100")
+
+UV_PROJECT = """\
+[project]
+name = "vocalizr"
+version = "0.1.0"
+requires-python = "==3.12.*"
+dependencies = ["gradio[mcp]", "kokoro", "pip", "pyfiglet", "soundfile"]
+
+[tool.uv.sources]
+torch = { index = "pytorch-cu130" }
+
+[[tool.uv.index]]
+name = "pytorch-cu130"
+url = "https://download.pytorch.org/whl/cu130"
+explicit = true
+"""
+
+PIXI_PROJECT = """\
+[project]
+name = "gausstwin"
+version = "0.1.0"
+
+[tool.pixi.workspace]
+channels = ["conda-forge"]
+platforms = ["linux-64"]
+
+[tool.pixi.pypi-dependencies]
+torch = { version = "==2.6.0", index = "https://download.pytorch.org/whl/cu124" }
+"""
+
+
+def test_a_uv_project_is_read_through_its_lock_by_every_command(cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(UV_PROJECT)
+    shutil.copy(FIXTURES / "vocalizr.uv.lock", tmp_path / "uv.lock")
+    code, out, err = cli("check", "pyproject.toml", *A100)
+    assert code == 0, err
+    assert out.startswith("pyproject.toml: runs") and "Contract: CUDA 13.0, cuDNN 9.20" in out
+    assert "note: read through uv.lock beside pyproject.toml (uv's lock of it)" in out
+    code, out, err = cli("check", "pyproject.toml", *A100, "--json")
+    data = json.loads(out)
+    assert (data["kind"], data["locked"], data["cuda"], data["framework_version"]) == ("uv-lock", True, "13.0", "2.13.0")
+    code, out, err = cli("create", "-f", "pyproject.toml", "-n", "voc", "--dry-run", "--target-driver", "580.65.06",
+                         "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["dry_run"] and plan["contract"]["cuda"] == "13.0"
+    assert len(plan["packages"]) == 150  # the same packages check reads: one code path
+    code, out, err = cli("suggest", "--for", "pyproject.toml", *A100)
+    assert code == 0 and out.startswith("pyproject.toml: its own stack runs here"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml", "uv.lock"]  # nothing written beside
+
+
+def test_a_pixi_project_is_read_through_its_lock_or_refused_with_the_command_that_writes_it(cli, tmp_path: Path,
+                                                                                           monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(PIXI_PROJECT)
+    code, out, err = cli("check", "pyproject.toml")
+    assert code == 2 and err.splitlines() == [
+        "error: pyproject.toml is a pixi project with no pixi.lock beside it; cuenv reads a pixi project through its lock.",
+        "hint: Write the lock with `pixi lock --manifest-path pyproject.toml`, then run this again."]
+    code, out, err = cli("create", "-f", "pyproject.toml", "--dry-run")
+    assert code == 2 and "pixi lock --manifest-path pyproject.toml" in err  # create says what check says
+    shutil.copy(FIXTURES / "gausstwin-v6.pixi.lock", tmp_path / "pixi.lock")
+    code, out, err = cli("check", "pyproject.toml", "--driver", "550.54.14", "--gpu", "A100", "--json")
+    data = json.loads(out)
+    assert (data["kind"], data["cuda"], data["framework_version"], data["environment"]) == (
+        "pixi-lock", "12.4", "2.6.0", "default")
+    assert "read through pixi.lock beside pyproject.toml (pixi's lock of it)" in data["notes"]
+    (tmp_path / "pixi.toml").write_text(PIXI_PROJECT.replace("tool.pixi.", ""))
+    code, out, err = cli("check", "pixi.toml", "--driver", "550.54.14", "--gpu", "A100")
+    assert code == 0 and "Contract: CUDA 12.4" in out, err
+
+
+def test_a_broken_project_file_is_one_clean_error(cli, tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[project]\nname = "x"\n[tool.uv.sources\n')
+    code, out, err = cli("check", str(path))
+    assert code == 2 and len(err.splitlines()) == 2 and "broken TOML" in err and "Traceback" not in err
+    path.write_bytes(b'[project]\nname = "\xff\x00"\n')
+    code, out, err = cli("check", str(path))
+    assert code == 2 and len(err.splitlines()) == 2 and "Traceback" not in err
+
+
+@pytest.mark.network
+def test_a_uv_project_without_a_lock_is_locked_by_uv_in_a_private_copy(cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "tiny"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+                                             'dependencies = ["nvidia-cuda-runtime-cu12==12.1.105"]\n\n'
+                                             "[tool.uv]\npackage = false\n")
+    code, out, err = cli("check", "pyproject.toml", "--driver", "550.54.14", "--gpu", "A100")
+    assert code == 0, err
+    assert "Contract: CUDA 12.1" in out and "locked now by `uv lock` in a private copy" in out
+    assert [p.name for p in tmp_path.iterdir()] == ["pyproject.toml"]
+
+
+def test_a_project_locked_for_reading_runs_no_build_backend() -> None:
+    """`uv lock` sees the project as a virtual one: no [build-system], tool.uv.package false, its sources
+    and indexes kept; a project whose dependencies only a build can tell is refused before uv runs."""
+    from cuenv.lock.foreign.model import ForeignLockError, Where, load_toml
+    from cuenv.lock.foreign.uvlock import _virtual
+
+    text = UV_PROJECT + '\n[build-system]\nrequires = ["evil-backend"]\nbuild-backend = "evil"\n\n' \
+        '[tool.uv.workspace]\nmembers = ["pkgs/*"]\n\n[dependency-groups]\ndev = ["pytest>=8"]\n'
+    doc = load_toml(_virtual(text, Where("pyproject.toml"), "h"), "x", hint="")
+    assert "build-system" not in doc
+    assert doc["tool"]["uv"]["package"] is False and "workspace" not in doc["tool"]["uv"]
+    assert doc["tool"]["uv"]["index"][0]["url"] == "https://download.pytorch.org/whl/cu130"
+    assert doc["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cu130"}}
+    assert doc["project"]["dependencies"][0] == "gradio[mcp]" and doc["dependency-groups"] == {"dev": ["pytest>=8"]}
+    with pytest.raises(ForeignLockError, match="its dependencies are dynamic"):
+        _virtual('[project]\nname = "x"\ndynamic = ["dependencies", "version"]\n', Where("pyproject.toml"), "h")
