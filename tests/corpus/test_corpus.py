@@ -76,9 +76,9 @@ def classify(entry: dict[str, Any], got: Outcome) -> str:
     """One of CATEGORIES: how cuenv's reading compares with the expected one."""
     expect = entry["expect"]
     if got.verdict == "refused":
-        if expect in ("refused", "unknown") or entry.get("refusal_ok"):
-            return "refused true"
-        return "refused untrue"
+        says = entry.get("refusal_says") or ("--cuda" if expect == "unknown" else None)
+        true = expect in ("refused", "unknown") or entry.get("refusal_ok")
+        return "refused true" if true and (says is None or says in got.message) else "refused untrue"
     if expect == "refused":
         return "silently wrong"
     if got.verdict == expect and (expect == "unknown" or _same_cuda(entry["cuda"], got.cuda)):
@@ -132,7 +132,9 @@ def test_the_classification_can_tell_wrong_from_right():
     assert classify(entry, Outcome("runs", "12.4", "")) == "silently wrong"
     assert classify(entry, Outcome("refused", None, "")) == "refused untrue"
     assert classify({"expect": "unknown", "cuda": None}, Outcome("runs", None, "")) == "silently wrong"
-    assert classify({"expect": "unknown", "cuda": None}, Outcome("refused", None, "")) == "refused true"
+    assert classify({"expect": "unknown", "cuda": None}, Outcome("refused", None, "pass --cuda X.Y")) == "refused true"
+    assert classify({"expect": "unknown", "cuda": None}, Outcome("refused", None, "not a file cuenv reads")) == \
+        "refused untrue"
     assert classify({"expect": "runs", "cuda": "11.x"}, Outcome("runs", "11.8", "")) == "read right"
 
 
