@@ -234,9 +234,11 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     if a.gcc:
         versions.Dotted.parse(a.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
-    findings = check(need.stack, machine, gcc=a.gcc)
+    findings = sorted([*check(need.stack, machine, gcc=a.gcc), *need.findings()],
+                      key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
-    data = {"target": a.target, "ok": ok, "findings": [f.to_json() for f in findings], "file": need.to_json(),
+    data = {"target": a.target, "ok": ok, "verdict": state_of(findings, ok), "findings": [f.to_json() for f in findings],
+            "file": need.to_json(),
             "closest_recipe": closest.label if closest else None}
     return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
@@ -276,12 +278,25 @@ def _kernels(ctx: Context, target: str, path: Path | None, machine: Machine) -> 
     return assess_environment(record, machine, cache_dir=cache)
 
 
+# Findings that leave the verdict open: cuenv cannot confirm a pairing the answer rests on (issue 25 §3).
+UNKNOWN_CODES = frozenset({"build-unknown"})
+
+
+def state_of(findings: list[Finding], ok: bool) -> str:
+    """runs | does-not-run | unknown: the three-valued verdict."""
+    if not ok:
+        return "does-not-run"
+    return "unknown" if any(f.code in UNKNOWN_CODES for f in findings) else "runs"
+
+
 def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None,
            extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
     if ok and any(f.code == "kernels-not-checked" for f in findings):
         state = "kernels listed, not checked"
+    if state_of(findings, ok) == "unknown":
+        state = "unknown (cuenv cannot confirm the build; see below)"
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]

@@ -77,6 +77,7 @@ class Evidence:
     stack: Stack | None = None  # the framework build this pin names, when the knowledge base knows it
     layer: str = ""  # conda | pip: which layer of an environment.yml the pin is in
     bundled: bool = False  # a wheel that carries its own CUDA (+cu124 llama.cpp): it does not choose torch's
+    unconfirmed: str | None = None  # a framework/CUDA pairing the knowledge base does not list, and where to ask
 
     def __str__(self) -> str:
         return f"{self.where}: {self.pin} -> {self.says}"
@@ -93,6 +94,7 @@ class Inference:
     evidence: tuple[Evidence, ...] = ()
     framework: Stack | None = None
     notes: tuple[str, ...] = ()
+    unconfirmed: tuple[str, ...] = ()  # pairings of the answer cuenv cannot confirm: the verdict is "unknown"
 
     @property
     def undetermined(self) -> tuple[Evidence, ...]:
@@ -224,7 +226,8 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         default = matrix.torch_pypi_default(base) if name == "torch" and base else None
         if variant and cuda:
             stack = builds.torch_stack(base, variant) if name == "torch" and base else None
-            out.append(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack))
+            unconfirmed = None if stack is not None or name != "torch" or not base else unconfirmed_torch(base, variant)
+            out.append(replace(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack), unconfirmed=unconfirmed))
         elif variant == "cpu" or (variant or "").startswith("rocm"):
             out.append(Evidence(w, pin, f"a {'CPU-only' if variant == 'cpu' else 'ROCm'} build ({how})", "cpu"))
         elif default and (default_cuda := matrix.variant_cuda(default)):
@@ -409,7 +412,9 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
             notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
                          f"{cuda} (its driver runs the others too).")
         how = f"from {best.pin} ({best.where}): {best.says}"
-        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes))
+        unconfirmed = tuple(dict.fromkeys(f"{e.where}: {e.unconfirmed}" for e in gpu if e.unconfirmed))
+        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes),
+                         unconfirmed)
     floors = [e for e in gpu if e.strength == "min" and e.cuda]
     if floors:
         low = max(floors, key=lambda e: _vkey(e.cuda or "0.0"))
@@ -462,6 +467,20 @@ def _framework(evidence: Iterable[Evidence], cuda: str) -> Stack | None:
     return stacks[0] if stacks else None
 
 
+def unconfirmed_torch(version: str, variant: str, *, conda: bool = False) -> str:
+    """Why cuenv cannot say whether torch ``version`` was built for ``variant`` (cu111), and the index that
+    would answer it: the knowledge base lists the builds of the releases it covers, and no list is a
+    source for "never built"."""
+    cuda = matrix.variant_cuda(variant) or variant
+    known = matrix.torch_variants(version)
+    listed = (f"its table for torch {version} lists {', '.join(known)}" if known
+              else f"its tables do not cover torch {version}")
+    where = (f"`conda search -c pytorch 'pytorch={version}=*cuda{cuda}*'` lists the conda builds" if conda
+             else f"https://download.pytorch.org/whl/{variant}/torch/ lists every torch built for CUDA {cuda}")
+    return (f"cuenv cannot confirm that {'pytorch' if conda else 'torch'} {version} was built for CUDA {cuda} "
+            f"({listed}); {where}.")
+
+
 def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cuda_flag: str | None = None) -> Inference:
     if cuda_flag is not None:
         validate_cuda(cuda_flag)
@@ -473,11 +492,14 @@ def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cu
         version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
         if strength == "exact" and version:
             variant = "cu" + inference.cuda.replace(".", "")
-            # A release the knowledge base does not know still names the framework (for the closest recipe).
-            stack = builds.torch_stack(version.group(1), variant) or Stack(
+            known = builds.torch_stack(version.group(1), variant)
+            # A release the knowledge base does not know still names the framework (for the closest recipe),
+            # but whether that build exists is unknown, and says so (issue 25 §3).
+            stack = known or Stack(
                 label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
                 framework_version=version.group(1), variant=variant)
-            inference = replace(inference, framework=stack)
+            unconfirmed = () if known else (unconfirmed_torch(version.group(1), variant, conda=True),)
+            inference = replace(inference, framework=stack, unconfirmed=inference.unconfirmed + unconfirmed)
     return inference
 
 
@@ -498,5 +520,6 @@ __all__ = [
     "evidence_of",
     "infer",
     "pip_evidence",
+    "unconfirmed_torch",
     "validate_cuda",
 ]

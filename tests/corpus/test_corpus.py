@@ -23,7 +23,7 @@ import yaml
 HERE = Path(__file__).parent
 FILES = HERE / "files"
 # Findings that make a verdict "unknown": cuenv cannot confirm the pairing or the CUDA (issue 25 §3).
-UNKNOWN_CODES = frozenset({"build-unknown", "cuda-unknown"})
+UNKNOWN_CODES = frozenset({"build-unknown"})
 CATEGORIES = ("read right", "refused true", "refused untrue", "silently wrong")
 
 
@@ -81,6 +81,8 @@ def classify(entry: dict[str, Any], got: Outcome) -> str:
         return "refused true" if true and (says is None or says in got.message) else "refused untrue"
     if expect == "refused":
         return "silently wrong"
+    if got.verdict == "unknown" and expect != "unknown" and entry.get("unknown_ok"):
+        return "refused true"  # no verdict, for a true reason, with the step that answers it
     if got.verdict == expect and (expect == "unknown" or _same_cuda(entry["cuda"], got.cuda)):
         return "read right"
     return "silently wrong"
@@ -136,6 +138,8 @@ def test_the_classification_can_tell_wrong_from_right():
     assert classify({"expect": "unknown", "cuda": None}, Outcome("refused", None, "not a file cuenv reads")) == \
         "refused untrue"
     assert classify({"expect": "runs", "cuda": "11.x"}, Outcome("runs", "11.8", "")) == "read right"
+    assert classify({"expect": "runs", "cuda": "11.0"}, Outcome("unknown", "11.0", "")) == "silently wrong"
+    assert classify({"expect": "runs", "cuda": "11.0", "unknown_ok": "x"}, Outcome("unknown", "11.0", "")) == "refused true"
 
 
 if __name__ == "__main__":  # the totals for the guide: python -m tests.corpus.test_corpus
