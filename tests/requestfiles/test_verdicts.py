@@ -89,3 +89,16 @@ def test_a_conda_range_on_the_toolkit_is_a_major(tmp_path):
     with pytest.raises(CuenvError) as err:
         projectfile.read_need(need_path)
     assert "no pin says which CUDA 11.x" in str(err.value) and "--cuda 11." in err.value.hint
+
+
+def test_several_pip_lists_are_read_as_conda_reads_them(tmp_path):
+    """conda's Dependencies.parse keeps one `pip` key: each `pip:` list replaces the one before, so conda
+    installs the last list only (checked against conda 26.7: {'pip': ['c==3']} for three lists). cuenv reads
+    the file the same way instead of refusing it, and names the lists conda leaves out."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - python=3.10\n  - pip:\n    - a==1\n  - pip\n"
+                  "  - pip:\n    - b==2\n  - pip:\n    - torch==2.1.0+cu121\n")
+    need = projectfile.read_need(path)
+    assert [r.text for r in need.document.pip.requirements] == ["torch==2.1.0+cu121"]
+    assert need.stack.cuda == "12.1"
+    note = next(n for n in need.notes if "`pip:` lists" in n)
+    assert note.startswith(f"{path}:8: the file has 3 `pip:` lists") and "lines 3, 6" in note
