@@ -21,8 +21,9 @@ The runtime that is actually installed wins (it is what the driver must serve), 
 framework's build, then the meta packages, then ``__cuda``; every other source that disagrees is
 reported, not hidden. A framework wheel in the pip layer over conda packages (conda's pytorch 1.13.1
 for CUDA 11.7 and a torch 2.3.1+cu121 wheel) is what Python imports: the pip layer's runtime and
-framework then come first, and the conda packages that disagree are the reported conflicts. Architectures come from the knowledge base only where it knows that exact
-build (torch wheels); otherwise they are left unknown rather than guessed.
+framework then come first, and the conda packages that disagree are the reported conflicts.
+Architectures come from the knowledge base only where it knows that exact build (torch wheels);
+otherwise they are left unknown rather than guessed.
 """
 
 from __future__ import annotations
