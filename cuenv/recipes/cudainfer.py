@@ -233,6 +233,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif default and (default_cuda := matrix.variant_cuda(default)):
             out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
                               default_cuda, stack=builds.torch_stack(base, None)))
+        elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
+            out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "
+                                f"(they list torch {', '.join(matrix.torch_releases()[:1])} and newer)", "unknown"))
         elif name == "torch":
             out.append(_undetermined(req, "torch"))
         return out
@@ -498,7 +501,9 @@ def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cu
             stack = known or Stack(
                 label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
                 framework_version=version.group(1), variant=variant)
-            unconfirmed = () if known else (unconfirmed_torch(version.group(1), variant, conda=True),)
+            # a build string that names the CUDA (py3.9_cuda11.3_cudnn8.2.0_0) is a build the channel published
+            built = bool(spec and spec.build and re.search(r"cuda\d", spec.build))
+            unconfirmed = () if known or built else (unconfirmed_torch(version.group(1), variant, conda=True),)
             inference = replace(inference, framework=stack, unconfirmed=inference.unconfirmed + unconfirmed)
     return inference
 

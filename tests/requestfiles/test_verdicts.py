@@ -102,3 +102,19 @@ def test_several_pip_lists_are_read_as_conda_reads_them(tmp_path):
     assert need.stack.cuda == "12.1"
     note = next(n for n in need.notes if "`pip:` lists" in n)
     assert note.startswith(f"{path}:8: the file has 3 `pip:` lists") and "lines 3, 6" in note
+
+
+def test_a_conda_build_string_names_a_build_that_exists(tmp_path, cli):
+    """PARIS: pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0 is a build the pytorch channel published: no unknown."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit=11.3.1\n"
+                  "  - pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0\n")
+    data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
+    assert data["verdict"] == "runs" and data["file"]["cuda"] == "11.3"
+
+
+def test_a_pinned_torch_older_than_the_tables_is_not_called_the_resolvers_pick(tmp_path):
+    need = projectfile.read_need(_write(tmp_path, "requirements.txt", "torch==1.11.0\n"))
+    with pytest.raises(CuenvError) as err:
+        need.require_cuda()
+    assert "torch 1.11.0 from PyPI, whose CUDA build cuenv's tables do not cover" in str(err.value)
+    assert "resolver picks" not in str(err.value) and "--cuda X.Y" in err.value.hint
