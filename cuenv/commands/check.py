@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, SEVERITIES, Finding, Stack
+from cuenv.knowledge.compat import state_of
+from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:
@@ -249,7 +250,8 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     if a.gcc:
         versions.Dotted.parse(a.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
-    findings = check(need.stack, machine, gcc=a.gcc)
+    findings = sorted([*check(need.stack, machine, gcc=a.gcc), *need.findings()],
+                      key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
     from cuenv.commands.filejson import project_json
 
@@ -293,11 +295,11 @@ def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels
            extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
-    errors = {f.code for f in findings if f.severity == "error"}
-    if errors and errors <= NO_GPU_HERE:  # a GPU-less machine: nothing to judge by (issue 30 §4)
-        state = "unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)"
     if ok and any(f.code == "kernels-not-checked" for f in findings):
         state = "kernels listed, not checked"
+    if state_of(findings, ok) == "unknown":  # a GPU-less machine, or a build cuenv cannot confirm
+        state = ("unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)" if not ok
+                 else "unknown (cuenv cannot confirm the build; see below)")
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]

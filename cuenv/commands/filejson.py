@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cuenv.knowledge.compat import state_of
 from cuenv.knowledge.stack import Finding, Stack
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def file_json(target: str, ok: bool, findings: list[Finding], *, kind: str, lock
     """`check FILE --json`: one shape for every kind of file, a lockfile or a project file (issue 25).
     Every key is always there (null or [] when it does not apply); docs/reference/findings.md lists them."""
     return {
-        "target": target, "ok": ok, "findings": [f.to_json() for f in findings],
+        "target": target, "ok": ok, "verdict": state_of(findings, ok), "findings": [f.to_json() for f in findings],
         "kind": kind, "locked": locked, "environment": environment, "platform": platform, "python": python,
         "cuda": stack.cuda, "cudnn": stack.cudnn, "has_nvcc": stack.has_nvcc, "framework": stack.framework,
         "framework_version": stack.framework_version, "how": how, "evidence": list(evidence or ()),

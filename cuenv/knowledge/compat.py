@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Sequence
 
 from cuenv.knowledge import builds, matrix, versions
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 from cuenv.machine.model import Driver, Gpu, Machine
 
 CODES: Final = (
@@ -28,6 +28,19 @@ CODES: Final = (
 def verdict(findings: Sequence[Finding]) -> bool:
     """True (runs) when no finding is an error."""
     return not any(f.severity == "error" for f in findings)
+
+
+# Findings that leave the verdict open: cuenv cannot confirm a pairing the answer rests on (issue 25 §3).
+UNKNOWN_CODES: Final = frozenset({"build-unknown"})
+
+
+def state_of(findings: Sequence[Finding], ok: bool) -> str:
+    """runs | does-not-run | unknown: the three-valued verdict. Unknown where a build cannot be
+    confirmed, or where the only errors say this machine has no driver or GPU to judge by (issue 30 §4)."""
+    if not ok:
+        errors = {f.code for f in findings if f.severity == "error"}
+        return "unknown" if errors <= NO_GPU_HERE else "does-not-run"
+    return "unknown" if any(f.code in UNKNOWN_CODES for f in findings) else "runs"
 
 
 def check(stack: Stack, machine: Machine, *, gcc: str | None = None) -> list[Finding]:

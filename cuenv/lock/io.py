@@ -57,7 +57,7 @@ def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Ite
 
 def read_any(path: str | Path, *, platform: str | None = None, environment: str | None = None,
              python: str | None = None, engine: str | None = None, environ: Mapping[str, str] | None = None,
-             install: bool = True, trusted_env: Iterable[str] = ()) -> LockRead:
+             install: bool = True, trusted_env: Iterable[str] = (), cache_dir: Path | None = None) -> LockRead:
     """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
     choose what of it; ``engine`` is --engine). ``install`` False (a dry run, a check) reports as
     warnings what an install would refuse: source builds, PyPI wheels over conda packages without a python."""
@@ -78,7 +78,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
                              hint=f"Leave out {flag}.")
         return LockRead(parse(text, file=str(p), platform=platform, trusted_env=trusted_env))
     read = _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
-                         engine=engine, environ=environ or {}, install=install)
+                         engine=engine, environ=environ or {}, install=install, cache_dir=cache_dir)
     if project_notes:
         from dataclasses import replace
 
@@ -163,7 +163,7 @@ def _read_text(p: Path) -> str:
 
 
 def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: str | None, python: str | None,
-                  engine: str | None, environ: Mapping[str, str], install: bool) -> LockRead:
+                  engine: str | None, environ: Mapping[str, str], install: bool, cache_dir: Path | None = None) -> LockRead:
     from cuenv.knowledge.versions import Dotted
     from cuenv.lock import foreign
 
@@ -188,6 +188,17 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
     else:
         assert first is not None
         raise first
+    if install and any(pk.kind == "conda" and not (pk.sha256 or pk.md5) for pk in found.packages):
+        import tempfile
+
+        from cuenv.lock.foreign.repodata import with_channel_hashes
+
+        # an @EXPLICIT list without hashes: each package pinned to the sha256 its channel lists, before any download
+        if cache_dir is not None:
+            found = with_channel_hashes(found, cache_dir=cache_dir)
+        else:
+            with tempfile.TemporaryDirectory(prefix="cuenv-repodata-") as tmp:
+                found = with_channel_hashes(found, cache_dir=Path(tmp))
     derived = foreign.describe(found)
     warnings = [f"{c}; cuenv goes by {derived.evidence[0]}" for c in derived.conflicts]
     try:

@@ -43,8 +43,16 @@ _CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudat
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
 # Packages that require torch (a CUDA build on Linux, from PyPI) or build against it: a file that lists one
 # and names no torch leaves its CUDA to the resolver, as an unpinned torch does.
-_NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "deepspeed", "flash-attn", "lightning", "mmcv", "mmcv-full", "peft",
-                       "pytorch-lightning", "sentence-transformers", "timm", "torchmetrics", "xformers")
+# Their PyPI metadata (Requires-Dist, directly or through one dependency) names torch.
+_NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "flash-attn", "kornia", "lhotse",
+                       "lightning", "megatron-energon", "mmcv", "mmcv-full", "nemo-toolkit", "nerfacc", "open-clip-torch",
+                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "taming-transformers",
+                       "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers")
+# Releases that install one torch release, so the resolved set's CUDA is that torch's: what
+# `uv pip compile` resolves `xformers==V` to for CPython 3.11 on x86_64-manylinux_2_28 (read 2026-12-01).
+_PINS_TORCH: Final = {"xformers": {"0.0.28.post3": "2.5.1", "0.0.29.post3": "2.6.0", "0.0.30": "2.7.0",
+                                   "0.0.31.post1": "2.7.1", "0.0.32.post2": "2.8.0", "0.0.33": "2.9.0",
+                                   "0.0.33.post1": "2.9.0", "0.0.33.post2": "2.9.1", "0.0.34": "2.10.0"}}
 # conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
 _CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
@@ -67,6 +75,9 @@ class Evidence:
     cudnn: str | None = None
     nvcc: bool = False
     stack: Stack | None = None  # the framework build this pin names, when the knowledge base knows it
+    layer: str = ""  # conda | pip: which layer of an environment.yml the pin is in
+    bundled: bool = False  # a wheel that carries its own CUDA (+cu124 llama.cpp): it does not choose torch's
+    unconfirmed: str | None = None  # a framework/CUDA pairing the knowledge base does not list, and where to ask
 
     def __str__(self) -> str:
         return f"{self.where}: {self.pin} -> {self.says}"
@@ -83,6 +94,7 @@ class Inference:
     evidence: tuple[Evidence, ...] = ()
     framework: Stack | None = None
     notes: tuple[str, ...] = ()
+    unconfirmed: tuple[str, ...] = ()  # pairings of the answer cuenv cannot confirm: the verdict is "unknown"
 
     @property
     def undetermined(self) -> tuple[Evidence, ...]:
@@ -119,12 +131,13 @@ def cuda_of_version(text: str | None) -> tuple[str, str | None, int | None]:
     major = re.fullmatch(r"(?:==?)?(\d+)(?:\.\*)?", v)
     if major:
         return "major", None, int(major.group(1))
-    low = re.match(r">=?(\d+)\.(\d+)", v)
+    low = re.match(r">=?(\d+)(?:\.(\d+))?(?:,|$|\.)", v)  # >=11.8, >=12.0,<13.0a0, >=11,<12
     if low:
+        minor = int(low.group(2) or 0)
         bounded = re.search(r"<(\d+)(?:\.0)*(?:a0|\.0a0)?(?:,|$)", v)
-        if bounded and int(bounded.group(1)) == int(low.group(1)) + 1 and int(low.group(2)) == 0:
+        if bounded and int(bounded.group(1)) == int(low.group(1)) + 1 and minor == 0:
             return "major", None, int(low.group(1))
-        return "min", f"{int(low.group(1))}.{int(low.group(2))}", int(low.group(1))
+        return "min", f"{int(low.group(1))}.{minor}", int(low.group(1))
     return "none", None, None
 
 
@@ -213,12 +226,16 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         default = matrix.torch_pypi_default(base) if name == "torch" and base else None
         if variant and cuda:
             stack = builds.torch_stack(base, variant) if name == "torch" and base else None
-            out.append(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack))
+            unconfirmed = None if stack is not None or name != "torch" or not base else unconfirmed_torch(base, variant)
+            out.append(replace(_exact(w, pin, f"CUDA {cuda} ({how})", cuda, stack=stack), unconfirmed=unconfirmed))
         elif variant == "cpu" or (variant or "").startswith("rocm"):
             out.append(Evidence(w, pin, f"a {'CPU-only' if variant == 'cpu' else 'ROCm'} build ({how})", "cpu"))
         elif default and (default_cuda := matrix.variant_cuda(default)):
             out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
                               default_cuda, stack=builds.torch_stack(base, None)))
+        elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
+            out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "
+                                f"(they list torch {', '.join(matrix.torch_releases()[:1])} and newer)", "unknown"))
         elif name == "torch":
             out.append(_undetermined(req, "torch"))
         return out
@@ -290,7 +307,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     local_cu = _LOCAL_CU.search(local) if local else None
     plus_cuda = matrix.variant_cuda("cu" + local_cu.group(1)) if local_cu else None
     if plus_cuda:
-        out.append(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda))
+        out.append(replace(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda), bundled=True))
         return out
     named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
         (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
@@ -311,21 +328,39 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
     pip: RequirementsFile | None
     if isinstance(doc, EnvironmentFile):
         for spec in doc.specs:
-            out.extend(conda_evidence(spec))
+            out.extend(replace(e, layer="conda") for e in conda_evidence(spec))
         pip = doc.pip
     else:
         pip = doc
     if pip is not None:
         for req in pip.requirements:
             if applies(req, python):
-                out.extend(pip_evidence(req, pip.options))
+                out.extend(replace(e, layer="pip") for e in pip_evidence(req, pip.options))
         names_torch = any(r.name in _TORCH for r in pip.requirements) or (
             isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
-        dependent = next((r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)), None)
-        if dependent is not None and not names_torch:
-            out.append(Evidence(dependent.where, dependent.text, "a package that installs torch, whose CUDA depends "
-                                "on the torch version the resolver picks", "unknown"))
+        dependents = [r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)]
+        if dependents and not names_torch:
+            out.append(replace(_torch_of_dependents(dependents, pip.options), layer="pip"))
     return out
+
+
+def _torch_of_dependents(dependents: Sequence[PipRequirement], options: PipOptions) -> Evidence:
+    """The torch that packages requiring it install: known when one pins a release that installs one torch
+    release (xformers==0.0.33.post2 -> torch 2.9.1), else whichever the resolver picks ("unknown")."""
+    for req in dependents:
+        release = _PINS_TORCH.get(req.name, {}).get(req.exact_version() or "")
+        if release is None:
+            continue
+        index = _index_variant(options)
+        variant = index[0] if index else matrix.torch_pypi_default(release)
+        cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
+        if cuda:
+            where = f"from the index {index[1]}" if index else f"its PyPI wheel for Linux x86_64 is {variant}"
+            return _exact(req.where, req.text, f"CUDA {cuda} (it installs torch {release}; {where})", cuda,
+                          stack=builds.torch_stack(release, variant if index else None))
+    first = dependents[0]
+    return Evidence(first.where, first.text, "a package that installs torch, whose CUDA depends on the torch version "
+                    "the resolver picks", "unknown")
 
 
 # -- deciding -----------------------------------------------------------------------------------------
@@ -342,7 +377,16 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     CUDA's minor-version compatibility). Pins of two majors cannot share one environment. A flag wins
     over the pins, but not over a pin of another major.
     """
+    notes: list[str] = []
+    evidence = _imported(evidence, notes)
     gpu = [e for e in evidence if e.strength in ("exact", "min", "major")]
+    unknown_torch = [e for e in evidence if e.strength == "unknown" and e.layer != "conda"]
+    if unknown_torch and gpu and all(e.bundled for e in gpu) and cuda_flag is None:
+        # +cu124 wheels that carry their own CUDA say nothing of the torch the resolver installs beside them
+        notes.append(f"{gpu[0].pin} ({gpu[0].where}) carries its own {gpu[0].says.split(' (')[0]}; the torch "
+                     f"{unknown_torch[0].pin} installs brings its own CUDA, which the pins do not say.")
+        gpu = []
+        evidence = [e for e in evidence if not e.bundled]
     cudnn = next((e.cudnn for e in evidence if e.cudnn), None)
     nvcc = any(e.nvcc for e in evidence)
     majors: dict[int, Evidence] = {}
@@ -364,7 +408,6 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                                "environment holds one CUDA major (their libraries share file names).",
                                hint="Make the pins agree on one CUDA major, or split the project into two environments.")
     exact = [(e.cuda, e) for e in gpu if e.strength == "exact" and e.cuda]
-    notes: list[str] = []
     if exact:
         cuda, best = max(exact, key=lambda pair: _vkey(pair[0]))
         others = sorted({c for c, _ in exact} - {cuda}, key=_vkey)
@@ -372,13 +415,15 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
             notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
                          f"{cuda} (its driver runs the others too).")
         how = f"from {best.pin} ({best.where}): {best.says}"
-        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes))
+        unconfirmed = tuple(dict.fromkeys(f"{e.where}: {e.unconfirmed}" for e in gpu if e.unconfirmed))
+        return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes),
+                         unconfirmed)
     floors = [e for e in gpu if e.strength == "min" and e.cuda]
     if floors:
         low = max(floors, key=lambda e: _vkey(e.cuda or "0.0"))
         how = (f"from {low.pin} ({low.where}): {low.says}; cuenv checks the oldest allowed, the solver may pick a "
                "newer one the driver supports")
-        return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None)
+        return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None, tuple(notes))
     if majors:
         major, e = next(iter(majors.items()))
         raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
@@ -393,7 +438,26 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
         how = f"no pin asks for CUDA ({cpu[0].pin} at {cpu[0].where} is {cpu[0].says})"
     else:
         how = "no pin asks for CUDA"
-    return Inference(None, cudnn, nvcc, how, tuple(evidence), None)
+    return Inference(None, cudnn, nvcc, how, tuple(evidence), None, tuple(notes))
+
+
+_TORCH_PIN: Final = re.compile(r"^torch(?:vision|audio)?\s*(?:[=<>~!\[;@ ]|$)")
+
+
+def _imported(evidence: Sequence[Evidence], notes: list[str]) -> list[Evidence]:
+    """Two truths in one environment.yml: conda's pytorch/cudatoolkit and, in its pip layer, a torch wheel.
+    pip installs over conda's packages, so Python imports the pip torch, which loads its own CUDA: when the
+    pip layer pins a torch build whose CUDA differs from the conda layer's, the pip layer decides, and a note
+    names the conda line it overrides."""
+    torch = next((e for e in evidence if e.layer == "pip" and e.strength == "exact" and e.cuda
+                  and (_TORCH_PIN.match(e.pin) or (e.stack is not None and e.stack.framework == "torch"))), None)
+    conda = [e for e in evidence if e.layer == "conda" and e.strength in ("exact", "min", "major", "unknown")]
+    if torch is None or not conda or all(e.cuda == torch.cuda for e in conda):
+        return list(evidence)
+    first = conda[0]
+    notes.append(f"{first.where} ({first.pin}) installs {first.says}, but Python imports the pip layer's "
+                 f"{torch.pin} ({torch.where}), built for CUDA {torch.cuda}: the pip layer decides.")
+    return [e for e in evidence if e not in conda]
 
 
 def _newest_of_major(major: int) -> str:
@@ -404,6 +468,20 @@ def _newest_of_major(major: int) -> str:
 def _framework(evidence: Iterable[Evidence], cuda: str) -> Stack | None:
     stacks = [e.stack for e in evidence if e.stack is not None and e.stack.cuda == cuda]
     return stacks[0] if stacks else None
+
+
+def unconfirmed_torch(version: str, variant: str, *, conda: bool = False) -> str:
+    """Why cuenv cannot say whether torch ``version`` was built for ``variant`` (cu111), and the index that
+    would answer it: the knowledge base lists the builds of the releases it covers, and no list is a
+    source for "never built"."""
+    cuda = matrix.variant_cuda(variant) or variant
+    known = matrix.torch_variants(version)
+    listed = (f"its table for torch {version} lists {', '.join(known)}" if known
+              else f"its tables do not cover torch {version}")
+    where = (f"`conda search -c pytorch 'pytorch={version}=*cuda{cuda}*'` lists the conda builds" if conda
+             else f"https://download.pytorch.org/whl/{variant}/torch/ lists every torch built for CUDA {cuda}")
+    return (f"cuenv cannot confirm that {'pytorch' if conda else 'torch'} {version} was built for CUDA {cuda} "
+            f"({listed}); {where}.")
 
 
 def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cuda_flag: str | None = None) -> Inference:
@@ -417,11 +495,16 @@ def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cu
         version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
         if strength == "exact" and version:
             variant = "cu" + inference.cuda.replace(".", "")
-            # A release the knowledge base does not know still names the framework (for the closest recipe).
-            stack = builds.torch_stack(version.group(1), variant) or Stack(
+            known = builds.torch_stack(version.group(1), variant)
+            # A release the knowledge base does not know still names the framework (for the closest recipe),
+            # but whether that build exists is unknown, and says so (issue 25 §3).
+            stack = known or Stack(
                 label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
                 framework_version=version.group(1), variant=variant)
-            inference = replace(inference, framework=stack)
+            # a build string that names the CUDA (py3.9_cuda11.3_cudnn8.2.0_0) is a build the channel published
+            built = bool(spec and spec.build and re.search(r"cuda\d", spec.build))
+            unconfirmed = () if known or built else (unconfirmed_torch(version.group(1), variant, conda=True),)
+            inference = replace(inference, framework=stack, unconfirmed=inference.unconfirmed + unconfirmed)
     return inference
 
 
@@ -442,5 +525,6 @@ __all__ = [
     "evidence_of",
     "infer",
     "pip_evidence",
+    "unconfirmed_torch",
     "validate_cuda",
 ]

@@ -1,6 +1,6 @@
 """conda's environment.yml as conda reads it, parsed into data (issue 15 §1). Pure apart from reading files.
 
-Keys: ``name``, ``channels``, ``dependencies`` (match specs, and one ``pip:`` list), ``variables``;
+Keys: ``name``, ``channels``, ``dependencies`` (match specs, and ``pip:`` lists: conda installs the last), ``variables``;
 ``prefix`` is read and ignored (cuenv decides where environments live), as are keys conda itself ignores.
 
 Channels follow conda: ``nodefaults`` removes ``defaults``; ``defaults`` is Anaconda's own repository
@@ -96,18 +96,28 @@ def parse_text(text: str, *, file: str = "environment.yml", base: Path | None = 
                                hint="Write one `- spec` per line under `dependencies:`.")
     specs: list[CondaSpec] = []
     pip: RequirementsFile | None = None
+    pip_lists: list[tuple[Any, Where]] = []
     for item in deps_node.items:
         where = Where(file, item.line)
         if isinstance(item, _Scalar):
             specs.append(parse_spec(item.value, where))
         elif isinstance(item, _Map) and set(item.items) == {"pip"}:
-            if pip is not None:
-                raise RequestFileError(where, "pip:", "appears twice.", hint="Merge the two `pip:` lists into one.")
-            pip = _pip_section(item.items["pip"][0], where, file, base)
+            pip_lists.append((item.items["pip"][0], where))
         else:
             keys = ", ".join(item.items) if isinstance(item, _Map) else "a list"
             raise RequestFileError(where, f"dependency ({keys})", "is neither a package spec nor a `pip:` list.",
                                    hint="Write `- name=version` for a conda package, or `- pip: [...]`.")
+    if pip_lists:
+        # conda reads `dependencies` into a dict, one `pip` key: each `pip:` list replaces the one before
+        # (conda.env.env.Dependencies.parse), so conda installs the last list only. cuenv reads it the same
+        # way, and says which lines conda leaves out.
+        node, where = pip_lists[-1]
+        pip = _pip_section(node, where, file, base)
+        if len(pip_lists) > 1:
+            dropped = ", ".join(str(w.line) for _, w in pip_lists[:-1])
+            notes.append(f"{where}: the file has {len(pip_lists)} `pip:` lists; conda installs only the last one "
+                         f"(this one) and ignores those at line{'s' if len(pip_lists) > 2 else ''} {dropped}, and so "
+                         "does cuenv. Merge them into one list if all are meant.")
     for spec in specs:
         if spec.channel and spec.channel not in channels and _channel_url(spec.channel) not in channels:
             channels = (*channels, spec.channel)

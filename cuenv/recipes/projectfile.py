@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge.stack import Stack
+from cuenv.knowledge.stack import Finding, Stack
 from cuenv.recipes.pipreqs import Unsupported
+
+# Finding codes a project file adds to `cuenv check` (docs/reference/findings.md): a verdict with one is "unknown".
+CODES: Final = ("build-unknown",)
 
 # (kind, file-name pattern), tried in order; the lockfile kinds are named here so that a file of one is
 # never mistaken for an environment.yml or a requirements file.
@@ -46,6 +49,13 @@ class ProjectNeed:
     unsupported: tuple[Unsupported, ...] = ()
     undetermined: tuple[Any, ...] = ()  # Evidence of GPU packages whose CUDA the resolver would pick
     document: Any = None  # the parsed file (EnvironmentFile, RequirementsFile, ...)
+    unconfirmed: tuple[str, ...] = ()  # framework/CUDA pairings cuenv cannot confirm, each with where to ask
+
+    def findings(self) -> list[Finding]:
+        """What the file itself adds to the machine check: each pairing cuenv cannot confirm makes the
+        verdict "unknown" (``build-unknown``), never "runs"."""
+        return [Finding("build-unknown", "warning", text.split("; ", 1)[0] + ".", fix=text.split("; ", 1)[-1].rstrip("."))
+                for text in self.unconfirmed]
 
     def require_cuda(self) -> None:
         """Refuse a project whose CUDA cannot be told (an unpinned torch), rather than call it CPU-only."""
@@ -81,7 +91,7 @@ class ProjectNeed:
             "cuda": s.cuda, "cudnn": s.cudnn, "has_nvcc": s.has_nvcc, "framework": s.framework,
             "framework_version": s.framework_version, "how": self.how,
             "evidence": [str(e) for e in self.evidence], "notes": list(self.notes),
-            "unsupported": [str(u) for u in self.unsupported],
+            "unsupported": [str(u) for u in self.unsupported], "unconfirmed": list(self.unconfirmed),
         }
 
 
@@ -141,7 +151,7 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
     return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
-                       undetermined=inference.undetermined, document=doc)
+                       undetermined=inference.undetermined, document=doc, unconfirmed=inference.unconfirmed)
 
 
 def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
@@ -153,7 +163,8 @@ def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
     return ProjectNeed(file=str(path), kind="requirements", stack=inference.stack(str(path)), how=inference.how,
                        engine_family="venv", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported),
-                       unsupported=unsupported, undetermined=inference.undetermined, document=doc)
+                       unsupported=unsupported, undetermined=inference.undetermined, document=doc,
+                       unconfirmed=inference.unconfirmed)
 
 
 def _cannot_install(pip: Any) -> tuple[Unsupported, ...]:
@@ -197,4 +208,4 @@ def framework_family(name: str | None) -> str | None:
     return name
 
 
-__all__ = ["KINDS", "READERS", "ProjectNeed", "framework_family", "kind_of", "python_of", "read_need"]
+__all__ = ["CODES", "KINDS", "READERS", "ProjectNeed", "framework_family", "kind_of", "python_of", "read_need"]

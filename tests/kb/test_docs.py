@@ -75,7 +75,9 @@ def test_compatibility_tables_are_current() -> None:
 def test_findings_reference_documents_every_code() -> None:
     text = (DOCS / "reference" / "findings.md").read_text()
     documented = set(re.findall(r"^## `([a-z-]+)`", text, flags=re.M))
-    codes = (*check.CODES, *assess.CODES)  # the table check's and the kernel scan's (issue 20)
+    from cuenv.recipes import projectfile
+
+    codes = (*check.CODES, *assess.CODES, *projectfile.CODES)  # the table check's, the kernel scan's, a project file's
     assert documented == set(codes)
     for code in codes:
         section = text.split(f"## `{code}`", 1)[1].split("\n## ", 1)[0]

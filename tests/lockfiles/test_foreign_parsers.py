@@ -479,7 +479,6 @@ def test_explicit_list_is_detected_and_read() -> None:
 
 
 @pytest.mark.parametrize("lines, platform, says, line", [
-    ([f"{CH}/linux-64/python-3.11.9-h0_0.conda"], "linux-64", "has no #hash after it", 4),
     ([f"{CH}/linux-64/python-3.11.9-h0_0.conda#abc"], "linux-64", "neither a sha256", 4),
     ([f"{CH}/linux-64/python-3.11.9.whl#{'0' * 64}"], "linux-64", "not a conda package archive", 4),
     ([f"{CH}/linux-aarch64/python-3.11.9-h0_0.conda#{'0' * 64}"], None, "built for linux-aarch64, not linux-64", 3),
@@ -491,6 +490,14 @@ def test_explicit_list_refusals_name_the_line(lines: list[str], platform: str | 
     with pytest.raises(ForeignLockError) as err:
         explicit.parse(explicit_text(lines, platform), file="explicit.txt", platform="linux-64")
     assert says in err.value.message and err.value.line == line and err.value.hint
+
+
+def test_explicit_list_without_hashes_is_read_as_conda_reads_it() -> None:
+    """Plain `conda list --explicit` writes no hashes; the install takes them from the channels' repodata."""
+    found = explicit.parse(explicit_text([f"{CH}/linux-64/python-3.11.9-h0_0.conda"], "linux-64"), file="explicit.txt",
+                           platform="linux-64")
+    assert [(p.name, p.sha256, p.md5) for p in found.packages] == [("python", None, None)]
+    assert found.notes and "1 of its 1 packages have no #hash" in found.notes[0]
 
 
 def test_explicit_list_of_another_platform_says_which() -> None:

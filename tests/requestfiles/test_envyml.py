@@ -68,7 +68,6 @@ def test_pip_section_variables_and_kinds(tmp_path):
 @pytest.mark.parametrize("text, line, construct", [
     ("channels: [c]\ndependencies:\n  - numpy\n  - 'numpy >=>= 1'\n", 4, "'numpy >=>= 1'"),
     ("channels: [c]\ndependencies:\n  - numpy\n  - {conda: [x]}\n", 4, "dependency (conda)"),
-    ("channels: [c]\ndependencies:\n  - pip: [a]\n  - pip: [b]\n", 4, "pip:"),
     ("channels: [c]\ndependencies:\n  - pip:\n    - ok\n    - [nested]\n", 5, "pip: entry"),
     ("channels: [c]\ndependencies:\n  - pip:\n    - torch --index-url https://x.example\n", 4, "--index-url"),
     ("channels: [c]\ndependencies: numpy\n", 2, "dependencies"),

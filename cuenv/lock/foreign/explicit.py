@@ -7,7 +7,9 @@
 
 Lines before ``@EXPLICIT`` are comments (``# platform:`` names the one platform the list is for); after
 it, one package URL per line, its hash after ``#``: a sha256 (64 hex) or an md5 (32 hex), as conda
-reads it. A URL without a hash is refused: its download could not be verified.
+reads it. A URL without a hash (what plain ``conda list --explicit`` writes) is read as conda reads it;
+before an install, each such package's sha256 is taken from its channel's repodata
+(:mod:`cuenv.lock.foreign.repodata`), and one the repodata does not list is refused.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
     declared: str | None = None
     started = False
     packages: dict[str, Package] = {}
+    hashless: list[str] = []
     for number, raw in enumerate(source.splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -49,12 +52,12 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
         at = where.at("url", number)
         link, _, digest = line.partition("#")
         if not digest:
-            raise at.fail(f"{link} has no #hash after it, so its download cannot be verified.", HINT)
-        if len(digest) not in (32, 64):
+            hashless.append(link)
+        elif len(digest) not in (32, 64):
             raise at.fail(f"#{digest} is neither a sha256 (64 hex digits) nor an md5 (32).", HINT)
         pkg = conda_package(name=None, version=None, build=None, location=link,
                             sha256=digest if len(digest) == 64 else None, md5=digest if len(digest) == 32 else None,
-                            subdir=None, where=at, hint=HINT)
+                            subdir=None, where=at, hint=HINT, unverified=not digest)
         if pkg.subdir not in (None, "noarch", declared or platform):
             raise at.fail(f"{pkg.filename} is built for {pkg.subdir}, not {declared or platform}.",
                           f"Choose its platform with --platform {pkg.subdir}, or list one platform's packages only.")
@@ -67,5 +70,9 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
         raise where.at("# platform", None).fail(f"it lists packages for {declared}, not {platform}.",
                                                  f"Choose it with --platform {declared}.")
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
+    notes = (f"{len(hashless)} of its {len(chosen)} packages have no #hash (plain `conda list --explicit`); an "
+             "install verifies each against the sha256 in its channel's repodata, as conda trusts its channels",
+             ) if hashless else ()
     return ForeignLock(kind=KIND, file=file, platform=platform, platforms=(declared or platform,), packages=chosen,
-                       python=python_of(chosen), channels=tuple(dict.fromkeys(p.channel for p in chosen if p.channel)))
+                       python=python_of(chosen), channels=tuple(dict.fromkeys(p.channel for p in chosen if p.channel)),
+                       notes=notes)

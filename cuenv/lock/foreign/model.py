@@ -240,9 +240,11 @@ def split_conda_filename(filename: str) -> tuple[str, str, str] | None:
 
 
 def conda_package(*, name: str | None, version: str | None, build: str | None, location: Any, sha256: Any, md5: Any,
-                  subdir: str | None, where: Where, hint: str) -> Package:
+                  subdir: str | None, where: Where, hint: str, unverified: bool = False) -> Package:
     """A validated conda artifact. Name, version and build default to the file name's (pixi 6 writes
-    only the URL); when given, they must agree with it, so the file installed is the one named."""
+    only the URL); when given, they must agree with it, so the file installed is the one named.
+    ``unverified``: no hash is allowed (an @EXPLICIT line without one; its hash comes from the channel's
+    repodata before any install, cuenv.lock.foreign.repodata)."""
     link, filename = url(location, where.part("url"), hint=hint)
     parts = split_conda_filename(filename)
     if parts is None:
@@ -253,7 +255,7 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
     if (name, version, build) != parts:
         raise where.part("url").fail(f"the file {filename} is not {name}-{version}-{build}.", hint)
     sha, md = digest(sha256, "sha256", where.part("hash"), hint=hint), digest(md5, "md5", where.part("hash"), hint=hint)
-    if not (sha or md):
+    if not (sha or md) and not unverified:
         raise where.part("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
     path_dirs = link.rsplit("/", 2)
     sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 else None)

@@ -19,8 +19,11 @@ nvcc                                          conda ``cuda-nvcc``, ``nvcc_linux-
 
 The runtime that is actually installed wins (it is what the driver must serve), then the
 framework's build, then the meta packages, then ``__cuda``; every other source that disagrees is
-reported, not hidden. Architectures come from the knowledge base only where it knows that exact
-build (torch wheels); otherwise they are left unknown rather than guessed.
+reported, not hidden. A framework wheel in the pip layer over conda packages (conda's pytorch 1.13.1
+for CUDA 11.7 and a torch 2.3.1+cu121 wheel) is what Python imports: the pip layer's runtime and
+framework then come first, and the conda packages that disagree are the reported conflicts.
+Architectures come from the knowledge base only where it knows that exact build (torch wheels);
+otherwise they are left unknown rather than guessed.
 """
 
 from __future__ import annotations
@@ -73,12 +76,22 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     cudnn: list[tuple[str, str]] = []
     evidence: list[str] = []
     framework = _framework(by_name, platform)
-    runtime = [(mm(p.version), f"{p.name} {p.version}") for p in pkgs
+    runtime = [(mm(p.version), f"{p.name} {p.version}", p.kind) for p in pkgs
                if (p.kind == "conda" and p.name in _RUNTIME_CONDA)
                or (p.kind == "pypi" and _RUNTIME_WHEEL.match(_canon(p.name)))]
-    cuda += [(v, why) for v, why in runtime if v]
-    if framework is not None and framework.stack.cuda:
+    if framework is not None and framework.layer == "pypi" and framework.stack.cuda:
+        # Two truths (conda's pytorch/cudatoolkit and a torch wheel in the pip layer): PyPI packages install
+        # over conda's, so Python imports the wheel, which loads its own CUDA; its layer decides, and the conda
+        # packages that say otherwise are reported as conflicts.
+        cuda += [(v, why) for v, why, kind in runtime if v and kind == "pypi"]
         cuda.append((framework.stack.cuda, framework.why))
+        cuda += [(v, why) for v, why, kind in runtime if v and kind == "conda"]
+        if any(v != framework.stack.cuda for v, _ in cuda):
+            evidence.append(f"Python imports {framework.why} (PyPI packages install over conda's): its CUDA decides")
+    else:
+        cuda += [(v, why) for v, why, _ in runtime if v]
+        if framework is not None and framework.stack.cuda:
+            cuda.append((framework.stack.cuda, framework.why))
     cuda += [(v, f"{p.name} {p.version}") for p in pkgs if p.kind == "conda" and p.name in _META_CONDA
              for v in [mm(p.version)] if v]
     cuda += list(_cuda_floors(depends or {}))
@@ -92,9 +105,9 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     chosen_cuda = cuda[0][0] if cuda else None
     chosen_cudnn = cudnn[0][0] if cudnn else None
     if chosen_cuda:
-        evidence.append(f"CUDA {chosen_cuda} from {cuda[0][1]}")
+        evidence.insert(0, f"CUDA {chosen_cuda} from {cuda[0][1]}")
     else:
-        evidence.append("no CUDA package, CUDA build or __cuda requirement is locked: a CPU-only stack")
+        evidence.insert(0, "no CUDA package, CUDA build or __cuda requirement is locked: a CPU-only stack")
     if chosen_cudnn:
         evidence.append(f"cuDNN {chosen_cudnn} from {cudnn[0][1]}")
     if framework is not None:
@@ -121,6 +134,7 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
 class _Framework:
     stack: Stack
     why: str
+    layer: str = "conda"  # conda | pypi: a PyPI wheel is what Python imports when both are locked
 
 
 def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Framework | None:
@@ -138,7 +152,7 @@ def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Fr
             found = Stack(label="", cuda=None, framework="torch", framework_version=base, variant="cpu")
         if found is not None:
             kind = f"the {'PyPI default ' if not local else ''}wheel torch {torch.version}"
-            return _Framework(found, kind)
+            return _Framework(found, kind, "pypi")
     pytorch = by_name.get(("conda", "pytorch")) or by_name.get(("conda", "libtorch"))
     if pytorch is not None and pytorch.build:
         why = f"{pytorch.name} {pytorch.version} build {pytorch.build}"
@@ -162,13 +176,13 @@ def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Fr
         if match:
             found = builds.jax_stack(pkg.version, match.group(1))
             if found is not None:
-                return _Framework(found, f"the wheel {pkg.name} {pkg.version}")
+                return _Framework(found, f"the wheel {pkg.name} {pkg.version}", "pypi")
     paddle = by_name.get(("pypi", "paddlepaddle-gpu"))
     if paddle is not None:
         post = re.match(r"^(?P<base>.+?)\.(?P<post>post\d+)$", paddle.version)
         found = builds.paddle_stack(post.group("base"), post.group("post")) if post else None
         if found is not None:
-            return _Framework(found, f"the wheel paddlepaddle-gpu {paddle.version}")
+            return _Framework(found, f"the wheel paddlepaddle-gpu {paddle.version}", "pypi")
     return None
 
 

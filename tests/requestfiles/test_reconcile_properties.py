@@ -1,0 +1,91 @@
+"""Property tests of the reconciler (cuenv.recipes.cudainfer.decide): any mix of pins from the conda and pip
+layers (exact, floors, majors, CPU builds, unpinned torches, wheels that bundle their own CUDA, a --cuda
+flag) gives one answer or one refusal that names the lines, never an internal error (issue 25 §5)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuenv.cli.machine_flags import described_machine
+from cuenv.knowledge.compat import check
+from cuenv.recipes import cudainfer
+from cuenv.recipes.pipreqs import RequestFileError, Where
+
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def pins(draw):
+    line = draw(st.integers(1, 99))
+    layer = draw(st.sampled_from(["conda", "pip", ""]))
+    strength = draw(st.sampled_from(["exact", "min", "major", "cpu", "unknown", "none"]))
+    major = draw(st.integers(10, 13))
+    cuda = f"{major}.{draw(st.integers(0, 9))}" if strength in ("exact", "min") else None
+    name = draw(st.sampled_from(["torch==2.7.1", "torchvision==0.22.1", "cudatoolkit=11.8", "llama_cpp+cu124",
+                                 "nvidia-cuda-runtime-cu12", "accelerate", "pytorch"]))
+    bundled = strength == "exact" and layer == "pip" and draw(st.booleans())
+    return cudainfer.Evidence(Where("f", line), name, "says", strength, cuda,
+                              major if strength in ("exact", "min", "major") else None, layer=layer, bundled=bundled,
+                              unconfirmed=draw(st.sampled_from([None, "cannot confirm; ask the index"])))
+
+
+MACHINE = described_machine("535.104.05", [], ["8.6"])
+flags = st.one_of(st.none(), st.builds(lambda a, b: f"{a}.{b}", st.integers(10, 13), st.integers(0, 9)))
+
+
+def _key(cuda: str) -> tuple[int, int]:
+    major, minor = cuda.split(".")
+    return int(major), int(minor)
+
+
+@FAST
+@given(st.lists(pins(), max_size=8), flags, st.randoms(use_true_random=False))
+def test_any_mix_of_pins_gives_one_answer_or_one_named_conflict(items, flag, rnd):
+    try:
+        inference = cudainfer.decide(items, file="f", cuda_flag=flag)
+    except RequestFileError as err:
+        text = str(err)
+        assert text.startswith("f:") and err.hint  # the line, and the way out
+        if "one environment holds one CUDA major" in text and flag is None:
+            assert len(re.findall(r"\bf:\d+", text)) == 2  # a conflict names both lines
+        return
+    # one answer: the flag, or a CUDA some pin names
+    assert inference.cuda is None or inference.cuda == flag or inference.cuda in {e.cuda for e in items}
+    assert inference.how
+    stack = inference.stack("f")
+    check(stack, MACHINE)  # the answer can be judged
+    # the same pins in another order give the same CUDA
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    assert cudainfer.decide(shuffled, file="f", cuda_flag=flag).cuda == inference.cuda
+
+
+@FAST
+@given(st.lists(pins(), max_size=6), st.integers(11, 13), st.integers(0, 9))
+def test_a_pip_torch_is_never_silently_outvoted_by_the_conda_layer(items, major, minor):
+    torch = cudainfer.Evidence(Where("f", 100), "torch==9.9.9", "says", "exact", f"{major}.{minor}", major, layer="pip")
+    items = [e for e in items if e.layer != "pip"] + [torch]  # the pip layer holds only the torch
+    try:
+        inference = cudainfer.decide(items, file="f")
+    except RequestFileError as err:
+        assert "f:100" in str(err) or str(err).startswith("f:")  # refused, naming a line: never a silent pick
+        return
+    conda = [e for e in items if e.layer == "conda" and e.strength in ("exact", "min", "major", "unknown")]
+    if conda and any(e.cuda != torch.cuda for e in conda):
+        # the conda layer is set aside, with a note; the newest exact pin outside it decides (the torch's or newer)
+        outside = [e.cuda for e in items if e.layer != "conda" and e.strength == "exact" and e.cuda]
+        assert inference.cuda == max(outside, key=_key) and any("pip layer decides" in n for n in inference.notes)
+        assert _key(inference.cuda) >= _key(torch.cuda)
+
+
+@FAST
+@given(st.lists(st.integers(11, 13), min_size=1, max_size=4), st.integers(1, 3))
+def test_bundled_cuda_tags_do_not_stand_in_for_an_unpinned_torch(majors, n):
+    items = [cudainfer.Evidence(Where("f", i + 1), f"w{i}+cu{m}4", "says", "exact", f"{m}.4", m, layer="pip",
+                                bundled=True) for i, m in enumerate(majors)]
+    items += [cudainfer.Evidence(Where("f", 50 + i), "accelerate", "says", "unknown", layer="pip") for i in range(n)]
+    inference = cudainfer.decide(items, file="f")
+    assert inference.cuda is None and inference.undetermined

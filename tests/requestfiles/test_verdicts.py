@@ -1,0 +1,120 @@
+"""Verdicts on files with two truths, pairings cuenv cannot confirm, and CUDA from what is installed (issue 25)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cuenv.errors import CuenvError
+from cuenv.recipes import projectfile
+
+MACHINE = ("--driver", "535.104.05", "--cc", "8.6")
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_pip_layers_torch_decides_over_condas_cudatoolkit(tmp_path, cli):
+    """NeMo's voice agent environment: conda cudatoolkit 11.8, and pip torch 2.7.1 (CUDA 12.6) with cu12 wheels."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - python=3.10\n  - cudatoolkit=11.8.0\n  - pip\n"
+                  "  - pip:\n    - nvidia-cuda-runtime-cu12==12.6.77\n    - torch==2.7.1\n")
+    need = projectfile.read_need(path)
+    assert need.stack.cuda == "12.6" and need.stack.framework_version == "2.7.1"
+    assert any("environment.yml:3 (cudatoolkit=11.8.0)" in n and "torch==2.7.1" in n and "pip layer decides" in n
+               for n in need.notes)
+    code, out, err = cli("check", str(path), *MACHINE, "--json")
+    assert code == 0 and json.loads(out)["file"]["cuda"] == "12.6"
+
+
+def test_two_majors_without_a_pip_torch_stay_a_conflict_naming_both_lines(tmp_path):
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit=11.8\n  - pip\n"
+                  "  - pip:\n    - nvidia-cuda-runtime-cu12==12.6.77\n")
+    with pytest.raises(CuenvError) as err:
+        projectfile.read_need(path)
+    assert "environment.yml:5" in str(err.value) and "environment.yml:2 (cudatoolkit=11.8)" in str(err.value)
+
+
+def test_the_cuda_is_the_one_the_resolved_torch_brings_not_the_first_cu_tag(tmp_path):
+    """text-generation-webui: llama.cpp wheels tagged +cu124, and xformers==0.0.33.post2, which installs torch
+    2.9.1 (a CUDA 12.8 build), and no torch line."""
+    wheel = ("https://github.com/oobabooga/llama-cpp-binaries/releases/download/v0.1/"
+             "llama_cpp_binaries-0.124.0+cu124-py3-none-linux_x86_64.whl")
+    need = projectfile.read_need(_write(tmp_path, "requirements.txt", f"xformers==0.0.33.post2\n{wheel}\n"))
+    assert need.stack.cuda == "12.8" and "torch 2.9.1" in need.how
+    # a dependent that pins no torch release: the +cu124 tag does not say which CUDA the torch brings
+    need = projectfile.read_need(_write(tmp_path, "requirements.txt", f"accelerate==1.13.*\n{wheel}\n"))
+    assert need.stack.cuda is None
+    with pytest.raises(CuenvError) as err:
+        need.require_cuda()
+    assert "requirements.txt:1: accelerate==1.13.*" in str(err.value) and "--cuda X.Y" in err.value.hint
+
+
+@pytest.mark.parametrize("text, flags, asks", [
+    ("dependencies:\n  - cudatoolkit=11.1\n  - pytorch=1.11.0\n", (), "conda search -c pytorch 'pytorch=1.11.0=*cuda11.1*'"),
+    ("dependencies:\n  - python=3.9\n  - pytorch=1.12.1\n", ("--cuda", "12.1"), "pytorch=1.12.1=*cuda12.1*"),
+])
+def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, cli, text, flags, asks):
+    path = _write(tmp_path, "environment.yml", text)
+    code, out, err = cli("check", str(path), *MACHINE, *flags)
+    assert code == 0 and out.splitlines()[0].endswith(": unknown (cuenv cannot confirm the build; see below)")
+    assert "build-unknown" in out and asks in out and "never built" not in out
+    data = json.loads(cli("check", str(path), *MACHINE, *flags, "--json")[1])
+    assert data["verdict"] == "unknown" and any(f["code"] == "build-unknown" for f in data["findings"])
+
+
+def test_a_pip_torch_build_cuenv_does_not_know_is_unknown(tmp_path, cli):
+    path = _write(tmp_path, "requirements.txt", "torch==1.11.0+cu111\n")
+    data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
+    assert data["verdict"] == "unknown" and data["file"]["cuda"] == "11.1"
+    fix = next(f["fix"] for f in data["findings"] if f["code"] == "build-unknown")
+    assert "https://download.pytorch.org/whl/cu111/torch/" in fix
+
+
+def test_a_known_build_is_a_plain_verdict(tmp_path, cli):
+    path = _write(tmp_path, "requirements.txt", "torch==2.1.0+cu121\n")
+    data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
+    assert data["verdict"] == "runs" and not any(f["code"] == "build-unknown" for f in data["findings"])
+    data = json.loads(cli("check", str(path), "--driver", "470.82.01", "--cc", "8.6", "--json")[1])
+    assert data["verdict"] == "does-not-run"
+
+
+def test_a_conda_range_on_the_toolkit_is_a_major(tmp_path):
+    """conda-lock's test-cuda environment: `cudatoolkit >=11,<12` asks for CUDA 11.x, it is not CPU-only."""
+    need_path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit >=11,<12\n")
+    with pytest.raises(CuenvError) as err:
+        projectfile.read_need(need_path)
+    assert "no pin says which CUDA 11.x" in str(err.value) and "--cuda 11." in err.value.hint
+
+
+def test_several_pip_lists_are_read_as_conda_reads_them(tmp_path):
+    """conda's Dependencies.parse keeps one `pip` key: each `pip:` list replaces the one before, so conda
+    installs the last list only (checked against conda 26.7: {'pip': ['c==3']} for three lists). cuenv reads
+    the file the same way instead of refusing it, and names the lists conda leaves out."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - python=3.10\n  - pip:\n    - a==1\n  - pip\n"
+                  "  - pip:\n    - b==2\n  - pip:\n    - torch==2.1.0+cu121\n")
+    need = projectfile.read_need(path)
+    assert [r.text for r in need.document.pip.requirements] == ["torch==2.1.0+cu121"]
+    assert need.stack.cuda == "12.1"
+    note = next(n for n in need.notes if "`pip:` lists" in n)
+    assert note.startswith(f"{path}:8: the file has 3 `pip:` lists") and "lines 3, 6" in note
+
+
+def test_a_conda_build_string_names_a_build_that_exists(tmp_path, cli):
+    """PARIS: pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0 is a build the pytorch channel published: no unknown."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit=11.3.1\n"
+                  "  - pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0\n")
+    data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
+    assert data["verdict"] == "runs" and data["file"]["cuda"] == "11.3"
+
+
+def test_a_pinned_torch_older_than_the_tables_is_not_called_the_resolvers_pick(tmp_path):
+    need = projectfile.read_need(_write(tmp_path, "requirements.txt", "torch==1.11.0\n"))
+    with pytest.raises(CuenvError) as err:
+        need.require_cuda()
+    assert "torch 1.11.0 from PyPI, whose CUDA build cuenv's tables do not cover" in str(err.value)
+    assert "resolver picks" not in str(err.value) and "--cuda X.Y" in err.value.hint
