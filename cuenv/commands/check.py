@@ -282,6 +282,8 @@ def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
     if ok and any(f.code == "kernels-not-checked" for f in findings):
         state = "kernels listed, not checked"
+    if ok and any(f.code == "build-unknown" for f in findings):
+        state = "unknown (a build cuenv's tables do not list; no error found for its CUDA)"
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]

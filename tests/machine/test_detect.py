@@ -100,7 +100,7 @@ def test_full_override_probes_nothing(monkeypatch, tmp_path):
     [("440.33", "linux", "10.2"), ("450.80.02", "linux", "11.0"), ("470.57.02", "linux", "11.4"),
      ("525.60.13", "linux", "12.0"), ("535.104.05", "linux", "12.2"), ("570.26", "linux", "12.8"),
      ("580.95.05", "linux", "13.0"), ("610.43.02", "linux", "13.3"), ("390.157", "linux", None),
-     ("537.13", "windows", "12.2"), ("581.15", "windows", "12.9")],
+     ("537.13", "windows", "12.2"), ("581.15", "windows", "13.0"), ("576.02", "windows", "12.9")],
 )
 def test_max_cuda_for_driver(version, os_name, expected):
     assert matrix.max_cuda_for_driver(version, os_name) == expected
