@@ -112,3 +112,27 @@ def test_every_torch_lookup_answers_one_of_three(release: str, digits: int) -> N
     fact = matrix.torch_variant_fact(release, f"cu{digits:03d}")
     assert fact.state in facts.STATES
     assert fact.known == (fact.source is not None)
+
+
+# ---- PTX ISA from CCCL's header (the refresher's reader; no network) ----------------------------
+
+HEADER = """
+// PTX ISA 9.5 is available from CUDA 13.5
+#elif _CCCL_CUDACC_AT_LEAST(13, 5)
+// PTX ISA 9.0 is available from CUDA 13.0, driver r580
+// PTX ISA 8.7 is available from CUDA 12.8, driver r570
+"""
+
+
+def test_ptx_isa_table_reads_the_header_comments() -> None:
+    from cuenv.knowledge import derive
+
+    assert derive.ptx_isa_table(HEADER) == [("8.7", "12.8", "570"), ("9.0", "13.0", "580"), ("9.5", "13.5", None)]
+
+
+@given(st.text(max_size=400))
+def test_ptx_isa_table_never_raises(text: str) -> None:
+    from cuenv.knowledge import derive
+
+    for ptx, cuda, drv in derive.ptx_isa_table(text):
+        assert ptx.count(".") == 1 and cuda.count(".") == 1 and (drv is None or drv.isdigit())
