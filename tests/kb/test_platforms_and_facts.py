@@ -78,7 +78,8 @@ def test_windows_581_reports_cuda_13() -> None:
 
 
 def test_driver_branches_per_architecture() -> None:
-    assert matrix.legacy_branch("7.0").last_branch == "580"  # type: ignore[union-attr]
+    volta = matrix.legacy_branch("7.0")
+    assert volta is not None and volta.last_branch == "580"
     assert matrix.legacy_branch("7.5") is None
     assert matrix.first_branch("10.7") == ("13.4", 615)
     assert matrix.first_branch("9.0") == ("11.8", 520)
