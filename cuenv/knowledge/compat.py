@@ -117,7 +117,8 @@ def _vkey(text: str | None) -> tuple[int, ...]:
 
 def _name(stack: Stack) -> str:
     if stack.framework == "torch" and stack.framework_version:
-        return f"torch {stack.framework_version}+{stack.variant}"
+        local = stack.variant or (f"cu{stack.cuda.replace('.', '')}" if stack.cuda else None)
+        return f"torch {stack.framework_version}" + (f"+{local}" if local else "")
     if stack.framework is None and stack.has_nvcc and stack.cuda:
         return f"CUDA {stack.cuda}"
     return stack.label.replace("==", " ")
@@ -240,7 +241,8 @@ class _Checker:
         elif level:  # compare by CUDA level only (CONDA_OVERRIDE_CUDA, or unpublished minimums)
             too_old = versions.cuda(level).major < major or (floor is None and _cuda_lt(level, cuda))
         if too_old:
-            what = f"a driver >= {need} (CUDA {major}.x)" if need else f"a driver that supports CUDA {major}.x"
+            what = (f"a driver >= {need} (CUDA {major}.x)" if need and floor else f"a driver >= {need} (CUDA {cuda})"
+                    if need else f"a driver that supports CUDA {major}.x")
             self.add("driver-too-old", "error", f"{name} needs {what}; this machine has {have}.",
                      self._driver_fix(cuda, full, floor))
             return

@@ -172,7 +172,9 @@ def legacy_branch(cc: str) -> LegacyBranch | None:
 def first_branch(cc: str) -> tuple[str, int] | None:
     """(first CUDA release that targets ``cc``, the major of its minimum Linux driver): (13.4, 615) for Rubin."""
     first, _ = cc_first_last(cc)
-    if first is None:
+    # the table starts at the oldest release it covers: a `first` there means "as far back as it goes"
+    floor = min((r["first"] for r in kb()["nvcc_targets"]["first_cuda_for_cc"].values()), key=_mm)
+    if first is None or first == floor:
         return None
     need = min_driver(first, "linux")
     return (first, versions.driver(need).major) if need else None

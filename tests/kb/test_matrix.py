@@ -102,7 +102,9 @@ def test_no_floor_before_cuda_11() -> None:
     ("600.10", "13.2"),
     ("700.0", "13.4"),  # 13.5's minimum is unpublished: never overshoot
     ("440.33", "10.2"),
-    ("400.0", None),
+    ("400.0", "9.2"),  # the old world (issue 27): CUDA 7.0-10.1 rows from the release notes' table
+    ("410.48", "10.0"),
+    ("340.0", None),
 ])
 def test_max_cuda_for_driver(driver: str, cuda: str | None) -> None:
     assert matrix.max_cuda_for_driver(driver) == cuda
@@ -232,8 +234,13 @@ def test_cudnn_supports_by_major(cudnn: str, cuda: str, ok: bool) -> None:
 
 
 def test_unknown_cudnn_is_none() -> None:
-    assert matrix.cudnn_supports("7.6.5", "10.2") is None
-    assert matrix.cudnn_cudas("7.6.5") == ()
+    assert matrix.cudnn_supports("7.5.1", "10.2") is None
+    assert matrix.cudnn_cudas("7.5.1") == ()
+
+
+def test_cudnn_7_6_for_pasted_reports() -> None:
+    assert matrix.cudnn_supports("7.6.5", "10.2") is True
+    assert matrix.cudnn_supports("7.6.5", "11.0") is False
 
 
 # ---- host compilers ----------------------------------------------------------------------------------
