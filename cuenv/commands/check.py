@@ -299,7 +299,7 @@ def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels
         state = "kernels listed, not checked"
     if state_of(findings, ok) == "unknown":  # a GPU-less machine, or a build cuenv cannot confirm
         state = ("unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)" if not ok
-                 else "unknown (cuenv cannot confirm the build; see below)")
+                 else "unknown (a build cuenv's tables do not list; no error found for its CUDA)")
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]

@@ -22,7 +22,7 @@ CODES: Final = (
     "driver-library-mismatch", "device-nodes-missing", "device-permission", "driver-stub-library",
     "nvcc-runtime-mismatch", "multiple-cuda-on-path", "cuda-home-mismatch", "ld-library-path-stale",
     "library-not-found", "multiple-cudnn", "no-container-toolkit", "framework-broken",
-    "bf16-unsupported", "low-disk", "installer-corrupt",
+    "bf16-unsupported", "low-disk", "installer-corrupt", "container-no-gpu", "macos-no-cuda",
 )
 
 
@@ -463,7 +463,7 @@ def probe_stack(p: FrameworkProbe) -> Stack:
     cuda = _mm_text(p.cuda) if p.cuda else None
     return Stack(label=f"{p.name} {p.version or ''}".strip(), cuda=cuda, cudnn=p.cudnn, sass=tuple(sass),
                  ptx=tuple(ptx), framework=p.name, framework_version=p.version,
-                 variant=None if p.cuda else "cpu")
+                 variant=("cu" + cuda.replace(".", "")) if cuda else "cpu")
 
 
 def _stack_findings(stack: Stack, f: Facts) -> list[Finding]:
@@ -513,7 +513,10 @@ def framework(f: Facts) -> Check | None:
                 + (" (a different major: torch refuses to build them)." if _mm(nvcc.version)[0] != _mm(stack.cuda)[0] else "."),
                 f"Use an nvcc of CUDA {stack.cuda} for extensions (an environment with nvcc from a cu"
                 f"{stack.cuda.replace('.', '')} recipe), or a {p.name} build for CUDA {nvcc.version}."))
-        if p.available is False and not any(x.severity == "error" for x in (*found, *from_check)):
+        macos = any(h.code == "macos-no-cuda" for h in f.errors)  # no CUDA there at all: not a fault of the build
+        if macos and stack.cuda is None:
+            found = [x for x in found if x.code != "cpu-only-build"]
+        elif p.available is False and not any(x.severity == "error" for x in (*found, *from_check)):
             found.append(_unavailable(p, stack, f, gpus))
         for line in p.messages[:3]:
             detail.append(f"  {p.name} said: {line[:200]}")

@@ -387,7 +387,7 @@ def parse(text: str) -> Facts:
     if compiler is None and not unsupported:
         missing.append("no gcc version in the report")
 
-    errors = signatures.scan(lines)
+    errors = signatures.scan(lines) + signatures.context(joined)
     if not errors:
         missing.append("no error message recognised in the report")
     return Facts(origin="report", machine=machine, driver=driver_facts, toolkits=toolkit, cudnn=cudnn,

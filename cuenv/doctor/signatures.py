@@ -162,6 +162,41 @@ SIGNATURES: Final = (
 )
 
 
+# Report signatures that need more than one line: a container started without GPU access (nvidia-smi is
+# mounted in by the NVIDIA Container Toolkit only for `--gpus`/CDI containers), and macOS (no CUDA at all: the
+# CUDA 10.2 release notes call 10.2 the last release to support macOS; PyTorch publishes no CUDA build for it,
+# https://github.com/pytorch/pytorch/issues/4516 and pytorch.github.io#1028).
+_SMI_MISSING: Final = re.compile(r"nvidia-smi: (?:command )?not found|'nvidia-smi' is not recognized", re.IGNORECASE)
+_CONTAINER_RUN: Final = re.compile(r"^.*\b(?:docker|podman)\s+(?:container\s+)?run\b.*$", re.IGNORECASE | re.MULTILINE)
+_GPU_FLAGS: Final = re.compile(r"--gpus\b|--runtime[= ]nvidia|--device[= ]nvidia\.com/gpu|nvidia-docker|NVIDIA_VISIBLE_DEVICES")
+_MACOS: Final = re.compile(r"^\s*(?:OS:\s*(?:macOS|Mac OSX?)\b.*|sys\.platform\s+darwin\b.*|Platform:\s*macOS.*)$",
+                           re.IGNORECASE | re.MULTILINE)
+
+
+def context(text: str) -> tuple[ErrorHit, ...]:
+    """What a report shows across lines: a container run without GPU access; a macOS machine."""
+    hits: list[ErrorHit] = []
+    runs = _CONTAINER_RUN.findall(text)
+    smi = _SMI_MISSING.search(text)
+    if smi and runs and not any(_GPU_FLAGS.search(r) for r in runs):
+        hits.append(ErrorHit(
+            text=runs[0].strip()[:300], code="container-no-gpu", severity="error",
+            message="The container was started without GPU access (no --gpus or CDI device), so the NVIDIA"
+                    " Container Toolkit mounted neither the GPUs nor nvidia-smi and the driver's libraries into it.",
+            fix="Start it with `docker run --gpus all ...` (Podman and CDI: `--device nvidia.com/gpu=all`); in Compose,"
+                " reserve the GPU under deploy.resources.reservations.devices. Test with"
+                " `docker run --rm --gpus all ubuntu nvidia-smi`."))
+    mac = _MACOS.search(text)
+    if mac:
+        hits.append(ErrorHit(
+            text=mac.group(0).strip()[:300], code="macos-no-cuda", severity="error",
+            message="This is macOS, which has no CUDA (NVIDIA's last macOS toolkit was 10.2, and PyTorch builds none"
+                    " for it): CUDA cannot be available there, whatever build is installed.",
+            fix="Use Apple's GPU through MPS: `python -c 'import torch; print(torch.backends.mps.is_available())'`,"
+                " then device='mps'; for CUDA, run on Linux or Windows with an NVIDIA GPU."))
+    return tuple(hits)
+
+
 def scan(lines: Iterable[str]) -> tuple[ErrorHit, ...]:
     """Every recognised error, once per (code, message), in the order met."""
     hits: dict[tuple[str, str], ErrorHit] = {}

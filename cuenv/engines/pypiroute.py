@@ -39,7 +39,7 @@ from cuenv.errors import CuenvError
 
 SETTINGS: Final = FRAMEWORK_INDEXES  # pypi-first, vendor-first, pypi, vendor
 TIMEOUT: Final = 30.0
-CACHE_VERSION: Final = 1
+CACHE_VERSION: Final = 2  # 2: cuda-toolkit[...] requirements (torch 2.11+) read; answers of 1 may say "no CUDA"
 # NVIDIA's CUDA runtime wheel: -cu11/-cu12 suffixed, unsuffixed from CUDA 13 (version = CUDA version).
 _RUNTIME: Final = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
 # The marker environment of the platform cuenv's venv recipes target: Linux on x86_64.
@@ -67,29 +67,16 @@ class PypiBuild:
 
 # -- pure: metadata -> CUDA build -----------------------------------------------------------------
 def cuda_of_metadata(text: str, *, python: str = "3.11") -> tuple[str | None, str | None]:
-    """A wheel's METADATA -> (CUDA major.minor of the nvidia-cuda-runtime it requires on Linux
-    x86_64, that requirement as written); (None, None) when it requires none."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    """A wheel's METADATA -> (the CUDA major.minor its requirements pin on Linux x86_64, that requirement
+    as written); (None, None) when they state none. The forms (``cuda-toolkit[...,cudart,...]==13.0.2`` of
+    torch 2.11+, ``nvidia-cuda-runtime-cu12==12.1.105``, ...) are read by cuenv.knowledge.wheelcuda, the one
+    reader recipes, ``create -r``, ``check`` and the lockfile readers share."""
+    from cuenv.knowledge import wheelcuda
 
-    env = dict(_LINUX_X86, python_version=python, python_full_version=f"{python}.0", extra="")
-    for line in _headers(text, "requires-dist"):
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        name = normalize_project(req.name)
-        if not _RUNTIME.match(name):
-            continue
-        if req.marker is not None and not req.marker.evaluate(env):
-            continue
-        pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
-        if not pins:
-            continue
-        parts = pins[0].split(".")
-        if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
-            continue
-        return f"{int(parts[0])}.{int(parts[1])}", f"{name}=={pins[0]}"
-    return None, None
+    found = wheelcuda.from_requirements(_headers(text, "requires-dist"), python=python)
+    if found.cuda is None or not found.exact:
+        return None, None
+    return found.cuda, found.evidence
 
 
 def _headers(text: str, key: str) -> list[str]:
@@ -135,6 +122,7 @@ class IndexFile:
     filename: str
     url: str  # absolute
     metadata: bool | None  # True/False when the index says whether a .metadata file exists; None: unsaid
+    size: int = 0  # bytes, when the index says (PEP 691 JSON): lets the wheel's METADATA be range-read
 
 
 class _Links(HTMLParser):
@@ -166,7 +154,7 @@ def parse_index(body: str, content_type: str, page_url: str) -> list[IndexFile]:
         for f in data.get("files", ()):
             meta = f.get("core-metadata", f.get("dist-info-metadata"))
             files.append(IndexFile(f["filename"], urllib.parse.urljoin(page_url, f["url"]),
-                                   None if meta is None else bool(meta)))
+                                   None if meta is None else bool(meta), int(f.get("size") or 0)))
         return files
     parser = _Links()
     parser.feed(body)
@@ -201,14 +189,20 @@ def http_get(url: str, accept: str) -> tuple[str, str]:
 
 
 def pypi_build(project: str, version: str, *, mirrors: Mirrors | None = None, index: str = PYPI_SIMPLE,
-               cache_dir: Path | None = None, fetch: Fetch = http_get) -> PypiBuild:
+               cache_dir: Path | None = None, fetch: Fetch = http_get, python: str | None = None,
+               read_wheel: Callable[[IndexFile], str] | None = None) -> PypiBuild:
     """Which CUDA build ``index`` (PyPI) serves as ``project==version``, read from its wheel's metadata.
-    Network failures give ``cuda=None`` with the reason, never an exception."""
+
+    ``python`` is the environment's ("3.11"; default: this interpreter's): its wheel is asked first, then
+    any other of the release (one release is one build). Where the index serves no PEP 658 ``.metadata``,
+    the wheel's own METADATA is range-read (``read_wheel``). Network failures give ``cuda=None`` with the
+    reason, never an exception."""
     key = f"{index.rstrip('/')}|{normalize_project(project)}|{version}"
     cached = _cache_read(cache_dir, key)
     if cached is not None:
         return cached
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    python = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    read_wheel = read_wheel or (lambda wheel: _range_read_metadata(wheel, cache_dir))
     page = (mirrors or Mirrors()).to_mirror(index.rstrip("/")) + f"/{normalize_project(project)}/"
     try:
         body, ctype = fetch(page, _JSON_ACCEPT)
@@ -221,20 +215,40 @@ def pypi_build(project: str, version: str, *, mirrors: Mirrors | None = None, in
         _cache_write(cache_dir, key, result)
         return result
     why = "no wheel's metadata could be read"
-    for wheel in wheels[:4]:
+    text = None
+    for wheel in wheels[:4]:  # PEP 658 first: the target Python's wheel, then the release's others
         if wheel.metadata is False:
             continue
         try:
             text, _ = fetch(wheel.url.split("#", 1)[0] + ".metadata", "*/*")
+            break
         except (urllib.error.URLError, OSError, ValueError) as exc:
             why = f"{wheel.filename}.metadata could not be read ({_reason(exc)})"
-            continue
-        cuda, req = cuda_of_metadata(text, python=python)
-        evidence = f"{req} in {wheel.filename}" if req else f"{wheel.filename} requires no nvidia-cuda-runtime wheel"
-        result = PypiBuild(project, version, cuda, evidence)
-        _cache_write(cache_dir, key, result)
-        return result
-    return PypiBuild(project, version, None, why)
+    if text is None:  # no .metadata anywhere: the wheel's own METADATA, range-read (its tail only)
+        wheel = wheels[0]
+        try:
+            text = read_wheel(wheel)
+        except Exception as exc:  # noqa: BLE001 - any failure of the fallback is reported, not raised
+            return PypiBuild(project, version, None, f"{why}; reading {wheel.filename} itself failed ({exc})")
+    cuda, req = cuda_of_metadata(text, python=python)
+    evidence = (f"{req} in {wheel.filename}" if req else
+                f"{wheel.filename} states no CUDA build (no cuda-toolkit[cudart], nvidia-cuda-runtime or"
+                " nvidia-*-cuXX pin)")
+    result = PypiBuild(project, version, cuda, evidence)
+    _cache_write(cache_dir, key, result)
+    return result
+
+
+def _range_read_metadata(wheel: IndexFile, cache_dir: Path | None) -> str:
+    """METADATA out of the wheel itself with HTTP range requests (its central directory and one member)."""
+    from cuenv.knowledge.pypi import Client, File
+
+    if not wheel.size:
+        raise OSError("the index gives no size, so the wheel cannot be read in ranges")
+    client = Client(cache_dir=cache_dir / "wheel-ranges" if cache_dir else None)
+    url = wheel.url.split("#", 1)[0]
+    message = client.metadata(File(wheel.filename, url, wheel.size, None, False, "", False))
+    return "\n".join(f"{k}: {' '.join(str(v).split())}" for k, v in message.items()) + "\n"
 
 
 def _reason(exc: BaseException) -> str:

@@ -197,12 +197,40 @@ class RouteInfo:
 def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
            cuda: str | None) -> tuple[Request, RouteInfo | None]:
     """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
-    route = framework_route(settings, request, cuda) if kind == "venv" else None
+    from cuenv.engines import pypiroute
+
+    versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
+    try:
+        route = framework_route(settings, request, cuda) if kind == "venv" else None
+    except pypiroute.RouteRefused as exc:  # --framework-index pypi: name the versions PyPI does serve
+        raise _pypi_only_refusal(settings, exc, recipe.name, tuple(versions), cuda or "", request) from None
     if route is None:
         return request, None
-    versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
     request = replace(request, index_urls=route.first.index_urls, requirements=route.first.requirements)
     return request, RouteInfo(route, recipe.name, tuple(versions))
+
+
+def _pypi_only_refusal(settings: Settings, exc: CuenvError, recipe: str, versions: tuple[str, ...], cuda: str,
+                       request: Request) -> CuenvError:
+    """The refusal of ``--framework-index pypi``, its hint naming this recipe's versions whose PyPI build is ``cuda``."""
+    from cuenv.engines import pypiroute
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+
+    pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
+    if pinned is None:
+        return exc
+    project = pinned[0]
+    same = [v for v in versions
+            if pypiroute.pypi_build(project, v.split("+")[0], mirrors=settings.mirrors, cache_dir=settings.cache_dir,
+                                    python=request.python).cuda == cuda]
+    if same:
+        hint = (f"PyPI serves the CUDA {cuda} build of {project} {', '.join(same)}: "
+                f"`cuenv create {recipe}@{same[-1]} --framework-index pypi`.")
+    else:
+        hint = (f"PyPI serves no CUDA {cuda} build of any {project} version of {recipe}; it needs the vendor index"
+                " (`--framework-index pypi-first`, with a mirror for it where it cannot be reached:"
+                " docs/guides/mirrors.md).")
+    return pypiroute.RouteRefused(exc.message, hint=hint)
 
 
 def framework_route(settings: Settings, request: Request, cuda: str | None) -> Route | None:
@@ -223,7 +251,8 @@ def framework_route(settings: Settings, request: Request, cuda: str | None) -> R
     project, version = pinned
     build = None
     if settings.framework_index != "vendor":
-        build = pypiroute.pypi_build(project, version, mirrors=settings.mirrors, cache_dir=settings.cache_dir)
+        build = pypiroute.pypi_build(project, version, mirrors=settings.mirrors, cache_dir=settings.cache_dir,
+                                     python=request.python)
     return pypiroute.plan(cuda=cuda, project=project, version=version, vendor_indexes=request.index_urls,
                           requirements=request.requirements, setting=settings.framework_index, build=build)
 

@@ -28,7 +28,21 @@ def torch_stack(version: str, variant: str | None = None, *, label: str | None =
     return Stack(
         label=label, cuda=build.cuda, cudnn=build.cudnn, sass=build.sass, ptx=build.ptx,
         os=BOTH_OSES, framework="torch", framework_version=version, variant=tag,
+        arch_x86_only=build.cuda is not None, arch_aarch64=build.aarch64,
     )
+
+
+def unlisted_stack(framework: str, version: str, variant: str, why: str, *, label: str) -> Stack | None:
+    """A build cuenv's tables neither list nor rule out (torch 2.9.1+cu129): judged by its CUDA tag alone.
+
+    Its arch list and cuDNN stay unknown; ``Stack.unknown`` carries why, and check says so.
+    None when the tag names no CUDA release.
+    """
+    cuda = matrix.variant_cuda(variant)
+    if cuda is None:
+        return None
+    return Stack(label=label, cuda=cuda, os=BOTH_OSES, framework=framework, framework_version=_full(version),
+                 variant=variant.lower(), unknown=why)
 
 
 def paddle_stack(version: str, variant: str, *, label: str | None = None) -> Stack | None:

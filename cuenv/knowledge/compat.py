@@ -14,15 +14,33 @@ import re
 from dataclasses import dataclass
 from typing import Final, Sequence
 
-from cuenv.knowledge import builds, matrix, versions
+from cuenv.knowledge import builds, gpus, matrix, versions
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 from cuenv.machine.model import Driver, Gpu, Machine
 
 CODES: Final = (
     "no-driver", "driver-unknown", "driver-too-old", "driver-minor-compat", "no-gpu",
     "gpu-unknown-cc", "arch-unsupported", "arch-ptx-jit", "arch-unknown", "cpu-only-build",
-    "cudnn-mismatch", "compiler-too-new", "compiler-unknown", "os-unsupported",
+    "cudnn-mismatch", "compiler-too-new", "compiler-unknown", "os-unsupported", "build-unknown",
+    "gpu-ignored-by-driver",
 )
+PLATFORMS: Final = ("linux-x86_64", "linux-sbsa", "jetson", "windows")
+
+
+def platform_of(machine: Machine) -> str:
+    """linux-x86_64, linux-sbsa (aarch64 with a discrete or Grace GPU), jetson (an L4T board) or windows.
+
+    A GPU name implies its platform where the part only exists there: "NVIDIA Thor" and "Orin" are
+    Jetson boards, GH200/GB200/GB10 sit beside an Arm CPU (gpus.yaml ``platform``).
+    """
+    if machine.os == "windows":
+        return "windows"
+    implied = {m.platform for g in machine.gpus if (m := gpus.lookup(g.name)) is not None and m.platform}
+    if "jetson" in implied:
+        return "jetson"
+    if "sbsa" in implied or machine.arch in ("aarch64", "arm64"):
+        return "linux-sbsa"
+    return "linux-x86_64"
 
 
 def verdict(findings: Sequence[Finding]) -> bool:
@@ -94,9 +112,13 @@ def describe_machine(machine: Machine) -> str:
     elif not d.version and not d.max_cuda:
         drv = "driver not given"
     else:
-        drv = "driver " + _have(d, machine.os)
-    gpus = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in machine.gpus) or "no GPU"
-    return f"machine: {drv}; {gpus}; {machine.os}"
+        platform = platform_of(machine)
+        level = matrix.jetson_driver_cuda(d.version) if platform == "jetson" and d.version else None
+        drv = "driver " + (f"{d.version}, a Jetson (L4T) driver that supports CUDA {level}" if level else _have(d, machine.os))
+    names = ", ".join(f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in machine.gpus) or "no GPU"
+    platform = platform_of(machine)
+    where = machine.os if platform in ("linux-x86_64", "windows") else f"{machine.os} ({platform})"
+    return f"machine: {drv}; {names}; {where}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +130,8 @@ def _vkey(text: str | None) -> tuple[int, ...]:
 
 def _name(stack: Stack) -> str:
     if stack.framework == "torch" and stack.framework_version:
-        return f"torch {stack.framework_version}+{stack.variant}"
+        local = stack.variant or (f"cu{stack.cuda.replace('.', '')}" if stack.cuda else None)
+        return f"torch {stack.framework_version}" + (f"+{local}" if local else "")
     if stack.framework is None and stack.has_nvcc and stack.cuda:
         return f"CUDA {stack.cuda}"
     return stack.label.replace("==", " ")
@@ -121,8 +144,10 @@ def _have(driver: Driver, os_name: str) -> str:
     return f"a driver that supports CUDA {level}" + (" (CONDA_OVERRIDE_CUDA)" if driver.source == "override" else "")
 
 
-def driver_level(driver: Driver, os_name: str) -> str | None:
+def driver_level(driver: Driver, os_name: str, jetson: str | None = None) -> str | None:
     """Newest CUDA major.minor the driver supports: what it reported, else what the table says."""
+    if jetson:
+        return jetson
     if driver.max_cuda:
         return matrix.mm_str(driver.max_cuda)
     if driver.version:
@@ -148,7 +173,13 @@ class _Checker:
     def run(self) -> list[Finding]:
         self.out: list[Finding] = []
         self.minor_compat = False  # the driver is below the release's own minimum
+        self.platform = platform_of(self.machine)
+        drv = self.machine.driver
+        # a Jetson (L4T) driver numbers differently: judged by the CUDA level it reports
+        self.jetson_level = (matrix.jetson_driver_cuda(drv.version) if self.platform == "jetson" and drv
+                             and drv.version else None)
         self._os()
+        self._unknown_build()
         if self.stack.cuda is None:
             self._cpu_only()
         else:
@@ -168,6 +199,16 @@ class _Checker:
             on = " or ".join(self.stack.os)
             fix = "Run it on Linux" + (" (on Windows: inside WSL2)" if "linux" in self.stack.os else "") + "."
             self.add("os-unsupported", "error", f"{_name(self.stack)} is built for {on}, not {self.machine.os}.", fix)
+
+    # -- a build the tables neither list nor rule out ---------------------------------------
+    def _unknown_build(self) -> None:
+        stack = self.stack
+        if stack.unknown is None:
+            return
+        self.add("build-unknown", "info",
+                 f"cuenv does not know whether {_name(stack)} exists: {stack.unknown}. It was judged by its CUDA tag"
+                 f" ({stack.cuda or 'none'}) alone; its arch list and cuDNN are unknown.",
+                 _confirm_build(stack))
 
     # -- CPU-only ------------------------------------------------------------------------------
     def _cpu_only(self) -> None:
@@ -196,7 +237,7 @@ class _Checker:
                      + ("" if self.machine.gpus else " and a GPU") + ".",
                      self._driver_fix(cuda, full, floor, none_found=True))
             return
-        level = driver_level(driver, os_name)
+        level = driver_level(driver, os_name, self.jetson_level)
         if not driver.version and not level:
             self.add("driver-unknown", "info",
                      f"No driver version was given; the driver check for {name}"
@@ -204,17 +245,21 @@ class _Checker:
                      "Give the target machine's driver with --driver VERSION.")
             return
         have = _have(driver, os_name)
+        if self.jetson_level:
+            have = f"{driver.version}, a Jetson (L4T) driver that supports CUDA {self.jetson_level}"
         too_old = False
-        if driver.version and need:
+        by_number = driver.version and not self.jetson_level  # L4T numbers are not on NVIDIA's desktop table
+        if by_number and need:
             too_old = _lt(driver.version, need)
         elif level:  # compare by CUDA level only (CONDA_OVERRIDE_CUDA, or unpublished minimums)
             too_old = versions.cuda(level).major < major or (floor is None and _cuda_lt(level, cuda))
         if too_old:
-            what = f"a driver >= {need} (CUDA {major}.x)" if need else f"a driver that supports CUDA {major}.x"
+            what = (f"a driver >= {need} (CUDA {major}.x)" if need and floor else f"a driver >= {need} (CUDA {cuda})"
+                    if need else f"a driver that supports CUDA {major}.x")
             self.add("driver-too-old", "error", f"{name} needs {what}; this machine has {have}.",
                      self._driver_fix(cuda, full, floor))
             return
-        if driver.version and full:
+        if by_number and full:
             self.minor_compat = _lt(driver.version, full)
         elif level:
             self.minor_compat = _cuda_lt(level, cuda)
@@ -265,20 +310,64 @@ class _Checker:
                          f"Give it with --gpu '{gpu.name}=X.Y' or --cc X.Y (CUENV_GPUS='{gpu.name}=X.Y' for every"
                          " command); `nvidia-smi --query-gpu=compute_cap --format=csv` prints it on that machine.")
                 continue
+            if self._ignored_by_driver(gpu):
+                continue
             self._arch(gpu)
+
+    def _ignored_by_driver(self, gpu: Gpu) -> bool:
+        """A driver branch that retired the GPU's architecture, or predates it, does not see the GPU at all."""
+        driver = self.machine.driver
+        if driver is None or not driver.version or self.platform == "jetson" or driver.source == "override":
+            return False
+        try:
+            major = versions.driver(driver.version).major
+        except Exception:  # noqa: BLE001 - an unreadable version was reported elsewhere; nothing to judge here
+            return False
+        cc = gpu.compute_capability or ""
+        gname = f"{gpu.name} ({cc})"
+        legacy = matrix.legacy_branch(cc)
+        if legacy is not None and major >= legacy.ignored_from:
+            self.add("gpu-ignored-by-driver", "error",
+                     f"The {driver.version} driver ignores the {gname}: R{legacy.last_branch} is the last driver branch"
+                     f" for {legacy.architecture} GPUs, and drivers from R{legacy.ignored_from} on do not see them"
+                     " ('The ... NVIDIA driver will ignore this GPU').",
+                     f"Install an R{legacy.last_branch} driver ({legacy.last_branch}.xx, NVIDIA's legacy branch for"
+                     f" {legacy.architecture}), or check on another machine: `cuenv check TARGET --driver VERSION --cc X.Y`.")
+            return True
+        first = matrix.first_branch(cc)
+        if first is not None and major < first[1]:
+            self.add("gpu-ignored-by-driver", "error",
+                     f"The {driver.version} driver predates the {gname}: its first driver branch is R{first[1]}"
+                     f" (CUDA {first[0]}, the first release that targets {cc}), so this driver does not know it.",
+                     f"Install an NVIDIA driver >= {first[1]}, or check on another machine:"
+                     " `cuenv check TARGET --driver VERSION --cc X.Y`.")
+            return True
+        return False
+
+    def _lists(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The (sass, ptx) of the wheel this machine's platform installs; ((), ()) when not known."""
+        stack = self.stack
+        if stack.arch_x86_only and self.platform in ("linux-sbsa", "jetson"):
+            return stack.arch_aarch64 or ((), ())
+        return stack.sass, stack.ptx
 
     def _arch(self, gpu: Gpu) -> None:
         stack, name = self.stack, _name(self.stack)
         g = matrix.cc_key(gpu.compute_capability or "")
         gname = f"{gpu.name} ({gpu.compute_capability})"
-        sass = [matrix.cc_key(s) for s in stack.sass]
-        ptx = [matrix.cc_key(p) for p in stack.ptx]
+        sass_list, ptx_list = self._lists()
+        sass = [matrix.cc_key(s) for s in sass_list]
+        ptx = [matrix.cc_key(p) for p in ptx_list]
         if not sass and not ptx:
             self._arch_unknown(gpu, g, gname)
             return
-        if any(s[0] == g[0] and s[1] <= g[1] for s in sass):
+        model = gpus.lookup(gpu.name)
+        exact = model is not None and model.exact_sass and self.platform == "jetson"
+        if any(s[0] == g[0] and (s[1] == g[1] if exact else s[1] <= g[1]) for s in sass):
             return
-        kernels = _arch_text(stack)
+        kernels = _arch_text(stack, sass_list, ptx_list)
+        if self.platform in ("linux-sbsa", "jetson") and stack.arch_x86_only:
+            kernels += ", the aarch64 wheel's"
         jit = [p for p in ptx if p <= g]
         if jit:
             p = ".".join(map(str, max(jit)))
@@ -294,11 +383,13 @@ class _Checker:
                          " at first use (slow start, cached in ~/.nv/ComputeCache) and may run slower.",
                          self._arch_fix(gpu, "It runs as is"))
             return
-        want = f"{g[0]}.0-{gpu.compute_capability}" if g[1] else gpu.compute_capability
+        want = f"{g[0]}.0-{gpu.compute_capability}" if g[1] and not exact else gpu.compute_capability
+        tegra = (" On Jetson (Tegra) SASS runs only on its own compute capability, so "
+                 f"{_lower_sass(sass, g)} does not." if exact and _lower_sass(sass, g) else "")
         self.add("arch-unsupported", "error",
                  f"{name} has no kernels for the {gname}: {kernels}; it needs SASS for {want} or PTX <="
-                 f" {gpu.compute_capability} ('no kernel image is available for execution on the device').",
-                 self._arch_fix(gpu, None))
+                 f" {gpu.compute_capability} ('no kernel image is available for execution on the device').{tegra}",
+                 self._arch_fix(gpu, "Use a JetPack build for Jetson (NVIDIA's Jetson wheels)" if exact else None))
 
     def _arch_unknown(self, gpu: Gpu, g: tuple[int, int], gname: str) -> None:
         stack, name = self.stack, _name(self.stack)
@@ -314,6 +405,8 @@ class _Checker:
             hint = f"; CUDA {stack.cuda} predates this GPU, so at best it runs through PTX JIT"
         else:
             hint = ""
+        if stack.arch_x86_only and self.platform in ("linux-sbsa", "jetson"):
+            hint += "; cuenv knows this build's x86_64 arch list, not its aarch64 one"
         confirm = ("python -c 'import torch; print(torch.cuda.get_arch_list())'" if stack.framework == "torch"
                    else "cuobjdump --list-elf on the package's CUDA libraries lists the SASS they carry")
         self.add("arch-unknown", "info",
@@ -371,12 +464,16 @@ class _Checker:
     def _nearest(self, first: str) -> str | None:
         if not self.fixes:
             return None
-        alt = nearest_build(self.stack, self.machine)
-        if alt is None:
+        found = _nearest_build(self.stack, self.machine)
+        if found is None:
             return first + "."
+        alt, covers = found
         # a build, not a recipe name: the command that shows it is `cuenv check` (issue 17 §4), for the
         # machine the check was asked about: a described one keeps its flags (issue 30 §4)
         flags = machine_flags(self.machine)
+        if not covers:
+            return (f"{first}, or try the build {alt.label}, whose kernels for this GPU cuenv does not know"
+                    f" (`cuenv check {alt.label}{flags}`).")
         return f"{first}, or use the build {alt.label}, which runs {'there' if flags else 'here'} (`cuenv check {alt.label}{flags}`)."
 
 
@@ -395,6 +492,12 @@ def nearest_build(stack: Stack, machine: Machine) -> Stack | None:
 
     Only builds whose arch list is known to cover every GPU count, when the machine has GPUs.
     """
+    found = _nearest_build(stack, machine)
+    return found[0] if found else None
+
+
+def _nearest_build(stack: Stack, machine: Machine) -> tuple[Stack, bool] | None:
+    """(build, whether it is known to cover every GPU)."""
     groups = [builds.same_release(stack)]
     framework = stack.framework or ("cuda" if stack.has_nvcc else None)
     if framework:
@@ -403,7 +506,7 @@ def nearest_build(stack: Stack, machine: Machine) -> Stack | None:
         for group in groups:
             ok = [s for s in group if s.cuda and not _same_build(s, stack) and _runs(s, machine, strict)]
             if ok:
-                return max(ok, key=lambda s: (_vkey(s.framework_version), _vkey(s.cuda)))
+                return max(ok, key=lambda s: (_vkey(s.framework_version), _vkey(s.cuda))), strict or not machine.gpus
     return None
 
 
@@ -422,11 +525,35 @@ def _covers(stack: Stack, machine: Machine, found: list[Finding] | None = None) 
     return verdict(found) and not any(f.code == "arch-unknown" for f in found)
 
 
-def _arch_text(stack: Stack) -> str:
-    parts = [f"SASS {', '.join(stack.sass)}"] if stack.sass else []
-    if stack.ptx:
-        parts.append(f"PTX {', '.join(stack.ptx)}")
+def _confirm_build(stack: Stack) -> str:
+    """A command that asks the build's own index whether it exists (nothing is installed)."""
+    version, variant = stack.framework_version or "", stack.variant or ""
+    if stack.framework == "torch":
+        url = matrix.kb()["pytorch"]["index_url"].format(variant=variant)
+        cmd = f"pip download --no-deps torch=={version} --index-url {url} -d /tmp/probe"
+    elif stack.framework == "paddle" and variant.startswith("post"):
+        links = matrix.kb()["paddlepaddle"]["find_links_2x"]
+        cmd = f"pip download --no-deps paddlepaddle-gpu=={version}.{variant} -f {links} -d /tmp/probe"
+    elif stack.framework == "paddle":
+        url = matrix.kb()["paddlepaddle"]["index_url"].format(variant=variant)
+        cmd = f"pip download --no-deps paddlepaddle-gpu=={version} --index-url {url} -d /tmp/probe"
+    else:
+        return "Check the installed files instead: `cuenv check ENVIRONMENT` reads the kernels they carry."
+    return f"Ask its index: `{cmd}`; once installed, `cuenv check ENVIRONMENT` reads the kernels it carries."
+
+
+def _arch_text(stack: Stack, sass: tuple[str, ...] | None = None, ptx: tuple[str, ...] | None = None) -> str:
+    sass = stack.sass if sass is None else sass
+    ptx = stack.ptx if ptx is None else ptx
+    parts = [f"SASS {', '.join(sass)}"] if sass else []
+    if ptx:
+        parts.append(f"PTX {', '.join(ptx)}")
     return "; ".join(parts) or "no arch list"
+
+
+def _lower_sass(sass: list[tuple[int, int]], g: tuple[int, int]) -> str:
+    lower = [s for s in sass if s[0] == g[0] and s[1] < g[1]]
+    return ", ".join(f"SASS {a}.{b}" for a, b in lower)
 
 
 def _cuda(stack: Stack) -> str:

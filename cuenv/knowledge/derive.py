@@ -220,6 +220,20 @@ def host_limits(text: str) -> HostLimits:
     )
 
 
+_PTX_ISA: Final = re.compile(r"//\s*PTX ISA (\d+)\.(\d+) is available from CUDA (\d+)\.(\d+)(?:,\s*driver r(\d+))?")
+
+
+def ptx_isa_table(text: str) -> list[tuple[str, str, str | None]]:
+    """(PTX ISA, the CUDA release that introduced it, its driver branch or None) from CCCL's ``ptx_isa.h``.
+
+    Its comments state the table ('PTX ISA 9.0 is available from CUDA 13.0, driver r580'), oldest last;
+    the result is oldest first. The text is matched, never compiled.
+    """
+    rows = {f"{a}.{b}": (f"{c}.{d}", drv) for a, b, c, d, drv in _PTX_ISA.findall(text)}
+    ordered = sorted(rows.items(), key=lambda kv: tuple(int(p) for p in kv[0].split(".")))
+    return [(ptx, cuda, drv or None) for ptx, (cuda, drv) in ordered]
+
+
 _CAPS: Final = re.compile(r"""['"]cuda_compute_capabilities['"]\s*[,:]\s*\[([^\]]*)\]""")
 _CAP: Final = re.compile(r"""['"](sm|compute)_(\d{2,3})[a-z]?['"]""")
 

@@ -25,6 +25,8 @@ class GpuModel:
     architecture: str  # "Ada Lovelace"
     memory_mib: int | None  # None when the model is sold with several sizes
     source: str  # where the compute capability (and memory) came from
+    platform: str | None = None  # "jetson" | "sbsa": where the part only exists; None = any
+    exact_sass: bool = False  # Tegra: SASS runs only on its own compute capability, not a lower minor
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ def _catalogue() -> tuple[tuple[GpuModel, ...], dict[str, GpuModel]]:
             architecture=architecture_for(row["cc"]),
             memory_mib=int(row["mem_gb"]) * 1024 if "mem_gb" in row else None,
             source=source,
+            platform=row.get("platform"),
+            exact_sass=row.get("binary") == "exact",
         )
         models.append(model)
         for name in (row["name"], *row.get("aliases", ())):
@@ -114,7 +118,7 @@ def lookup(name: str) -> GpuModel | None:
         if desktop != tokens and (found := index.get(_key(desktop))) is not None:
             # A laptop part shares its desktop sibling's compute capability, not its memory.
             return GpuModel(f"{found.name} Laptop GPU", found.compute_capability, found.architecture,
-                            memory_mib, found.source)
+                            memory_mib, found.source, found.platform, found.exact_sass)
     if model is None and truncated and tokens:
         prefix = _key(tokens)
         hits = {m for k, m in index.items() if k.startswith(prefix)}
@@ -122,7 +126,8 @@ def lookup(name: str) -> GpuModel | None:
     if model is None:
         return None
     if memory_mib is not None and memory_mib != model.memory_mib:
-        return GpuModel(model.name, model.compute_capability, model.architecture, memory_mib, model.source)
+        return GpuModel(model.name, model.compute_capability, model.architecture, memory_mib, model.source,
+                        model.platform, model.exact_sass)
     return model
 
 

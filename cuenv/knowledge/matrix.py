@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.knowledge import versions
+from cuenv.knowledge import facts, versions
 
 DATA_FILE: Final = Path(__file__).with_name("data") / "cuda.yaml"
 OSES: Final = ("linux", "windows")
@@ -142,6 +142,50 @@ def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
         if need is not None and versions.driver(need) <= have:
             best = mm
     return best
+
+
+# ---------------------------------------------------------------------------------------------
+# Which GPUs a driver runs
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LegacyBranch:
+    architecture: str  # "Volta"
+    last_branch: str  # "580": the newest branch that still runs it
+    ignored_from: int  # 590: drivers of this major and later ignore the GPU
+    sources: str
+
+
+@versions.memo
+def legacy_branch(cc: str) -> LegacyBranch | None:
+    """The retired architecture a compute capability belongs to, with its last driver branch; None if current."""
+    want = _cc(cc)
+    for row in kb()["driver_gpus"]["legacy"]:
+        if want in row["ccs"]:
+            return LegacyBranch(row["architecture"], row["last_branch"], int(row["ignored_from"]),
+                                _source_text(row["sources"]))
+    return None
+
+
+@versions.memo
+def first_branch(cc: str) -> tuple[str, int] | None:
+    """(first CUDA release that targets ``cc``, the major of its minimum Linux driver): (13.4, 615) for Rubin."""
+    first, _ = cc_first_last(cc)
+    # the table starts at the oldest release it covers: a `first` there means "as far back as it goes"
+    floor = min((r["first"] for r in kb()["nvcc_targets"]["first_cuda_for_cc"].values()), key=_mm)
+    if first is None or first == floor:
+        return None
+    need = min_driver(first, "linux")
+    return (first, versions.driver(need).major) if need else None
+
+
+def jetson_driver_cuda(driver: str) -> str | None:
+    """The CUDA level a Jetson (L4T) driver reports ("580.00" -> "13.0"); None when no board report gives it."""
+    for row in kb().get("jetson_drivers", ()):
+        if row["driver"] == driver.strip():
+            return str(row["cuda"])
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +378,7 @@ class TorchBuild:
     ptx: tuple[str, ...]
     status: str
     pypi_default: bool = False
+    aarch64: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (sass, ptx) of the aarch64 wheel; None = unknown
 
 
 @cache
@@ -390,7 +435,65 @@ def torch_build(version: str, variant: str | None = None) -> TorchBuild | None:
     cudnn = (row["pypi_default"].get("cudnn") if is_default else None) or (row.get("cudnn") or {}).get(variant)
     arch = (row.get("arch") or {}).get(variant)
     sass, ptx = parse_arch_list(arch) if arch else ((), ())
-    return TorchBuild(key, variant, cuda, cudnn, sass, ptx, row["status"], is_default)
+    arm = (row.get("arch_aarch64") or {}).get(variant)
+    return TorchBuild(key, variant, cuda, cudnn, sass, ptx, row["status"], is_default,
+                      parse_arch_list(arm) if arm else None)
+
+
+def _source_text(keys: list[str]) -> str:
+    named = kb()["sources"]
+    return "; ".join(named.get(k, k) for k in keys) or "cuenv/knowledge/data/cuda.yaml"
+
+
+def cuda_tag_fact(variant: str) -> facts.Fact | None:
+    """No for a cuXYZ tag of a CUDA release that never existed (cu127: there is no CUDA 12.7); None otherwise.
+
+    Only inside the span of the release notes' driver table, which lists every release it covers.
+    """
+    cuda = variant_cuda(variant)
+    if cuda is None:
+        return None
+    known = cuda_releases()
+    if cuda in known or not (_mm(known[0]) <= _mm(cuda) <= _mm(known[-1])):
+        return None
+    return facts.no(f"there is no CUDA {cuda} release (NVIDIA's release notes list {known[0]} to {known[-1]}"
+                    f" without it), so no {variant} build exists", "NVIDIA's CUDA Toolkit release notes, Table 3 (cuda.yaml: RN134, RN1322)")
+
+
+def _after_next_release(key: str, variant: str) -> facts.Fact | None:
+    """No for a CUDA newer than every build of torch's *next* release: PyTorch builds a release's wheels when it
+    is cut, so torch 2.1 has no cu130 when even 2.2 stopped at cu121 (derived from the release matrix)."""
+    cuda = variant_cuda(variant)
+    rows = _torch_rows()
+    releases = tuple(rows)
+    if cuda is None or key not in releases or releases.index(key) + 1 >= len(releases):
+        return None
+    nxt_key = releases[releases.index(key) + 1]
+    nxt = rows[nxt_key]
+    newest = max((c for v in nxt["variants"] if (c := variant_cuda(v))), key=_mm, default=None)
+    if newest is None or _mm(cuda) <= _mm(newest):
+        return None
+    return facts.no(f"CUDA {cuda} is newer than every build of torch {nxt_key} (the next release, newest"
+                    f" {newest}), and a release's wheels are built when it is cut",
+                    "derived from the release table (cuda.yaml: " + ", ".join(nxt.get("sources", [])) + ")")
+
+
+def torch_variant_fact(version: str, variant: str) -> facts.Fact:
+    """Is there a torch ``version`` build for ``variant`` (cu121, cpu)? Yes with the table that lists it,
+    no where a source rules it out, else unknown: the release matrix names the builds it lists, not all of them."""
+    key = torch_release(version)
+    variant = variant.lower()
+    if key is None:
+        return facts.unknown(f"cuenv's tables do not know torch {version}")
+    row = _torch_rows()[key]
+    if variant == "cpu" or variant in row["variants"] or variant == torch_pypi_default(key):
+        return facts.yes(f"torch {key} has a {variant} build", _source_text(row.get("sources", [])))
+    ruled_out = cuda_tag_fact(variant) or _after_next_release(key, variant)
+    if ruled_out is not None:
+        return ruled_out
+    listed = ", ".join(row["variants"])
+    return facts.unknown(f"the release matrix cuenv read for torch {key} lists {listed}, not {variant};"
+                         " PyTorch's index may still serve it")
 
 
 @dataclass(frozen=True)
@@ -420,6 +523,22 @@ def paddle_release(version: str) -> str | None:
 def paddle_variants(version: str) -> tuple[str, ...]:
     key = paddle_release(version)
     return tuple(_paddle_rows()[key]["variants"]) if key else ()
+
+
+def paddle_variant_fact(version: str, variant: str) -> facts.Fact:
+    """Like torch_variant_fact, for paddlepaddle-gpu (variant post118 / default for 2.x, cu126 for 3.x)."""
+    key = paddle_release(version)
+    variant = variant.lower()
+    if key is None:
+        return facts.unknown(f"cuenv's tables do not know paddlepaddle-gpu {version}")
+    row = _paddle_rows()[key]
+    if variant in row["variants"]:
+        return facts.yes(f"paddlepaddle-gpu {key} has a {variant} build", _source_text(row.get("sources", [])))
+    ruled_out = cuda_tag_fact(variant)  # Paddle's per-CUDA indexes add builds of older releases: no next-release rule
+    if ruled_out is not None:
+        return ruled_out
+    return facts.unknown(f"the install pages cuenv read for paddlepaddle-gpu {key} list {', '.join(row['variants'])},"
+                         f" not {variant}; Paddle's index may still serve it")
 
 
 def paddle_build(version: str, variant: str) -> FrameworkBuild | None:

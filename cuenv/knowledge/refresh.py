@@ -27,11 +27,12 @@ DATA_FILE: Final = Path(__file__).with_name("data") / "vendor.yaml"
 RECIPES: Final = Path(__file__).resolve().parents[2] / "recipes"
 HEADER: Final = """\
 # Facts derived from the vendors' own metadata on PyPI: wheel METADATA (Requires-Dist, tags) and
-# include/crt/host_config.h inside NVIDIA's nvcc/crt wheels. Every row names the file it was read from.
+# include/crt/host_config.h inside NVIDIA's nvcc/crt wheels, CCCL's ptx_isa.h inside nvidia-cuda-cccl.
+# Every row names the file it was read from.
 # Written by `python -m cuenv.knowledge.refresh --write`; do not edit by hand (CI re-derives and compares).
 """
 KEYS: Final = {  # how rows of a section are told apart
-    "host_compilers": ("cuda",), "cuda_toolkit": ("release",), "torch": ("torch",),
+    "host_compilers": ("cuda",), "ptx_isa": ("ptx",), "cuda_toolkit": ("release",), "torch": ("torch",),
     "tensorflow": ("tensorflow",), "jax": ("plugin", "version"),
 }
 # recipe framework name -> PyPI project whose public versions the recipe pins

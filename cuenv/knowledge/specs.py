@@ -15,7 +15,7 @@ import re
 from typing import Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge import builds, matrix
+from cuenv.knowledge import builds, facts, matrix
 from cuenv.knowledge.stack import Stack
 
 _SPEC: Final = re.compile(
@@ -88,10 +88,24 @@ def _torch(version: str, index: str | None, label: str) -> Stack:
             hint="Known torch releases: " + ", ".join(matrix.torch_releases()) + ".",
         )
     stack = builds.torch_stack(base, variant, label=label)
+    if stack is None and variant is not None:
+        stack = _unlisted("torch", base, variant, matrix.torch_variant_fact(base, variant), label)
     if stack is None:
         known = ", ".join(("cpu",) + matrix.torch_variants(base))
         raise UsageError(f"torch {base} has no build {variant!r}.", hint=f"Builds of torch {base}: {known}.")
     return stack
+
+
+def _unlisted(framework: str, version: str, variant: str, fact: facts.Fact, label: str) -> Stack | None:
+    """A build the tables do not list: unknown -> judged by its CUDA tag; known-no -> refused with the source."""
+    if fact.state == "no":
+        name = "torch" if framework == "torch" else "paddlepaddle-gpu"
+        known = matrix.torch_variants(version) if framework == "torch" else matrix.paddle_variants(version)
+        raise UsageError(f"{name} {version} has no build {variant!r}: {fact.why} (source: {fact.source}).",
+                         hint=f"Builds cuenv knows of {name} {version}: {', '.join(known)}.")
+    if fact.state == "unknown":
+        return builds.unlisted_stack(framework, version, variant, fact.why, label=label)
+    return None
 
 
 def _paddle(version: str, index: str | None, label: str, *, gpu: bool) -> Stack:
@@ -99,6 +113,11 @@ def _paddle(version: str, index: str | None, label: str, *, gpu: bool) -> Stack:
     m = re.match(r"^(?P<base>.+?)\.(?P<post>post\d+)$", version)
     if m:
         base, variant = m.group("base"), m.group("post")
+    base, _, local = base.partition("+")  # 3.x wheels from Paddle's per-CUDA index: 3.3.1+cu130 (pip freeze)
+    if local:
+        if index and local.lower() != index:
+            raise UsageError(f"{label!r} names two builds ({local} and {index}).", hint="Give the variant once.")
+        variant = local.lower()
     if not gpu or index == "cpu":
         stack = builds.paddle_stack(base, "cpu", label=label)
         assert stack is not None
@@ -118,6 +137,8 @@ def _paddle(version: str, index: str | None, label: str, *, gpu: bool) -> Stack:
             hint="Say which with --index, one of: " + ", ".join(variants) + ".",
         )
     stack = builds.paddle_stack(base, variant, label=label)
+    if stack is None:
+        stack = _unlisted("paddle", base, variant, matrix.paddle_variant_fact(base, variant), label)
     if stack is None:
         raise UsageError(f"paddlepaddle-gpu {base} has no build {variant!r}.", hint="Builds: " + ", ".join(variants) + ".")
     return stack

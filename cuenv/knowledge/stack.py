@@ -20,6 +20,7 @@ REASON_WORD: Final = {
     "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
     "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
     "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
+    "build-unknown": "unknown", "gpu-ignored-by-driver": "driver-gpu", "platform-mismatch": "platform",
 }
 
 
@@ -35,6 +36,11 @@ class Stack:
     framework: str | None = None  # "torch"
     framework_version: str | None = None  # "2.5.1"
     variant: str | None = None  # "cu121", "cpu", "post118"
+    unknown: str | None = None  # why cuenv's tables neither list nor rule out this build; None = known
+    # sass/ptx above hold for every platform unless arch_x86_only: then they are the x86_64 (and Windows)
+    # wheel's, and arch_aarch64 is the (sass, ptx) of the aarch64 wheel where known (None = unknown)
+    arch_x86_only: bool = False
+    arch_aarch64: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)

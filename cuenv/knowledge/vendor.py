@@ -107,6 +107,24 @@ def host_compilers(client: Client) -> list[Row]:
     return sorted(rows, key=lambda r: Version(r["cuda"]))
 
 
+CCCL_WHEEL: Final = "nvidia-cuda-cccl"
+
+
+def ptx_isa(client: Client) -> list[Row]:
+    """PTX ISA -> the CUDA release (and driver branch) that introduced it, from the newest CCCL wheel's header."""
+    found = wheels(client, CCCL_WHEEL)
+    if not found:
+        return []
+    version = max(found, key=Version)
+    f = _pick(found[version], "linux-64")
+    text = client.member(f, "__cccl/ptx_isa.h") if f else None
+    if f is None or text is None:
+        return []
+    source = _source(CCCL_WHEEL, version, f, "include/cccl/cuda/std/__cccl/ptx_isa.h")
+    return [{"ptx": ptx, "cuda": cuda, **({"driver_branch": drv} if drv else {}), "source": source}
+            for ptx, cuda, drv in derive.ptx_isa_table(text.decode("utf-8", "replace"))]
+
+
 def cuda_toolkit(client: Client) -> list[Row]:
     """What each cuda-toolkit release pins (runtime, nvcc, ...): the library versions of a CUDA release."""
     rows: list[Row] = []
@@ -198,6 +216,7 @@ def releases(client: Client) -> dict[str, dict[str, str]]:
 
 SECTIONS: Final[dict[str, Callable[[Client], Any]]] = {
     "host_compilers": host_compilers,
+    "ptx_isa": ptx_isa,
     "cuda_toolkit": cuda_toolkit,
     "torch": torch,
     "tensorflow": tensorflow,

@@ -20,6 +20,7 @@ METADATA = {
     "2.5.1": "torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl",
     "2.6.0": "torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl",
     "2.9.1": "torch-2.9.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+    "2.11.0": "torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl",
 }
 VENDOR = ("https://download.pytorch.org/whl/cu121",)
 
@@ -33,6 +34,8 @@ def meta(version: str) -> str:
     ("2.5.1", "12.4", "nvidia-cuda-runtime-cu12==12.4.127"),
     ("2.6.0", "12.4", "nvidia-cuda-runtime-cu12==12.4.127"),
     ("2.9.1", "12.8", "nvidia-cuda-runtime-cu12==12.8.90"),
+    # torch 2.11+ requires NVIDIA's cuda-toolkit meta-package, not nvidia-cuda-runtime (issue 27)
+    ("2.11.0", "13.0", "cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.2"),
 ])
 def test_cuda_build_from_real_torch_metadata(version: str, cuda: str, req: str) -> None:
     assert r.cuda_of_metadata(meta(version)) == (cuda, req)
@@ -57,6 +60,48 @@ def test_metadata_parser_never_raises(text: str) -> None:
 def test_any_runtime_pin_gives_its_major_minor(major: int, minor: int, patch: int) -> None:
     text = f"Name: fw\nRequires-Dist: nvidia-cuda-runtime-cu{major} (=={major}.{minor}.{patch})\n"
     assert r.cuda_of_metadata(text)[0] == f"{major}.{minor}"
+
+
+def _index_page(version: str, *, metadata: bool | None) -> str:
+    files = [{"filename": f"torch-{version}-{t}-manylinux_2_28_x86_64.whl", "url": f"https://f.example/{t}.whl",
+              "size": 1000, **({} if metadata is None else {"core-metadata": metadata})}
+             for t in ("cp313-cp313", "cp311-cp311")]
+    return json.dumps({"files": files})
+
+
+def test_target_python_first_and_a_range_read_when_no_metadata_is_served() -> None:
+    """torch 2.14.1: the index served no .metadata; the wheel's own METADATA answers (issue 27)."""
+    asked: list[str] = []
+
+    def fetch(url: str, accept: str):
+        asked.append(url)
+        if url.endswith("/torch/"):
+            return _index_page("2.14.1", metadata=None), "application/vnd.pypi.simple.v1+json"
+        raise OSError("HTTP 404")
+
+    read: list[str] = []
+
+    def read_wheel(wheel: r.IndexFile) -> str:
+        read.append(wheel.filename)
+        return meta("2.11.0").replace("13.0.2", "13.0.3")
+
+    found = r.pypi_build("torch", "2.14.1", fetch=fetch, python="3.11", read_wheel=read_wheel)
+    assert found.cuda == "13.0" and "cuda-toolkit[" in found.evidence
+    assert asked[1].endswith("/cp311-cp311.whl.metadata")  # the environment's Python first, not cuenv's own
+    assert read == ["torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl"]
+
+
+def test_a_failed_range_read_is_an_answer() -> None:
+    def fetch(url: str, accept: str):
+        if url.endswith("/torch/"):
+            return _index_page("2.14.1", metadata=False), "application/vnd.pypi.simple.v1+json"
+        raise AssertionError("metadata=False: no .metadata is asked for")
+
+    def read_wheel(wheel: r.IndexFile) -> str:
+        raise OSError("connection reset")
+
+    found = r.pypi_build("torch", "2.14.1", fetch=fetch, python="3.11", read_wheel=read_wheel)
+    assert found.cuda is None and "connection reset" in found.evidence
 
 
 def test_requirements_lose_the_local_label() -> None:

@@ -27,7 +27,9 @@ print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda, "cud
 @pytest.mark.slow
 @pytest.mark.network
 @pytest.mark.parametrize(("ref", "version", "cuda"), [("torch-cu121@2.4.1", "2.4.1", "12.1"),
-                                                      ("torch-cu124@2.6.0", "2.6.0", "12.4")])
+                                                      ("torch-cu124@2.6.0", "2.6.0", "12.4"),
+                                                      # torch 2.11+ on PyPI requires cuda-toolkit[...]==13.0.x (issue 27)
+                                                      ("torch-cu130@2.11.0", "2.11.0", "13.0")])
 def test_torch_from_pypi_only(cuenv, ref: str, version: str, cuda: str) -> None:
     name = "t" + cuda.replace(".", "")
     t0 = time.monotonic()

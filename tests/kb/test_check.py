@@ -53,16 +53,18 @@ CASES = [
      "Volta kept in cu128 for 2.8"),
     ("torch==2.11.0+cu128", None, machine("570.124.06", "7.0"), None, {"arch-unsupported": "error", "cudnn-mismatch": "error"},
      "sm_70 dropped from cu128 in 2.11"),
-    ("torch==2.5.1", None, machine("550.54.14", "10.0"), None, {"arch-ptx-jit": "warning"},
+    ("torch==2.5.1", None, machine("570.124.06", "10.0"), None, {"arch-ptx-jit": "warning"},
      "cu124 '9.0+PTX' on B200 (10.0): PTX JIT"),
-    ("torch==2.5.1", None, machine("535.104.05", "10.0"), None, {"arch-ptx-jit": "error", "driver-minor-compat": "warning"},
-     "PTX from 12.4 cannot be JIT-compiled by a 12.2 driver"),
+    ("torch==2.5.1", None, machine("550.54.14", "10.0"), None, {"gpu-ignored-by-driver": "error"},
+     "a B200 (10.0) needs R570: CUDA 12.8, whose minimum driver is 570.26, is the first to target it"),
     ("torch==2.5.1", None, machine("550.54.14", "8.9"), None, {},
      "RTX 4090 (8.9) runs sm_86 SASS (same major, lower minor)"),
-    ("torch==2.0.0+cu118", None, machine("520.61.05", "3.7"), None, {},
-     "K80 (3.7) in the cu118 list of 2.0"),
-    ("torch==2.1.0+cu121", None, machine("530.30.02", "3.7"), None, {"arch-unsupported": "error"},
-     "K80 (3.7) not in cu121 lists"),
+    ("torch==2.0.0+cu118", None, machine("470.82.01", "3.7"), None, {"driver-minor-compat": "warning"},
+     "K80 (3.7) in the cu118 list of 2.0, on R470 (its last branch), an 11.4 driver"),
+    ("torch==2.1.0+cu121", None, machine("530.30.02", "3.7"), None, {"gpu-ignored-by-driver": "error"},
+     "K80 (3.7): R470 is the last branch for Kepler, so a 530 driver does not see it"),
+    ("torch==2.1.0+cu121", None, machine("530.30.02", "5.2"), None, {},
+     "M40 (5.2) in cu121 lists, R530 still runs Maxwell"),
     ("torch==2.3.0+cpu", None, machine("535.104.05", "8.6"), None, {"cpu-only-build": "warning"},
      "CPU wheel on a GPU box"),
     ("torch==2.3.0+cpu", None, machine(None), None, {"cpu-only-build": "info"},
@@ -99,8 +101,32 @@ CASES = [
      "no host-compiler row before 11.0"),
     ("torch==2.1.0+cu121", None, machine("535.104.05", "8.6"), "14", {},
      "gcc only matters for stacks with nvcc"),
-    ("cuda==12.1", None, machine("535.104.05", "12.0"), None, {"arch-ptx-jit": "warning"},
+    ("cuda==12.1", None, machine("570.124.06", "12.0"), None, {"arch-ptx-jit": "warning"},
      "nvcc 12.1 predates sm_120: compile PTX compute_90 and JIT"),
+    # issue 27: unknown is neither an error nor a pass
+    ("torch==2.9.1+cu129", None, machine("575.51.03", "8.6"), None, {"build-unknown": "info", "arch-unknown": "info"},
+     "cu129 of 2.9 is on PyTorch's index but not in the release matrix cuenv read: unknown, judged by CUDA 12.9"),
+    ("torch==2.15.0+cu130", None, machine("580.65.06", "9.0"), None, {"build-unknown": "info", "arch-unknown": "info"},
+     "2.15's known build is its PyPI wheel (cu132); cu130 is unknown, not absent"),
+    ("paddlepaddle-gpu==3.3.1+cu130", None, machine("580.65.06", "9.0"), None, {"build-unknown": "info", "arch-unknown": "info"},
+     "Paddle 3.3 cu130: not on the install pages cuenv read; unknown"),
+    ("paddlepaddle-gpu==3.3.1", "cu130", machine("575.51.03", "9.0"), None,
+     {"build-unknown": "info", "arch-unknown": "info", "driver-too-old": "error"},
+     "an unknown build is still judged by its CUDA tag: 13.x needs >= 580"),
+    # driver branch <-> GPU architecture
+    ("torch==2.8.0+cu126", None, machine("590.44.01", "7.0"), None, {"gpu-ignored-by-driver": "error"},
+     "V100 on R590: R580 is the last branch for Maxwell, Pascal and Volta (NVUNIXDEP, NVRM580)"),
+    ("torch==2.8.0+cu126", None, machine("580.95.05", "7.0"), None, {},
+     "V100 on R580 runs"),
+    ("torch==2.8.0+cu126", None, machine("591.44", "6.1", os="windows"), None, {"gpu-ignored-by-driver": "error"},
+     "Windows 591.44 is R590: Pascal is gone there too"),
+    ("cuda==13.4", None, machine("580.65.06", "10.7"), None, {"gpu-ignored-by-driver": "error", "driver-minor-compat": "warning"},
+     "Rubin (10.7) needs R615: CUDA 13.4 is the first to target it"),
+    ("cuda==13.4", None, machine("615.00", "10.7"), None, {},
+     "Rubin on R615 runs"),
+    # platforms
+    ("torch==2.11.0+cu130", None, machine("581.57", "8.6", os="windows"), None, {},
+     "a Windows R580 driver (581.57) reports CUDA 13.0 (WIN581): not capped at 12.9"),
 ]
 
 
@@ -116,7 +142,7 @@ def test_check_table(spec, index, m, gcc, expected, why) -> None:
 
 
 def test_every_code_is_covered_by_the_table() -> None:
-    seen = {code for case in CASES for code in case[4]}
+    seen = {code for case in CASES for code in case[4]} | {"arch-ptx-jit"}
     m = machine("535.104.05", "8.6")
     unknown_cc = check(parse_spec("torch==2.1.0+cu121"), m.__class__(m.driver, (m.gpus[0].__class__(0, "GPU 0", None),)))
     seen |= {f.code for f in unknown_cc}

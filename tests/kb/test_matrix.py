@@ -21,18 +21,34 @@ def _release(label: str) -> str:
 # ---- driver ----------------------------------------------------------------------------------
 
 
+# Re-checked after the reference (issue 27): an R580 Windows driver (581.57) reports CUDA 13.0 (cuda.yaml
+# WIN581), so 13.0's Windows minimum and the 13.x Windows floor are the R580 branch, not unknown.
+WINDOWS_RECHECKED = {"13.0.0": "580"}
+
+
+def _windows(release: str, reference: str | None) -> str | None:
+    return WINDOWS_RECHECKED.get(release, reference)
+
+
+def test_windows_rechecks_cite_their_source() -> None:
+    for release in WINDOWS_RECHECKED:
+        row = next(r for r in matrix.kb()["driver"]["releases"] if r["cuda"] == release)
+        assert "WIN581" in row["sources"]
+    assert "WIN581" in next(f for f in matrix.kb()["driver"]["families"] if f["major"] == 13)["sources"]
+
+
 @pytest.mark.parametrize("row", DRIVER_ROWS, ids=lambda r: r["cuda"])
 def test_driver_row_matches_reference(row: dict) -> None:
     kb = {r.cuda: r for r in matrix.driver_rows()}
     got = kb[_release(row["cuda"])]
-    assert (got.linux, got.windows) == (row["linux"], row["windows"])
+    assert (got.linux, got.windows) == (row["linux"], _windows(got.cuda, row["windows"]))
 
 
 @pytest.mark.parametrize("row", [r for r in DRIVER_ROWS if "RC" not in r["cuda"]], ids=lambda r: r["cuda"])
 def test_min_driver_of_a_full_release_is_its_row(row: dict) -> None:
     release = _release(row["cuda"])
     assert matrix.min_driver(release) == row["linux"]
-    assert matrix.min_driver(release, "windows") == row["windows"]
+    assert matrix.min_driver(release, "windows") == _windows(release, row["windows"])
 
 
 @pytest.mark.parametrize("row", [r for r in REF["driver"]["toolkit_min_driver"] if not r.get("linux")], ids=lambda r: r["cuda"])
@@ -66,7 +82,7 @@ def test_family_floor_matches_reference(family: str) -> None:
     row = REF["driver"]["minor_version_compatibility"][family]
     major = int(family.split(".")[0])
     assert matrix.family_floor(major) == row["linux_min"]
-    assert matrix.family_floor(major, "windows") == row["windows_min"]
+    assert matrix.family_floor(major, "windows") == (row["windows_min"] if major != 13 else "580")
 
 
 def test_no_floor_before_cuda_11() -> None:
@@ -86,7 +102,9 @@ def test_no_floor_before_cuda_11() -> None:
     ("600.10", "13.2"),
     ("700.0", "13.4"),  # 13.5's minimum is unpublished: never overshoot
     ("440.33", "10.2"),
-    ("400.0", None),
+    ("400.0", "9.2"),  # the old world (issue 27): CUDA 7.0-10.1 rows from the release notes' table
+    ("410.48", "10.0"),
+    ("340.0", None),
 ])
 def test_max_cuda_for_driver(driver: str, cuda: str | None) -> None:
     assert matrix.max_cuda_for_driver(driver) == cuda
@@ -216,8 +234,13 @@ def test_cudnn_supports_by_major(cudnn: str, cuda: str, ok: bool) -> None:
 
 
 def test_unknown_cudnn_is_none() -> None:
-    assert matrix.cudnn_supports("7.6.5", "10.2") is None
-    assert matrix.cudnn_cudas("7.6.5") == ()
+    assert matrix.cudnn_supports("7.5.1", "10.2") is None
+    assert matrix.cudnn_cudas("7.5.1") == ()
+
+
+def test_cudnn_7_6_for_pasted_reports() -> None:
+    assert matrix.cudnn_supports("7.6.5", "10.2") is True
+    assert matrix.cudnn_supports("7.6.5", "11.0") is False
 
 
 # ---- host compilers ----------------------------------------------------------------------------------

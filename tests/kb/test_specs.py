@@ -51,7 +51,7 @@ def test_toolkit_sass_is_what_nvcc_targets() -> None:
     ("torch==2.1.0+cu121", "cu118", "names two builds"),
     ("torch==2.1.0", "cuda12", "is not an index"),
     ("paddlepaddle-gpu==3.0.0", None, "per-CUDA index"),
-    ("paddlepaddle-gpu==2.6.1.post999", None, "has no build"),
+    ("paddlepaddle-gpu==2.6.1.post127", None, "no CUDA 12.7 release"),
     ("paddlepaddle-gpu==1.8.0", None, "does not know paddlepaddle-gpu"),
     ("tensorflow==2.3.0", None, "tested GPU configuration"),
     ("jax[cuda11]==0.4.30", None, "jax extra"),

@@ -37,6 +37,19 @@ def test_host_compiler_rows_not_on_pypi_cite_another_source() -> None:
         assert kb["cuda"] in derived or (kb["sources"] and "VENDOR" not in kb["sources"]), kb
 
 
+@pytest.mark.parametrize("row", VENDOR["ptx_isa"], ids=lambda r: r["ptx"])
+def test_ptx_isa_row_matches_cccl(row: dict) -> None:
+    """Every PTX ISA CCCL's header states is in cuda.yaml with the same CUDA release, citing VENDOR."""
+    kb = next((r for r in matrix.kb()["ptx_isa"] if r["ptx"] == row["ptx"]), None)
+    assert kb is not None, f"PTX ISA {row['ptx']} (CUDA {row['cuda']}) is missing from cuda.yaml"
+    assert kb["cuda"] == row["cuda"] and "VENDOR" in kb["sources"]
+    assert matrix.ptx_isa_cuda(row["ptx"]) == row["cuda"]
+
+
+def test_ptx_isa_reaches_cuda_13_5() -> None:
+    assert [matrix.ptx_isa_cuda(p) for p in ("9.3", "9.4", "9.5")] == ["13.3", "13.4", "13.5"]
+
+
 @pytest.mark.parametrize("release", matrix.torch_releases(), ids=str)
 def test_torch_pypi_default_matches_the_wheel(release: str) -> None:
     row = _rows("torch", "torch").get(release)

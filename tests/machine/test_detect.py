@@ -99,8 +99,8 @@ def test_full_override_probes_nothing(monkeypatch, tmp_path):
     ("version", "os_name", "expected"),
     [("440.33", "linux", "10.2"), ("450.80.02", "linux", "11.0"), ("470.57.02", "linux", "11.4"),
      ("525.60.13", "linux", "12.0"), ("535.104.05", "linux", "12.2"), ("570.26", "linux", "12.8"),
-     ("580.95.05", "linux", "13.0"), ("610.43.02", "linux", "13.3"), ("390.157", "linux", None),
-     ("537.13", "windows", "12.2"), ("581.15", "windows", "12.9")],
+     ("580.95.05", "linux", "13.0"), ("610.43.02", "linux", "13.3"), ("390.157", "linux", "9.1"),
+     ("537.13", "windows", "12.2"), ("581.15", "windows", "13.0"), ("576.02", "windows", "12.9")],
 )
 def test_max_cuda_for_driver(version, os_name, expected):
     assert matrix.max_cuda_for_driver(version, os_name) == expected
@@ -146,7 +146,7 @@ def test_no_driver_is_a_normal_state(no_libs, tmp_path):
 
 
 @pytest.mark.parametrize(("fixture", "version", "cuda"), [("proc-version-580.txt", "580.173.02", "13.0"),
-                                                          ("proc-version-384.txt", "384.98", None)])
+                                                          ("proc-version-384.txt", "384.98", "9.0")])
 def test_proc_only_gives_driver_and_derived_cuda(no_libs, tmp_path, fixture, version, cuda):
     m = driver.detect({"PATH": str(tmp_path / "empty")}, root=_root(tmp_path, fixture))
     assert m.driver == Driver(version, cuda, "proc")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cuenv.engines.base import Package
+from cuenv.knowledge import wheelcuda
 from cuenv.knowledge.stack import Stack
 from cuenv.lock.model import PLATFORMS, os_of
 
@@ -79,6 +80,10 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     runtime = [(mm(p.version), f"{p.name} {p.version}", p.kind) for p in pkgs
                if (p.kind == "conda" and p.name in _RUNTIME_CONDA)
                or (p.kind == "pypi" and _RUNTIME_WHEEL.match(_canon(p.name)))]
+    # the wheel forms as one reader knows them (cuda-toolkit 13.0.2 of torch 2.11+): cuenv.knowledge.wheelcuda
+    runtime += [(found.cuda, f"{p.name} {p.version}", p.kind) for p in pkgs
+                if p.kind == "pypi" and _canon(p.name) == "cuda-toolkit"
+                and (found := wheelcuda.from_requirements([f"cuda-toolkit=={p.version}"])).cuda]
     if framework is not None and framework.layer == "pypi" and framework.stack.cuda:
         # Two truths (conda's pytorch/cudatoolkit and a torch wheel in the pip layer): PyPI packages install
         # over conda's, so Python imports the wheel, which loads its own CUDA; its layer decides, and the conda
@@ -145,9 +150,9 @@ def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Fr
         base, _, local = torch.version.partition("+")
         variant = local.lower() or (None if platform.startswith("linux") else "cpu")
         found = builds.torch_stack(base, variant) if matrix.torch_release(base) else None
-        if found is None and variant and matrix.variant_cuda(variant):
-            found = Stack(label="", cuda=matrix.variant_cuda(variant), framework="torch", framework_version=base,
-                          variant=variant)
+        tagged = wheelcuda.from_version(torch.version)
+        if found is None and variant and tagged.cuda:
+            found = Stack(label="", cuda=tagged.cuda, framework="torch", framework_version=base, variant=variant)
         if found is None and local == "cpu":
             found = Stack(label="", cuda=None, framework="torch", framework_version=base, variant="cpu")
         if found is not None:
