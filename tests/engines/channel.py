@@ -11,7 +11,9 @@ cuda-cudart        12.1.105    linux   targets/x86_64-linux/lib/libcudart.so.12 
                                        targets/x86_64-linux/include/cuda_runtime_api.h   (.conda)
 cuda-cudart        11.8.89     linux   lib/libcudart.so.11.0                             (.tar.bz2)
 cuda-nvcc-tools    12.1.105    linux   bin/ptxas                                         (.conda)
+cuda-nvcc          12.1.105    linux   nothing: depends on cuda-nvcc-tools (the recipes' name for nvcc)
 python             3.11.9      linux   nothing (metadata only: stands in for the interpreter)
+pip                24.0        noarch  nothing (metadata only: conda makes every python depend on pip)
 cuenv-hello        1.0         noarch  etc/cuenv-hello.txt holding a prefix placeholder  (.tar.bz2)
 =================  ==========  ======  ==============================================================
 
@@ -104,8 +106,12 @@ PACKAGES: tuple[Spec, ...] = (
         depends=("cuda-version >=12.1,<12.2.0a0",),
         files=(Payload("bin/ptxas", _NVCC12, "nvidia/cuda_nvcc/bin/ptxas", executable=True),),
     ),
+    # what the recipes' conda sections name for nvcc (conda-forge's metapackage; its compiler activation is left out)
+    Spec("cuda-nvcc", "12.1.105", "linux-64", depends=("cuda-nvcc-tools 12.1.105.*", "cuda-version >=12.1,<12.2.0a0")),
     # metadata only: recipes name a Python, and conda engines install it (no interpreter is needed here)
     Spec("python", "3.11.9", "linux-64", build="h0_cuenv"),
+    # conda adds pip to every python (its add_pip_as_python_dependency, on by default): metadata only too
+    Spec("pip", "24.0", "noarch", build="h0_cuenv", depends=("python >=3.8",)),
     Spec(
         "cuenv-hello", "1.0", "noarch",
         files=(Payload("etc/cuenv-hello.txt", text=f"prefix={PLACEHOLDER}\n"),),
