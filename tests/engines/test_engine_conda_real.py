@@ -182,6 +182,15 @@ def test_an_unsatisfiable_request(conda_environ: dict[str, str], conda_channel: 
     assert "Package cuda-version conflicts for:" in lines
 
 
+def test_the_classic_solver_lets_a_cuda_constraint_pass(conda_environ: dict[str, str], conda_channel: Path,
+                                                        tmp_path: Path) -> None:
+    """What docs/concepts/engines.md says of the classic solver: cuda-version 12.1 constrains __cuda >=12,
+    and with a CUDA 11.8 driver conda solves anyway (rattler refuses: test_engine_rattler.py)."""
+    solution = get_engine("conda", conda_environ).solve(_request(conda_channel.as_uri(), "cuda-version 12.1.*"),
+                                                        target=Target(cuda="11.8", glibc="2.36"), cache_dir=tmp_path)
+    assert [(p.name, p.version) for p in solution.packages] == [("cuda-version", "12.1")]
+
+
 def test_install_over_http_and_conda_checks_every_hash(conda_environ: dict[str, str], conda_channel: Path,
                                                        tmp_path: Path) -> None:
     with serve(conda_channel) as url:
