@@ -243,3 +243,45 @@ def test_the_probe_is_cached(conda_environ: dict[str, str], real_conda: Path, tm
     with pytest.raises(AssertionError, match="probed again"):  # another configured solver: asked again
         condatool.forget()
         condatool.probe(real_conda, dict(conda_environ, CONDA_SOLVER="libmamba"), cache_dir=tmp_path)
+
+
+PLUGIN = """
+import os
+from conda import plugins
+from conda.core.solve import Solver
+
+
+class Marked(Solver):  # conda's classic solver, leaving a mark that conda chose it
+    def solve_final_state(self, *args, **kwargs):
+        open(os.environ["CUENV_TEST_SOLVER_MARK"], "a").write("libmamba\\n")
+        return super().solve_final_state(*args, **kwargs)
+
+
+@plugins.hookimpl
+def conda_solvers():
+    yield plugins.types.CondaSolver(name="libmamba", backend=Marked)
+"""
+
+
+def test_a_conda_with_a_libmamba_solver_is_asked_for_it(conda_environ: dict[str, str], real_conda: Path,
+                                                         conda_channel: Path, tmp_path: Path) -> None:
+    """The real conda with a solver plugin registered as "libmamba" (the classic solver underneath: the
+    real libmamba is not on PyPI), through conda's own plugin entry points."""
+    site = tmp_path / "site"
+    (site / "cuenv_test_solver-0.dist-info").mkdir(parents=True)
+    (site / "cuenv_test_solver.py").write_text(PLUGIN)
+    (site / "cuenv_test_solver-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: cuenv-test-solver\nVersion: 0\n")
+    (site / "cuenv_test_solver-0.dist-info" / "entry_points.txt").write_text("[conda]\ncuenv_test_solver = cuenv_test_solver\n")
+    python = real_conda.parent / "python"
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "conda"
+    exe.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {python} -m conda "$@"\n')
+    exe.chmod(0o755)
+    mark = tmp_path / "mark"
+    environ = dict(conda_environ, PATH=f"{exe.parent}:{conda_environ['PATH']}", CUENV_TEST_SOLVER_MARK=str(mark))
+    engine = get_engine("conda", environ)
+    tool = engine.conda_tool(cache_dir=tmp_path)
+    assert tool is not None and tool.solvers == ("classic", "libmamba") and tool.solver_args() == ["--solver=libmamba"]
+    solution = engine.solve(_request(conda_channel.as_uri(), "cuda-version 12.1.*"), target=TARGET, cache_dir=tmp_path)
+    assert [p.name for p in solution.packages] == ["cuda-version"]
+    assert mark.read_text() == "libmamba\n"  # conda solved with the solver cuenv asked for
