@@ -159,6 +159,17 @@ def test_exports_read_back_by_conda(made: Made) -> None:
     assert _records(made.root / "from-yml") == expected
 
 
+def test_pack_and_unpack(made: Made) -> None:
+    """conda's prefix (with its conda-meta/history and created_at) packs and unpacks under another name."""
+    made.cuenv("pack", "cc1", "-o", "cc1.cuenv.tar")
+    made.cuenv("unpack", "cc1.cuenv.tar", "-n", "moved")
+    moved = made.prefix("moved")
+    assert _records(moved) == _records(made.prefix("cc1"))
+    assert (moved / "lib" / "libcudart.so.12").resolve().is_relative_to(moved) and os.access(moved / "bin" / "ptxas", os.X_OK)
+    assert made.conda("list", "--json", "-p", str(moved)).returncode == 0  # still a conda environment to conda
+    made.cuenv("remove", "moved", "--yes")
+
+
 def _request(channel: str, *specs: str) -> Request:
     return Request(engine="conda", python=None, conda_channels=(channel,), conda_specs=specs)
 
