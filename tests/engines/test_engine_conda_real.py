@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import http.server
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -296,3 +301,57 @@ def test_a_conda_with_a_libmamba_solver_is_asked_for_it(conda_environ: dict[str,
     solution = engine.solve(_request(conda_channel.as_uri(), "cuda-version 12.1.*"), target=TARGET, cache_dir=tmp_path)
     assert [p.name for p in solution.packages] == ["cuda-version"]
     assert mark.read_text() == "libmamba\n"  # conda solved with the solver cuenv asked for
+
+
+class _SlowArchives(http.server.SimpleHTTPRequestHandler):
+    """The channel's repodata at once, its archives 8 KiB every quarter second; ``started`` is set
+    when the first archive is asked for."""
+
+    started: threading.Event
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def copyfile(self, source, outputfile) -> None:  # noqa: ANN001 - http.server's file objects
+        if not self.path.endswith((".conda", ".tar.bz2")):
+            return super().copyfile(source, outputfile)
+        self.started.set()
+        try:
+            while block := source.read(8 << 10):
+                outputfile.write(block)
+                time.sleep(0.25)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def test_ctrl_c_mid_install_ends_conda_and_leaves_nothing(conda_environ: dict[str, str], conda_channel: Path) -> None:
+    started = threading.Event()
+    handler = type("Handler", (_SlowArchives,), {"started": started})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(conda_channel)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "cuenv", "create", "cuda-12.1", "--engine", "conda", "-n", "slow",
+                                 "--mirror", f"conda-forge=http://127.0.0.1:{server.server_port}"],
+                                env=conda_environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert started.wait(timeout=120), proc.stderr.read() if proc.poll() is not None else "no download began"
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=10)
+        took = time.monotonic() - sent
+        rest = proc.stderr.read()
+    finally:
+        server.shutdown()
+    assert code == 130, rest
+    assert took < 1.0, f"exit took {took:.2f} s"
+    prefix = Path(conda_environ["CUENV_HOME"]) / "envs" / "slow"
+    assert not prefix.exists(), "a half-built environment was left"
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _mentions(p, str(prefix))]
+
+
+def _mentions(proc: Path, text: str) -> bool:
+    try:
+        return text in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
