@@ -175,6 +175,26 @@ def test_pack_and_unpack(made: Made) -> None:
     made.cuenv("remove", "moved", "--yes")
 
 
+def test_a_framework_shaped_recipe(cli, conda_environ: dict[str, str], conda_channel: Path, envs: Path) -> None:
+    """torch-cu121 from the pytorch channel's shape: pytorch needs the driver's __cuda, so a GPU-less solve
+    fails with conda's reason and the fix, and one for a target driver installs."""
+    mirrors = ("--mirror", f"https://conda.anaconda.org/pytorch={conda_channel.as_uri()}",
+               "--mirror", f"nvidia={conda_channel.as_uri()}")
+    code, out, err = cli("create", "torch-cu121", "--engine", "conda", "-n", "t", *mirrors, environ=conda_environ)
+    assert code == 1 and "pytorch==2.5.1 -> __cuda[version='>=12.1']" in err, err
+    assert "hint: No NVIDIA driver was given; pass --target-driver for the machine the environment is for." in err
+    assert not (envs / "t").exists()
+    code, out, err = cli("create", "torch-cu121", "--engine", "conda", "-n", "t", "--target-driver", "550.54.14", *mirrors,
+                         environ=conda_environ)
+    assert code == 0, err
+    code, out, err = cli("info", "t", "--json", environ=conda_environ)
+    info = json.loads(out)
+    assert info["resolved"] == {"framework": "pytorch 2.5.1", "libcudart": "12.1.105"}, info  # read from what conda installed
+    built = {p.name: p.build for p in get_engine("conda", conda_environ).installed(envs / "t")}
+    assert built["pytorch"] == "py3.11_cuda12.1_cudnn9.1.0_0" and "cuda-cudart" in built
+    assert (envs / "t" / "lib" / "python3.11" / "site-packages" / "torch" / "version.py").is_file()
+
+
 def _request(channel: str, *specs: str) -> Request:
     return Request(engine="conda", python=None, conda_channels=(channel,), conda_specs=specs)
 
