@@ -99,7 +99,7 @@ def _machine_info(ctx: Context) -> Result:
 
     machine = driver.detect(ctx.environ, cache_dir=ctx.settings.cache_dir,
                             refresh=bool(getattr(ctx.args, "refresh", False)))
-    data = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ))
+    data = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ, cache_dir=ctx.settings.cache_dir))
     return Result(data=data, text=render(data))
 
 
@@ -126,6 +126,13 @@ def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: M
         "engines": dict(engines),
         "notes": list(machine.notes),
     }
+
+
+def _engine_line(name: str, engine: Mapping[str, Any]) -> str:
+    """``conda 26.7.1 (/usr/bin/conda, solver classic)``; the others by name and path."""
+    version = f" {engine['version']}" if engine.get("version") else ""
+    solver = f", solver {engine['solver']}" if engine.get("solver") else ""
+    return f"{name}{version} ({engine['path']}{solver})"
 
 
 def _yes(value: bool | None) -> str:
@@ -160,7 +167,7 @@ def render(data: Mapping[str, Any]) -> str:
         version = f"CUDA {t['version']}" if t["version"] else "CUDA version unknown"
         nvcc = f"  nvcc {t['nvcc']}" if t["nvcc"] else ""
         lines.append(f"{label}{t['path']}  {version}{nvcc}  (found via {t['source']})")
-    have = [f"{n} ({e['path']})" for n, e in data["engines"].items() if e["available"]]
+    have = [_engine_line(n, e) for n, e in data["engines"].items() if e["available"]]
     missing = [n for n, e in data["engines"].items() if not e["available"]]
     lines.append("Engines   " + (", ".join(have) if have else "none"))
     if missing:

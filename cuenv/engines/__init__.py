@@ -114,11 +114,13 @@ def resolve_engine(requested: str | None, environ: Mapping[str, str], default: s
     return "rattler", f"auto ({origin}): conda packages and no {', '.join(CONDA_FAMILY)} on PATH, so rattler (in-process)"
 
 
-def available(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def available(environ: Mapping[str, str], *, cache_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     """Which engines cuenv could use here: name -> {"available": bool, "path": str | None}.
 
     The one availability check: ``cuenv info``, ``create --engine auto`` (through
-    :func:`find_conda_executable`) and the TUI all see the same conda executables.
+    :func:`find_conda_executable`) and the TUI all see the same conda executables. With ``cache_dir``
+    (``cuenv info``), conda's entry also says its version and the solver cuenv's solves use with it
+    (asked once, then cached there: see condatool.py).
     """
     import importlib.util
 
@@ -126,6 +128,15 @@ def available(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     for name in sorted(CONDA_FAMILY, key=ENGINE_NAMES.index):
         exe = find_conda_executable(name, environ)
         found[name] = {"available": exe is not None, "path": str(exe) if exe else None}
+        if name == "conda" and exe is not None and cache_dir is not None:
+            from cuenv.engines import condatool
+            from cuenv.errors import ToolError
+
+            try:
+                tool = condatool.probe(exe, environ, cache_dir=cache_dir)
+            except ToolError:  # a conda that hangs or vanished: listed, not described
+                continue
+            found[name].update(version=tool.version, solver=tool.solver, solvers=list(tool.solvers))
     found["uv"] = {"available": False, "path": None}
     if importlib.util.find_spec("uv") is not None:
         try:

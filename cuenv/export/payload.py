@@ -40,7 +40,8 @@ _ENTRY_POINT: Final = re.compile(
     rb"    sys\.exit\([A-Za-z_][A-Za-z0-9_.]*\(\)\)\n?"
 )
 _SHEBANG_ENV: Final = re.compile(rb"#!/usr/bin/env ([^ \n]+)([^\n]*)\n")
-_EXTRAS: Final = ("conda-meta/history", "CACHEDIR.TAG")  # written by conda/rattler, never run
+# written by conda/rattler, never run (conda 26.7 also stamps conda-meta/created_at)
+_EXTRAS: Final = ("conda-meta/history", "conda-meta/created_at", "CACHEDIR.TAG")
 
 
 @dataclass(frozen=True)

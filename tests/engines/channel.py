@@ -11,7 +11,11 @@ cuda-cudart        12.1.105    linux   targets/x86_64-linux/lib/libcudart.so.12 
                                        targets/x86_64-linux/include/cuda_runtime_api.h   (.conda)
 cuda-cudart        11.8.89     linux   lib/libcudart.so.11.0                             (.tar.bz2)
 cuda-nvcc-tools    12.1.105    linux   bin/ptxas                                         (.conda)
+cuda-nvcc          12.1.105    linux   nothing: depends on cuda-nvcc-tools (the recipes' name for nvcc)
 python             3.11.9      linux   nothing (metadata only: stands in for the interpreter)
+pip                24.0        noarch  nothing (metadata only: conda makes every python depend on pip)
+pytorch-cuda       12.1        noarch  nothing: depends on cuda-cudart 12.1 (the pytorch channel's CUDA pin)
+pytorch            2.5.1       linux   torch/version.py only; build py3.11_cuda12.1_cudnn9.1.0_0, needs __cuda
 cuenv-hello        1.0         noarch  etc/cuenv-hello.txt holding a prefix placeholder  (.tar.bz2)
 =================  ==========  ======  ==============================================================
 
@@ -104,8 +108,22 @@ PACKAGES: tuple[Spec, ...] = (
         depends=("cuda-version >=12.1,<12.2.0a0",),
         files=(Payload("bin/ptxas", _NVCC12, "nvidia/cuda_nvcc/bin/ptxas", executable=True),),
     ),
+    # what the recipes' conda sections name for nvcc (conda-forge's metapackage; its compiler activation is left out)
+    Spec("cuda-nvcc", "12.1.105", "linux-64", depends=("cuda-nvcc-tools 12.1.105.*", "cuda-version >=12.1,<12.2.0a0")),
+    # framework-shaped, as the pytorch channel builds them: a CUDA build string, the CUDA pin through
+    # pytorch-cuda, and a hard dependency on the driver's __cuda (a GPU-less solve fails without a target)
+    Spec("pytorch-cuda", "12.1", "noarch", build="ha16c6d3_6", depends=("cuda-cudart >=12.1,<12.2", "cuda-version 12.1.*")),
+    Spec(
+        "pytorch", "2.5.1", "linux-64", build="py3.11_cuda12.1_cudnn9.1.0_0",
+        depends=("python >=3.11,<3.12.0a0", "pytorch-cuda >=12.1,<12.2", "__cuda >=12.1"),
+        files=(Payload("lib/python3.11/site-packages/torch/version.py",
+                       text="__version__ = '2.5.1'\ncuda = '12.1'\n"),
+               Payload("lib/python3.11/site-packages/torch/__init__.py", text="from torch.version import __version__\n")),
+    ),
     # metadata only: recipes name a Python, and conda engines install it (no interpreter is needed here)
     Spec("python", "3.11.9", "linux-64", build="h0_cuenv"),
+    # conda adds pip to every python (its add_pip_as_python_dependency, on by default): metadata only too
+    Spec("pip", "24.0", "noarch", build="h0_cuenv", depends=("python >=3.8",)),
     Spec(
         "cuenv-hello", "1.0", "noarch",
         files=(Payload("etc/cuenv-hello.txt", text=f"prefix={PLACEHOLDER}\n"),),

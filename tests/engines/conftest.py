@@ -36,7 +36,7 @@ class FakeConda:
         self.log = root / "argv.jsonl"
         self.bin.mkdir(parents=True)
         source = (HERE / "fake_conda.py").read_text()
-        for tool in ("conda", "mamba", "micromamba"):
+        for tool in ("mamba", "micromamba"):  # conda is tested for real (realconda.py)
             exe = self.bin / tool
             exe.write_text(f"#!{sys.executable}\n" + source)
             exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
@@ -57,3 +57,33 @@ class FakeConda:
 @pytest.fixture
 def fake_conda(tmp_path: Path, conda_channel: Path) -> FakeConda:
     return FakeConda(tmp_path / "fake", conda_channel)
+
+
+@pytest.fixture(scope="session")
+def real_conda() -> Path:
+    """The real conda (conda's source, classic solver): CUENV_TEST_CONDA from .ci/run, else installed
+    once into .test-cache by the vendored install.sh (realconda.py)."""
+    import realconda
+
+    try:
+        return realconda.conda_exe()
+    except LookupError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def conda_overlay(real_conda: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What makes `conda` the real one: PATH first, its package cache and HOME in the session's tmp
+    folder (conda writes ~/.conda/environments.txt). Lay it over a test's own environment."""
+    root = tmp_path_factory.mktemp("real-conda")
+    return {"PATH": f"{real_conda.parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}", "HOME": str(root / "home"),
+            "CONDA_PKGS_DIRS": str(root / "pkgs")}
+
+
+@pytest.fixture
+def conda_environ(conda_overlay: dict[str, str]) -> dict[str, str]:
+    """This test's environment (its own CUENV_HOME) with the real conda first on PATH."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONDA_", "MAMBA_"))}
+    return {**environ, **conda_overlay}

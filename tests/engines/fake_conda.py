@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A stand-in for conda, mamba and micromamba: records its argv, replays a recorded --json answer.
+"""A stand-in for mamba and micromamba: records its argv, replays a recorded --json answer.
 
-Installed as ``<bin>/conda`` (or mamba, micromamba) by ``tests/engines/conftest.py``. Environment:
+Installed as ``<bin>/mamba`` and ``<bin>/micromamba`` by ``tests/engines/conftest.py`` (conda itself is
+tested for real: test_engine_conda_real.py). Environment:
 FAKE_CONDA_RECORDINGS (the recordings folder), FAKE_CONDA_LOG (JSON lines: argv and the CONDA_* variables it saw), FAKE_CONDA_SCENARIO
-(success | notfound | unsatisfiable | hashmismatch), FAKE_CONDA_CHANNEL (the local test channel
+(success | notfound | unsatisfiable), FAKE_CONDA_CHANNEL (the local test channel
 whose repodata fills the recordings' hash placeholders). With ``--file EXPLICIT`` it also writes
 ``conda-meta/*.json`` for each URL, as a real install would.
 """
@@ -52,22 +53,11 @@ if scenario == "install":
         url, _, digest = line.partition("#")
         fn = url.rsplit("/", 1)[-1]
         rec = dict(records[fn], url=url, fn=fn, channel=url.rsplit("/", 2)[0])
-        if digest not in (rec["sha256"], rec["md5"]):  # like conda: every download checked before linking
-            bad = json.loads((RECORDINGS / "conda-hashmismatch.json").read_text())["stdout"]
-            for key, value in {"{URL}": url, "{EXPECTED}": digest, "{ACTUAL}": rec["sha256"], "{PKGS}": "/tmp/pkgs"}.items():
-                bad = bad.replace(key, value)
-            sys.stdout.write(bad)
-            sys.exit(1)
+        assert digest in (rec["sha256"], rec["md5"]), "cuenv checks local packages before the tool runs"
         wanted.append(rec)
     for rec in wanted:
         stem = rec["fn"].removesuffix(".conda").removesuffix(".tar.bz2")
         (meta / f"{stem}.json").write_text(json.dumps(rec))
-        if tool == "conda":  # conda --json reports each download as its JSONProgressBar does (see SOURCES.md)
-            name_version, size = f"{rec['name']}-{rec['version']}", f"{rec.get('size', 0) // 1024} KB"
-            desc = f"{name_version:<20.20} | {size:<9} | "  # conda's "%-20.20s | %-9s | "
-            for fraction in (0.0, 0.5):
-                sys.stdout.write(f'{{"fetch":"{desc}","finished":false,"maxval":1,"progress":{fraction:f}}}\n\0')
-            sys.stdout.write(f'{{"fetch":"{desc}","finished":true,"maxval":1,"progress":1}}\n\0')
 sys.stdout.write(fill(recording["stdout"]))
 sys.stderr.write(fill(recording["stderr"]))
 sys.exit(recording["returncode"])

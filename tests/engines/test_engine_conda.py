@@ -1,6 +1,8 @@
-"""conda, mamba and micromamba through fake executables replaying recorded --json output.
+"""mamba and micromamba through fake executables replaying recorded --json output.
 
-The fakes (fake_conda.py) log their argv, so these tests pin the exact command lines built.
+Neither can be installed here (their compiled libmamba is not on PyPI); conda itself is tested for
+real in test_engine_conda_real.py. The fakes (fake_conda.py) log their argv, so these tests pin the
+exact command lines built.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from cuenv.engines.base import (
 )
 from cuenv.engines.conda import FetchProgress, explicit_file, fetch_event, last_json
 
-TOOLS = ("conda", "mamba", "micromamba")
+TOOLS = ("mamba", "micromamba")
 TARGET = Target(cuda="12.4", glibc="2.36")
 
 
@@ -48,7 +50,6 @@ def test_solve_parses_the_dry_run_into_a_lock(tool, fake_conda, conda_channel: P
     prefix = argv[argv.index("--prefix") + 1]
     expected = ["create", "--dry-run", "--json", "--yes", "--prefix", prefix, "--override-channels",
                 "-c", conda_channel.as_uri()]
-    expected += ["--solver=libmamba"] if tool == "conda" else []
     assert argv == expected + ["cuda-cudart", "cuda-version 12.1.*"]
     assert call["env"]["CONDA_OVERRIDE_CUDA"] == "12.4" and call["env"]["CONDA_OVERRIDE_GLIBC"] == "2.36"
     assert Path(call["env"]["CONDA_PKGS_DIRS"]).name == "pkgs"  # an empty cache: FETCH lists every package
@@ -102,7 +103,7 @@ def test_install_from_the_lock_with_hashes(tool, fake_conda, conda_channel: Path
 
 
 def test_explicit_file_carries_sha256_else_md5(fake_conda, conda_channel: Path, cache_dir: Path) -> None:
-    solution = get_engine("conda", fake_conda.environ).solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
+    solution = get_engine("micromamba", fake_conda.environ).solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
     cudart, version = solution.packages
     md5_only = dataclasses.replace(solution, packages=(cudart, dataclasses.replace(version, sha256=None)))
     assert explicit_file(md5_only).splitlines()[2:] == [
@@ -110,16 +111,21 @@ def test_explicit_file_carries_sha256_else_md5(fake_conda, conda_channel: Path, 
     ]
     with pytest.raises(HashMismatch):
         explicit_file(dataclasses.replace(solution, packages=(dataclasses.replace(cudart, sha256=None, md5=None),)))
+    # a conda before 24.9 reads only md5 after the '#': the md5 wherever the lock has one
+    assert explicit_file(solution, sha256=False).splitlines()[3:] == [f"{cudart.url}#{cudart.md5}", f"{version.url}#{version.md5}"]
 
 
-def test_edited_hash_is_refused_by_the_tool(fake_conda, conda_channel: Path, tmp_path: Path, cache_dir: Path) -> None:
-    engine = get_engine("conda", fake_conda.environ)
+def test_edited_hash_of_a_local_package_is_refused_before_the_tool_runs(fake_conda, conda_channel: Path, tmp_path: Path,
+                                                                       cache_dir: Path) -> None:
+    """conda copies a file:// package without checking it; cuenv checks such packages itself."""
+    engine = get_engine("micromamba", fake_conda.environ)
     solution = engine.solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
     edited = dataclasses.replace(solution, packages=tuple(dataclasses.replace(p, sha256="0" * 64) for p in solution.packages))
     with pytest.raises(HashMismatch) as info:
         engine.install(tmp_path / "p", edited, cache_dir=cache_dir)
-    assert info.value.expected == "0" * 64
+    assert info.value.expected == "0" * 64 and info.value.actual == solution.packages[0].sha256
     assert engine.installed(tmp_path / "p") == ()
+    assert "--file" not in fake_conda.calls()[-1]["argv"]  # the tool never ran
 
 
 def test_auto_picks_the_fake_micromamba(fake_conda) -> None:
@@ -136,18 +142,6 @@ def test_missing_tool(tmp_path: Path, conda_channel: Path) -> None:
 
 def test_last_json_takes_the_final_object() -> None:
     assert last_json('DryRunExit: Dry run.\n{"a": {"b": 1}}\n{"c": 2}\n') == {"c": 2}
-
-
-def test_conda_downloads_become_events_with_bytes(fake_conda, conda_channel: Path, tmp_path: Path, cache_dir: Path) -> None:
-    engine = get_engine("conda", fake_conda.environ)
-    solution = engine.solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
-    seen: list[tuple[str, str, int | None]] = []
-    engine.install(tmp_path / "envs" / "cu121", solution, cache_dir=cache_dir,
-                   progress=lambda event, detail="", *, nbytes=None: seen.append((event, detail, nbytes)))
-    for pkg in (p for p in solution.packages if p.kind == "conda"):  # by name: conda's "name-version" found
-        mine = [e for e, d, _ in seen if d == pkg.name]
-        assert mine[0] == "download" and mine[-1] == "downloaded", (pkg.name, seen)
-    assert not [d for e, d, _ in seen if e == "output" and '"fetch"' in d]
 
 
 def _pkg(name: str, version: str, size: int | None) -> Package:
