@@ -79,16 +79,22 @@ def _lock(ctx: Context) -> Result:
         sys.stderr.write(f"warning: {f.message}\n")
     lock = made.lock
     text = lockfile.dump(lock)
+    if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
+        text = "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + text
+        for n, why in made.unpinned:
+            sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")
     counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)
     data = {"lock": a.output, "source": made.source, "engine": lock.engine, "platforms": list(lock.platforms),
-            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"]}
+            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"],
+            "pinned": list(made.pinned), "unpinned": [{"name": n, "why": why} for n, why in made.unpinned]}
     if a.output == "-":
         if ctx.json:
             return Result(data={**data, "text": text})
         sys.stdout.write(text)
         return Result()
     write_text(Path(a.output), text)
-    return Result(data=data, text=f"Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
+    found = f"Installed outside cuenv, locked from their index: {', '.join(made.pinned)}.\n" if made.pinned else ""
+    return Result(data=data, text=f"{found}Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
                                   f"{_resolved(lock)}")
 
 
