@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 
 VERBS: Final = ("add", "remove", "upgrade")
 JOURNAL: Final = "change.json"
-# The environment's own installer (issue 26 §2): seeded into every venv, not one of its packages.
-INSTALLER: Final = "pip"
 _NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -120,9 +118,8 @@ def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
 
 
 def _way_forward(meta: Mapping[str, Any]) -> str:
-    return ("For another CUDA release or framework build, make a new environment from the recipe that has it "
-            f"(`cuenv recipes` lists them; `cuenv suggest` names the one for this machine), e.g. "
-            f"`cuenv create RECIPE -n {meta.get('name', 'NEW')}-next`.")
+    return ("For another CUDA release or framework build, make a new environment beside this one: "
+            "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
@@ -143,7 +140,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
             "environments only, for now.",
             hint=f"Install into its pip layer with `cuenv run {name} -- python -m pip install PKG`, "
                  "or add the package to a recipe and `cuenv create` it.")
-    before = tuple(p for p in engine.installed(record.path) if not (p.name == INSTALLER and not p.url))
+    before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
     if verb == "remove":
@@ -279,8 +276,7 @@ def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[
         raise ChangeRefused(
             f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} wheels ({', '.join(odd)}) into "
             f"{draft.name!r}, a CUDA {stack_cuda or want} environment; one venv holds one CUDA major.",
-            hint=f"Ask for its CUDA {want} build (e.g. `...-cu{want}` or `...-cuda{want}x`), or " + _way_forward(meta)[0].lower()
-            + _way_forward(meta)[1:])
+            hint=f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " + _way_forward(meta))
     framework = (meta.get("stack") or {}).get("variant")
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
@@ -481,8 +477,7 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
     if engine.family != "venv":
         return AsInstalled(own, (), (), False)
-    recorded = {p.name for p in own.packages}
-    now = tuple(p for p in engine.installed(record.path) if not (p.name == INSTALLER and p.name not in recorded and not p.url))
+    now = engine.installed(record.path)
     found = drift(own.packages, now)
     if not found:
         return AsInstalled(own, (), (), False)
