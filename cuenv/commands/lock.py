@@ -81,9 +81,8 @@ def _lock(ctx: Context) -> Result:
     for f in made.warnings:
         sys.stderr.write(f"warning: {f.message}\n")
     lock = made.lock
-    text = lockfile.dump(lock)
+    text = make.lock_text(made)
     if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
-        text = "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + text
         for n, why in made.unpinned:
             sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")
     counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)

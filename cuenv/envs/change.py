@@ -543,3 +543,23 @@ def record_installed(settings: Settings, environ: Mapping[str, str], name: str) 
             meta["resolved"] = resolved_versions(got.solution.packages)
             store.write_meta(name, meta)
     return got
+
+
+def drift_warning(settings: Settings, environ: Mapping[str, str], name: str) -> str | None:
+    """What an export or image of environment ``name`` would leave out or get wrong: the packages installed
+    since its solution was recorded (pip, uv pip) or removed from it; None when it is as recorded."""
+    from cuenv.engines import Solution, get_engine
+    from cuenv.envs.store import Store
+    from cuenv.lock.model import drift
+
+    record = Store.from_settings(settings).get(name)
+    try:
+        own = Solution.from_json(folder.read_solution(record.path))
+    except (OSError, ValueError):
+        return None
+    found = drift(own.packages, get_engine(record.meta["engine"], environ).installed(record.path))
+    if not found:
+        return None
+    listed = "; ".join(found.lines()[:6]) + ("; ..." if len(found.lines()) > 6 else "")
+    return (f"{name!r} drifted from its lock ({listed}): the export holds the locked packages. "
+            f"`cuenv lock {name} -o {name}.lock` records the environment as it is; then export again.")

@@ -170,6 +170,14 @@ def write_text(path: Path, text: str) -> None:
         raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None
 
 
+class OverwriteRefused(UsageError):
+    """Writing would replace someone's different file: asked first (a prompt, a dialog) or refused."""
+
+    def __init__(self, problem: str, *, hint: str | None = None) -> None:
+        super().__init__(f"Not written: {problem}.", hint=hint)
+        self.problem = problem
+
+
 def overwrite_problem(path: Path, text: str) -> str | None:
     """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
     the same text. A cuenv lockfile there says whose it is; anything else is just "a different file"."""

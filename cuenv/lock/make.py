@@ -134,6 +134,13 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
     return Made(lock, f"recipe {ref}", tuple(f for f in plan.findings if f.severity == "error"))
 
 
+def lock_text(made: Made) -> str:
+    """The lockfile's text: the lock, with the installed packages no lock can pin named first (issue 26 §3)."""
+    from cuenv.lock import model as lockfile
+
+    return "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + lockfile.dump(made.lock)
+
+
 def contract_line(lock: Lock) -> str:
     """One line saying what a machine needs to run the lock."""
     c = lock.contract
