@@ -440,12 +440,16 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     meta["resolved"] = resolved_versions(after)
     meta["lock_hash"] = lock_hash
     site = site_packages(record.path)
-    if site is not None:
+    moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
+    if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
         build_cuda_home(record.path / CUDA_HOME_DIR, nvidia_components(site))
-    meta["layout"] = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
+    layout = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
+    changed_layout = layout != meta.get("layout")
+    meta["layout"] = layout
     meta["size_bytes"] = disk_usage(record.path)
     store.write_meta(record.name, meta)
-    render_activation(store, record.name, settings)
+    if changed_layout:  # new library folders: the activation scripts name them
+        render_activation(store, record.name, settings)
 
 
 def _req_name(text: str) -> str:
