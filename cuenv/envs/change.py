@@ -251,7 +251,8 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     glibc = getattr(detect(engine.environ, cache_dir=settings.cache_dir), "glibc", None)
     try:
         return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=glibc,
-                                           cache_dir=settings.cache_dir, provided=provided))
+                                           cache_dir=settings.cache_dir, provided=provided,
+                                           interpreter=record.path / "bin" / "python"))
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
@@ -501,8 +502,8 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
                           requirements=(f"{pkg.name}=={pkg.version}",), index_urls=indexes)
         try:
             got = _uv(settings, environ).resolve_wheels(request, python=own.python or "3", glibc=None,
-                                                        cache_dir=settings.cache_dir,
-                                                        no_deps=True)
+                                                        cache_dir=settings.cache_dir, no_deps=True,
+                                                        interpreter=record.path / "bin" / "python")
         except _Error as exc:
             unpinned.append((pkg.name, f"{pkg.version} is on none of {', '.join(indexes)} ({exc.message.splitlines()[0]})"))
             del keep[pkg.name]
