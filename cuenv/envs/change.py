@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from cuenv.machine.model import Machine
 
 VERBS: Final = ("add", "remove", "upgrade")
-JOURNAL: Final = "change.json"
 _NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -311,7 +310,7 @@ def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[
 
 # -- applying ---------------------------------------------------------------------------------
 def journal_path(prefix: Path) -> Path:
-    return folder.meta_dir(prefix) / JOURNAL
+    return folder.change_journal(prefix)
 
 
 def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *, progress: Any = None) -> ChangePlan:
