@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -201,3 +202,23 @@ def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path)
     assert cli(*hint.split()[1:])[0] == 0
     code, out, err = cli("export", "live", "--format", "requirements")
     assert code == 0 and "six @ https://" in out and err == ""
+
+
+def test_after_cuenv_use_pip_is_the_environments_own(cuenv_exe, env: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    bindir = tmp_path / "bin"  # `cuenv` on PATH as a user has it
+    bindir.mkdir()
+    (bindir / "cuenv").write_text(f"#!/bin/sh\nexec {sys.executable} -m cuenv \"$@\"\n")
+    (bindir / "cuenv").chmod(0o755)
+    script = ('eval "$(cuenv shell-init bash)"; cuenv use live >/dev/null 2>&1; command -v pip; '
+              'python -m pip --version; cuenv deactivate; command -v pip || echo none')
+    done = subprocess.run([bash, "--norc", "--noprofile", "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": f"{bindir}:/usr/bin:/bin"})
+    lines = done.stdout.splitlines()
+    assert lines[0] == str(env / "bin" / "pip"), done.stderr
+    assert f"from {_site(env) / 'pip'} " in lines[1]
+    assert lines[2] != lines[0]
