@@ -13,6 +13,7 @@ from typing import Final, Iterable, Mapping
 GROUPS: Final = (
     ("This machine and the recipes", ("info", "recipes", "check", "suggest", "doctor")),
     ("Environments", ("create", "adopt", "list", "run", "test", "remove", "tui")),
+    ("Change an environment", ("add", "install", "upgrade", "uninstall")),
     ("This shell", ("use", "deactivate", "shell-init", "init", "allow", "deny")),
     ("Reproduce and ship", ("lock", "sync", "export", "image", "pack", "unpack")),
     ("cuenv itself", ("config", "completion")),

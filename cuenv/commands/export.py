@@ -33,6 +33,11 @@ def run(ctx: Context) -> Result:
     a = ctx.args
     module = format_module(a.fmt)
     source = load_source(ctx.settings, a.name)
+    from cuenv.envs.change import drift_warning
+
+    drifted = drift_warning(ctx.settings, ctx.environ, a.name)
+    if drifted:  # issue 26 §3: never an export without numpy and no word about it
+        sys.stderr.write(f"warning: {drifted}\n")
     outputs = module.export(source, {"base": a.base})
     if a.output is None:
         if len(outputs) != 1 or not isinstance(outputs[0].content, str):

@@ -100,6 +100,11 @@ def _build(ctx: Context) -> Result:
 
         dest = push.parse_destination(a.push)  # a bad destination stops before the long build
     source = load_source(ctx.settings, a.name)
+    from cuenv.envs.change import drift_warning
+
+    drifted = drift_warning(ctx.settings, ctx.environ, a.name)
+    if drifted:  # issue 26 §3
+        sys.stderr.write(f"warning: {drifted}\n")
     outputs = format_module("dockerfile").export(source, {"base": a.base})
     builder = find_builder(ctx.environ, wanted=a.builder)
     if output is not None:

@@ -28,6 +28,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("-n", "--name", help="environment to sync (default: the lock's recipe name)")
         parser.add_argument("--engine", choices=ENGINE_NAMES, help="install with this engine (default: the lock's)")
         parser.add_argument("--force", action="store_true", help="install even when this machine fails the lock's contract")
+        parser.add_argument("-y", "--yes", action="store_true",
+                            help="remove or change installed packages the lock lacks without asking")
         return
     parser.add_argument("target", metavar="NAME|RECIPE", help="an environment, or a recipe (solved without installing)")
     parser.add_argument("file", nargs="?", metavar="FILE", help="with --check: the lockfile to compare against")
@@ -39,7 +41,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--recipe", action="store_true", help="treat NAME as a recipe even if an environment has that name")
     parser.add_argument("--engine", choices=CHOICES, help="solve a recipe with this engine")
     parser.add_argument("--python", metavar="X.Y", help="Python version for a recipe lock")
-    parser.add_argument("--force", action="store_true", help="lock a recipe even when the target machine fails the check")
+    parser.add_argument("--force", action="store_true",
+                        help="write over a different FILE without asking; lock a recipe even when the target machine fails the check")
     parser.add_argument("--target-driver", metavar="VERSION", help="solve and check for a machine with this driver")
     parser.add_argument("--target-gpu", action="append", default=[], metavar="NAME", help="a GPU of that machine (repeat)")
     parser.add_argument("--target-cc", action="append", default=[], metavar="X.Y", help="a GPU of that machine by compute capability")
@@ -60,7 +63,7 @@ def run(ctx: Context) -> Result:
 def _lock(ctx: Context) -> Result:
     from cuenv.lock import make
     from cuenv.lock import model as lockfile
-    from cuenv.lock.io import write_text
+    from cuenv.lock.io import overwrite_problem, write_text
     from cuenv.machine.driver import detect
 
     a = ctx.args
@@ -79,18 +82,39 @@ def _lock(ctx: Context) -> Result:
     for f in made.warnings:
         sys.stderr.write(output(f"warning: {f.message}\n"))
     lock = made.lock
-    text = lockfile.dump(lock)
+    text = make.lock_text(made)
+    if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
+        for n, why in made.unpinned:
+            sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")
     counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)
     data = {"lock": a.output, "source": made.source, "engine": lock.engine, "platforms": list(lock.platforms),
-            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"]}
+            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"],
+            "pinned": list(made.pinned), "unpinned": [{"name": n, "why": why} for n, why in made.unpinned]}
     if a.output == "-":
         if ctx.json:
             return Result(data={**data, "text": text})
         sys.stdout.write(text)
         return Result()
+    problem = overwrite_problem(Path(a.output), text)
+    if problem and not a.force:
+        again = f"cuenv lock {a.target} -o {a.output} --force" + "".join(f" --platform {p}" for p in a.platform)
+        if not confirm_overwrite(problem):
+            from cuenv.errors import UsageError
+
+            raise UsageError(f"Not written: {problem}.", hint=f"Write over it with `{again}`, or choose another -o FILE.")
     write_text(Path(a.output), text)
-    return Result(data=data, text=f"Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
+    found = f"Installed outside cuenv, locked from their index: {', '.join(made.pinned)}.\n" if made.pinned else ""
+    return Result(data=data, text=f"{found}Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
                                   f"{_resolved(lock)}")
+
+
+def confirm_overwrite(problem: str) -> bool:
+    """Ask on a terminal whether to write over another file; False (never asked) elsewhere."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    sys.stderr.write(f"{problem}. Overwrite it? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
 
 def _resolved(lock) -> str:
@@ -119,8 +143,20 @@ def _check(ctx: Context) -> Result:
     if checked.matches:
         return Result(data=data, text=f"{a.target!r} matches {a.file} ({checked.packages} packages).")
     lines = [f"{a.target!r} drifted from {a.file}:"] + ["  " + ln for ln in checked.drift.lines()]
-    lines.append(f"Fix it with `cuenv sync {a.file} -n {a.target}`, or re-lock with `cuenv lock {a.target} -o {a.file}`.")
+    lines += drift_fixes(checked.drift, name=a.target, lock_path=a.file)
     return Result(data=data, text="\n".join(lines), exit_code=1)
+
+
+def drift_fixes(drift, *, name: str, lock_path: str) -> list[str]:  # noqa: ANN001 - cuenv.lock.model.Drift
+    """Two fixes, each clearing the drift when run as written: the environment back to the lock, or the lock
+    to the environment as it is now (a package installed from a local path or editable is named: no lock can pin it)."""
+    local = [p.name for p in drift.added if p.url.startswith("file:")]
+    out = [f"Fix it: `cuenv sync {lock_path} -n {name} -y` puts the lock's packages back"
+           + (" (removing what it lacks)" if drift.added else "")
+           + f", or `cuenv lock {name} -o {lock_path} --force` records the environment as it is now."]
+    if local:
+        out.append(f"Not lockable (a local path or editable install): {', '.join(local)}; the lock names them in a comment.")
+    return out
 
 
 def _sync(ctx: Context) -> Result:
@@ -129,9 +165,28 @@ def _sync(ctx: Context) -> Result:
 
     a = ctx.args
     progress = for_command(ctx)
+
+    def confirm(name: str, drift) -> bool:  # noqa: ANN001 - cuenv.lock.model.Drift
+        """Name what the sync would remove or change; ask on a terminal, refuse elsewhere unless -y."""
+        lines = [f"- {p.name} {p.version} (installed, not in {a.file}: removed)" for p in drift.added]
+        lines += [f"~ {old.name} {new.version} -> {old.version} (as locked)" for old, new in drift.changed]
+        for line in [f"Syncing {name!r} to {a.file} would change what is installed:", *["  " + ln for ln in lines]]:
+            sys.stderr.write(line + "\n")
+        if a.yes:
+            return True
+        if not sys.stdin.isatty():
+            from cuenv.errors import UsageError
+
+            raise UsageError(f"Refusing to remove or change packages of {name!r} without confirmation on a "
+                             "non-interactive input.",
+                             hint=f"Run `cuenv sync {a.file} -n {name} -y`, or keep them: `cuenv lock {name} -o {a.file} --force`.")
+        sys.stderr.write("Go on? [y/N] ")
+        sys.stderr.flush()
+        return sys.stdin.readline().strip().lower() in {"y", "yes"}
+
     try:
         done = sync(ctx.settings, ctx.environ, lock_path=a.file, name=a.name, engine=a.engine, force=a.force,
-                    progress=progress, warn=lambda line: progress.note(f"warning: {line}"))
+                    progress=progress, warn=lambda line: progress.note(f"warning: {line}"), confirm=confirm)
     finally:
         progress.done()
     plan = done.plan

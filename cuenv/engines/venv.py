@@ -49,6 +49,10 @@ CUDA_HOME_DIR: Final = Path(".cuenv") / "cuda"
 # What install verified, kept beside the venv: uv's direct_url.json records the URL but not the
 # wheel's sha256, and drift checks (issue 6) compare hashes.
 INSTALLED_LOCK: Final = Path(folder.META_DIR) / folder.SOLUTION_FILE
+# The environment's own installer (issue 26 §2): seeded into every venv so that `pip` and `python -m pip`
+# inside `cuenv use`/`run` install into the environment, never into the base interpreter. A tool of the
+# environment, not one of its packages: left out of what it holds unless a solution names it.
+INSTALLER: Final = "pip"
 
 # uv --python-platform knows these manylinux levels (uv 0.13); a target's glibc picks the highest <= it.
 _MANYLINUX: Final = (17, 28, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40)
@@ -353,13 +357,16 @@ class VenvEngine(Engine):
         return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
 
     def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
-                       provided: Mapping[str, str] | None = None, no_deps: bool = False) -> tuple[Package, ...]:
+                       provided: Mapping[str, str] | None = None, no_deps: bool = False,
+                       interpreter: Path | None = None) -> tuple[Package, ...]:
         """``request.requirements`` resolved to exact wheels (URL and sha256) for ``python`` on the request's
         platform, with its indexes (through their mirrors), find-links pages, constraints and --pre; its
         --hash values checked.
 
         ``provided``: distributions already in the prefix (name -> version): they constrain the resolution
         and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
+        ``interpreter``: an interpreter of ``python`` to name to uv, which then skips its search of PATH
+        (0.4 s where PATH has pyenv's shims; issue 26's benchmark).
         """
         if not request.requirements:
             return ()
@@ -380,6 +387,8 @@ class VenvEngine(Engine):
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
                     "--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc),
                     "--only-binary", ":all:", *index_args(fetch_from)]
+            if interpreter is not None:
+                args += ["--python", str(interpreter)]
             for url in request.find_links:
                 args += ["--find-links", url]
             if request.prerelease:
@@ -479,12 +488,29 @@ class VenvEngine(Engine):
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
                 sizes={p.name: p.size for p in solution.packages},
             )
+        if not any(p.name == INSTALLER for p in solution.packages):
+            self.seed_installer(prefix, cache_dir=cache_dir, progress=progress)
         site = site_packages(prefix)
         if site is not None:
             build_cuda_home(prefix / CUDA_HOME_DIR, nvidia_components(site))
         (prefix / INSTALLED_LOCK).write_text(json.dumps(solution.to_json(), indent=1, sort_keys=True), encoding="utf-8")
         emit(progress, "done", str(prefix))
         return None
+
+    def seed_installer(self, prefix: Path, *, cache_dir: Path, progress: Progress | None = None) -> None:
+        """pip into the venv, from uv's cache when it has it (no index asked), else from the index. Where it
+        cannot be had, ``bin/pip`` says so and how to add it instead of falling through to another pip on PATH."""
+        python = str(prefix / "bin" / "python")
+        args = ["pip", "install", "--python", python, INSTALLER, "--link-mode", "hardlink"]
+        for extra in (["--offline"], []):
+            done = runner.run([self._uv(), *args, *extra], timeout=300, env=self._env(cache_dir), check=False)
+            if done.returncode == 0:
+                return
+        emit(progress, "output", f"pip could not be installed into {prefix}: {runner.stderr_tail(done.stderr, lines=1)}")
+        shim = prefix / "bin" / "pip"
+        shim.write_text("#!/bin/sh\necho 'cuenv: this environment has no pip; add it with `cuenv add -n "
+                        f"{prefix.name} pip`' >&2\nexit 127\n", encoding="utf-8")
+        shim.chmod(0o755)
 
     # read a prefix ----------------------------------------------------------------------------
     def layout(self, prefix: Path) -> CudaLayout:
@@ -506,7 +532,9 @@ class VenvEngine(Engine):
             return ()
         verified = {(p.name, p.version, p.url): p for p in recorded_packages(prefix)}
         by_name = {(p.name, p.version, ""): p for p in recorded_packages(prefix)}
-        found = (p for p in map(dist_info_package, site.glob("*.dist-info")) if p)
+        recorded = {p.name for p in recorded_packages(prefix)}
+        found = (p for p in map(dist_info_package, site.glob("*.dist-info"))
+                 if p and not (p.name == INSTALLER and p.name not in recorded))
         # A package that is still the verified artifact keeps the hash install checked. One installed
         # by name and hash from an index (through a mirror) has no direct_url.json: its recorded
         # entry is the artifact uv verified.

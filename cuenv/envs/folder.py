@@ -9,6 +9,8 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
     NAME/.cuenv/shims/                the CUDA tools the environment lacks, as shims (cuenv.activation.shims)
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
+    NAME/.cuenv/change.json           while `cuenv add/upgrade/uninstall` changes it: the packages before
+                                      (a kill -9 leaves it; the next change or lock undoes the change)
     .locks/NAME.lock                  one file lock per environment name, while it is held
     .claims/NAME                      "cuenv is building NAME": written before the engine makes the prefix,
                                       removed once NAME/.cuenv/complete proves it (a kill -9 leaves it)
@@ -32,6 +34,7 @@ COMPLETE: Final = "complete"
 LOCKS_DIR: Final = ".locks"
 CLAIMS_DIR: Final = ".claims"
 SHIMS_DIR: Final = "shims"
+CHANGE_FILE: Final = "change.json"
 
 
 def meta_dir(prefix: Path) -> Path:
@@ -46,6 +49,11 @@ def activate_script(meta: Path, shell: str) -> Path:
 def shims_dir(prefix: Path) -> Path:
     """Where the shims of the CUDA tools an environment lacks live (put on PATH after its own bin folders)."""
     return prefix / META_DIR / SHIMS_DIR
+
+
+def change_journal(prefix: Path) -> Path:
+    """Where an unfinished change of the environment's packages keeps what was installed before it."""
+    return prefix / META_DIR / CHANGE_FILE
 
 
 def solution_path(prefix: Path) -> Path:

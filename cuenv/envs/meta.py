@@ -143,6 +143,13 @@ _CUDA_PACKAGES = {
     "cudnn": ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"),
     "nvcc": ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc", "cuda-nvcc"),
 }
+
+
+def cuda_package_names(key: str) -> tuple[str, ...]:
+    """The PyPI and conda names of one CUDA part ("libcudart", "cudnn", "nvcc"), as solutions list them."""
+    return _CUDA_PACKAGES.get(key, ())
+
+
 FRAMEWORK_PACKAGES: Final = (  # PyPI and conda names of frameworks, as solutions list them
     "torch", "pytorch", "paddlepaddle-gpu", "paddlepaddle", "tensorflow", "jax", "jaxlib")
 

@@ -249,6 +249,43 @@ def write_text(path: Path, text: str) -> None:
         raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None
 
 
+class OverwriteRefused(UsageError):
+    """Writing would replace someone's different file: asked first (a prompt, a dialog) or refused."""
+
+    def __init__(self, problem: str, *, hint: str | None = None) -> None:
+        super().__init__(f"Not written: {problem}.", hint=hint)
+        self.problem = problem
+
+
+def overwrite_problem(path: Path, text: str) -> str | None:
+    """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
+    the same text. A cuenv lockfile there says whose it is; anything else is just "a different file"."""
+    try:
+        old = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path} cannot be read ({exc.strerror or exc})"
+    if old == text:
+        return None
+    from cuenv.lock import model as lockfile
+
+    def owner(content: str) -> str | None:
+        try:
+            lock = lockfile.parse(content)
+        except (UsageError, ValueError):
+            return None
+        counts = ", ".join(f"{len(s.packages)} packages" for s in lock.solutions)
+        return f"{lock.recipe.get('name')} ({lock.engine}; {counts})"
+
+    theirs, ours = owner(old), owner(text)
+    if theirs is None:
+        return f"{path} already exists and is not this lock"
+    if ours is not None and theirs.split(" ")[0] != ours.split(" ")[0]:
+        return f"{path} holds the lock of {theirs}, another environment than this one ({ours})"
+    return f"{path} holds a different lock of {theirs}"
+
+
 def catalogue_extras(settings, lock) -> dict:
     """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
     (same content hash); a lock made from a recipe the reader lacks installs all the same."""

@@ -24,6 +24,9 @@ class Made:
     lock: Lock
     source: str  # "environment 'x'" or "recipe torch-cu121"
     warnings: tuple[Finding, ...] = ()  # the target machine's errors, when the lock was forced
+    # Installed in the environment, not by cuenv: pinned from their index, or (package, why) it cannot be (issue 26 §3)
+    pinned: tuple[str, ...] = ()
+    unpinned: tuple[tuple[str, str], ...] = ()
 
 
 def is_environment(settings: Settings, name: str) -> bool:
@@ -37,24 +40,26 @@ def is_environment(settings: Settings, name: str) -> bool:
 
 def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: str, platforms: Sequence[str],
                      here: Machine) -> Made:
-    """The environment's own solution; other ``platforms`` are solved from its recipe, unchanged since."""
-    from cuenv.engines import Solution
+    """The environment as it is installed (issue 26 §3: packages added by pip or uv pip too); other
+    ``platforms`` are solved from its recipe, unchanged since."""
+    from cuenv.envs.change import record_installed
     from cuenv.envs.store import Store
     from cuenv.lock import model as lockfile
 
-    record = Store.from_settings(settings).get(name)
     try:
-        own = Solution.from_json(folder.read_solution(record.path))
+        now = record_installed(settings, environ, name)
     except (OSError, ValueError) as exc:
         raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
                          hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
-    meta = record.meta
+    own = now.solution
+    meta = Store.from_settings(settings).get(name).meta
     wanted = list(platforms) or [own.platform]
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
         solutions += _solve_env_recipe(settings, environ, meta, own, others)
-    return Made(lockfile.for_environment(meta, solutions, here), f"environment {name!r}")
+    return Made(lockfile.for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned,
+                unpinned=now.unpinned)
 
 
 def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapping[str, Any], own: Solution,
@@ -69,6 +74,13 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapp
                          hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe --platform ...`.")
     version = meta["recipe"].get("version")
     kind, request = request_for(recipe, version, meta["engine"], own.python)
+    if kind == "venv" and meta.get("changes"):  # what `cuenv add` asked for since, and not what was uninstalled
+        from cuenv.envs.change import requirement_name
+
+        gone = {n for c in meta["changes"] if c.get("verb") == "remove" for n in c.get("asked", ())}
+        added = [a for c in meta["changes"] if c.get("verb") == "add" for a in c.get("asked", ())]
+        kept = [r for r in request.requirements if requirement_name(r) not in gone]
+        request = dataclasses.replace(request, requirements=tuple(dict.fromkeys([*kept, *added])))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta["engine"],
@@ -120,6 +132,13 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
     recipe = dict(plan.meta["recipe"], env=plan.meta.get("env_vars") or {})
     lock = lockfile.build(recipe=recipe, engine=plan.engine, stack=plan.stack, solutions=solutions, made_on=info)
     return Made(lock, f"recipe {ref}", tuple(f for f in plan.findings if f.severity == "error"))
+
+
+def lock_text(made: Made) -> str:
+    """The lockfile's text: the lock, with the installed packages no lock can pin named first (issue 26 §3)."""
+    from cuenv.lock import model as lockfile
+
+    return "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + lockfile.dump(made.lock)
 
 
 def contract_line(lock: Lock) -> str:

@@ -71,10 +71,17 @@ class Synced:
     updated: bool  # an existing environment was brought to the lock (else one was created)
 
 
+class SyncDeclined(UsageError):
+    """The user (or a non-interactive input without -y) did not allow a sync to remove or change packages."""
+
+
 def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None, engine: str | None,
-         force: bool, progress: Any = None, warn: Callable[[str], None] = lambda line: None) -> Synced:
+         force: bool, progress: Any = None, warn: Callable[[str], None] = lambda line: None,
+         confirm: Callable[[str, Drift], bool] | None = None) -> Synced:
     """Install exactly the lock's packages into environment ``name`` (created when absent); the lock's
-    hardware contract is checked first, and nothing is installed when the environment already matches."""
+    hardware contract is checked first, and nothing is installed when the environment already matches.
+    ``confirm(name, drift)`` is asked before a sync removes or changes installed packages (issue 26 §3);
+    a False answer changes nothing."""
     from cuenv.engines import get_engine
     from cuenv.envs.create import build_warnings, execute
     from cuenv.envs.store import Store
@@ -95,6 +102,9 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
         found = drift(plan.locked.packages, get_engine(have, environ).installed(existing.path))
         if not found and existing.meta.get("lock_hash") == plan.lock_hash:
             return Synced(plan, changed=False, updated=True)
+        if (found.added or found.changed) and confirm is not None and not confirm(plan.name, found):
+            raise SyncDeclined(f"Nothing synced: {plan.name!r} keeps its packages.",
+                               hint=f"Keep them in the lock instead: `cuenv lock {plan.name} -o {lock_path} --force`.")
     for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=force) + list(read.warnings):
         warn(line)
     plan = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)

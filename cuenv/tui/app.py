@@ -38,6 +38,8 @@ class CuenvApp(WorkerErrors, App[str]):
     TITLE = "cuenv"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        # Ctrl-C quits, as in every terminal program (issue 26 §4): Textual's default is copy plus a toast.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("1", "tab('envs')", "Envs", show=False),
         Binding("2", "tab('recipes')", "Recipes", show=False),

@@ -219,14 +219,19 @@ class Services:
 
         return export_environment(self.settings, name=name, fmt=fmt, out_dir=Path(out_dir), force=force)
 
-    def lock(self, name: str, path: Path) -> Any:
-        """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports."""
+    def lock(self, name: str, path: Path, *, force: bool = False) -> Any:
+        """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports. A different
+        file at PATH raises cuenv.lock.io.OverwriteRefused unless ``force`` (the view asks first, issue 26 §4)."""
         from cuenv.lock import make
         from cuenv.lock import model as lockfile
-        from cuenv.lock.io import write_text
+        from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
 
         made = make.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
-        write_text(path, lockfile.dump(made.lock))
+        text = make.lock_text(made)
+        problem = overwrite_problem(path, text)
+        if problem and not force:
+            raise OverwriteRefused(problem)
+        write_text(path, text)
         return {"lock": str(path), "source": made.source, "hash": lockfile.content_hash(made.lock)}
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:

@@ -326,9 +326,28 @@ class EnvironmentsView(WorkerErrors, Vertical):
         self.app.push_screen(PathScreen(f"Write a lockfile of {name} to:", "cuenv.lock"), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Writing the lockfile")
-    def write_lock(self, name: str, path: Path) -> None:  # not `lock`: that is Widget.lock
-        self.services.lock(name, path)
+    def write_lock(self, name: str, path: Path, force: bool = False) -> None:  # not `lock`: that is Widget.lock
+        from cuenv.lock.io import OverwriteRefused
+
+        try:
+            self.services.lock(name, path, force=force)
+        except OverwriteRefused as exc:  # someone's file is there: ask, as the command line does (issue 26 §4)
+            self.app.call_from_thread(self._ask_overwrite, name, path, exc.problem)
+            return
+        self.post_message(msg.EnvironmentsChanged())  # the detail's lock status follows the new file
         self.post_message(msg.ActionDone(f"Wrote the lockfile of {name} to {path}."))
+
+    def _ask_overwrite(self, name: str, path: Path, problem: str) -> None:
+        from cuenv.tui.screens.modals import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.write_lock(name, path, True)
+            else:
+                self.post_message(msg.ActionDone(f"Kept {path}; nothing written."))
+
+        self.app.push_screen(ConfirmScreen(f"Overwrite {path}?", problem[0].upper() + problem[1:] + ".", yes="Overwrite"),
+                             answered)
 
     def action_doctor(self) -> None:
         self.doctor(self.selected)

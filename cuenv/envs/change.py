@@ -1,0 +1,569 @@
+"""Changing an environment in place: add, remove and upgrade packages (issue 26 §1).
+
+Every change is planned before anything is downloaded or installed:
+
+1. the environment's packages as they are (``engine.installed``), its pins held: every installed
+   package is a constraint (``name==version``) of the solve, so an add can never move the CUDA
+   runtime, cuDNN or the framework build; an upgrade frees only the packages it names;
+2. the new wheels resolved by uv against those pins (metadata only, no install);
+3. the result checked: one CUDA major in the venv, the framework's CUDA build kept, the CUDA
+   release of any new NVIDIA runtime package against this machine's driver (cuenv.knowledge.compat),
+   a removal that nothing installed still needs. A refusal names the cause and the way forward.
+
+Then :func:`apply` installs exactly the planned artifacts by URL and hash (``--no-deps``: nothing
+else moves), records the new package set as the environment's solution (so `cuenv lock` writes
+it) and the change in meta.json (``changes``), all under the environment's file lock.
+
+Interruptions: before touching the prefix a journal (``.cuenv/change.json``) keeps the package
+set before the change. Ctrl-C or a failure undoes the change at once; after a kill -9 the journal
+is still there and the next change, lock or sync of that environment puts the previous packages
+back first (:func:`recover`). An add never touches the files of installed packages, so the
+environment stays usable even before that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
+
+from cuenv.envs import folder
+from cuenv.errors import CuenvError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.envs.store import EnvRecord
+    from cuenv.knowledge.stack import Finding
+    from cuenv.machine.model import Machine
+
+VERBS: Final = ("add", "remove", "upgrade")
+_NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+class ChangeRefused(CuenvError):
+    """A change that would break the environment's CUDA contract: refused before any download."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangePlan:
+    name: str
+    verb: str
+    asked: tuple[str, ...]
+    before: tuple[Any, ...]  # cuenv.engines.Package: the environment's packages now
+    install: tuple[Any, ...] = ()  # exact artifacts to install (new, or replacing one of the same name)
+    uninstall: tuple[str, ...] = ()  # names to remove
+    already: tuple[str, ...] = ()  # asked for, already satisfied
+    findings: tuple[Any, ...] = ()  # warnings the change goes on with
+
+    @property
+    def after(self) -> tuple[Any, ...]:
+        gone = set(self.uninstall) | {p.name for p in self.install}
+        return tuple(sorted([p for p in self.before if p.name not in gone] + list(self.install), key=lambda p: p.name))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.install or self.uninstall)
+
+    def lines(self) -> list[str]:
+        old = {p.name: p for p in self.before}
+        out = []
+        for pkg in self.install:
+            prev = old.get(pkg.name)
+            out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
+        out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
+                "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
+                "already": list(self.already), "changes": self.lines()}
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(text: str) -> str:
+    """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from cuenv.trust import requirements as trusted
+
+    problem = trusted.requirement_problem(text)
+    if problem:
+        raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
+                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
+    try:
+        return canonical(Requirement(text).name)
+    except InvalidRequirement as exc:
+        raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
+                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
+
+
+def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
+    """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
+    framework that the environment was checked and recorded for."""
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES, cuda_package_names
+
+    names = {p.name for p in before}
+    out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
+    out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
+    out.update({n: "the environment's framework build" for n in FRAMEWORK_PACKAGES if n in names})
+    return out
+
+
+def _way_forward(meta: Mapping[str, Any]) -> str:
+    return ("For another CUDA release or framework build, make a new environment beside this one: "
+            "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
+
+
+def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
+         machine: Machine) -> ChangePlan:
+    """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed."""
+    from cuenv.engines import get_engine
+    from cuenv.envs.store import Store
+
+    if verb not in VERBS:
+        raise UsageError(f"Unknown change {verb!r}.", hint=f"Use one of: {', '.join(VERBS)}.")
+    if not packages:
+        raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
+    record = Store.from_settings(settings).get(name)
+    engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    if engine.family != "venv":
+        raise UsageError(
+            f"Environment {name!r} is a conda prefix ({record.meta['engine']}); cuenv changes the packages of venv "
+            "environments only, for now.",
+            hint=f"Install into its pip layer with `cuenv run {name} -- python -m pip install PKG`, "
+                 "or add the package to a recipe and `cuenv create` it.")
+    before = engine.installed(record.path)
+    by_name = {p.name: p for p in before}
+    hold = held(record.meta, before)
+    if verb == "remove":
+        return _plan_remove(record, [requirement_name(p) for p in packages], before, hold)
+    names = [requirement_name(p) for p in packages]
+    if verb == "upgrade":
+        for n in names:
+            if n not in by_name:
+                raise UsageError(f"{n} is not installed in {name!r}, so there is nothing to upgrade.",
+                                 hint=f"Add it: `cuenv add -n {name} {n}`.")
+            if n in hold:
+                raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
+                                    f"{name!r} was checked for.", hint=_way_forward(record.meta))
+    wanted = list(packages) if verb == "add" else names
+    if verb == "add":
+        from packaging.requirements import Requirement
+
+        already = tuple(n for n, text in zip(names, packages)
+                        if n in by_name and Requirement(text).specifier.contains(by_name[n].version, prereleases=True))
+        wanted = [text for n, text in zip(names, packages) if n not in already]
+    else:
+        already = ()
+    if not wanted:
+        return ChangePlan(name, verb, tuple(packages), before, already=already)
+    provided = {p.name: p.version for p in before if p.name not in names}
+    new = _solve(settings, engine, record, wanted, provided, before)
+    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version
+                                       and p.name not in names))
+    for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
+        if pkg.name in hold and pkg.name not in names:
+            raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
+                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=_way_forward(record.meta))
+    draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
+    findings = check(draft, record.meta, machine)
+    return dataclasses.replace(draft, findings=tuple(findings))
+
+
+def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], hold: Mapping[str, str]) -> ChangePlan:
+    have = {p.name for p in before}
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise UsageError(f"Not installed in {record.name!r}: {', '.join(missing)}.",
+                         hint=f"`cuenv info {record.name}` lists what is.")
+    for n in names:
+        if n in hold:
+            raise ChangeRefused(f"{n} is {hold[n]}: removing it would break what {record.name!r} was checked for.",
+                                hint=f"Remove the whole environment with `cuenv remove {record.name}`, or keep it.")
+    needed = dependants(record.path, set(names))
+    if needed:
+        listed = "; ".join(f"{n} is needed by {', '.join(sorted(by))}" for n, by in sorted(needed.items()))
+        together = " ".join(sorted(set(names) | {b for by in needed.values() for b in by}))
+        raise ChangeRefused(f"Removing it would break installed packages: {listed}.",
+                            hint=f"Remove them together: `cuenv uninstall -n {record.name} {together}`.")
+    return ChangePlan(record.name, "remove", tuple(names), before, uninstall=tuple(names))
+
+
+def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
+    """{name: installed packages (outside ``names``) whose requirements name it}, markers judged for
+    the environment's interpreter (read from its site-packages folder name) with no extras."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from cuenv.engines.venv import site_packages
+
+    site = site_packages(prefix)
+    if site is None:
+        return {}
+    py = site.parent.name.removeprefix("python")
+    env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
+    out: dict[str, set[str]] = {}
+    for dist in site.glob("*.dist-info"):
+        try:
+            text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        head = text.split("\n\n", 1)[0]
+        own = canonical(next((ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.lower().startswith("name:")),
+                             dist.name.split("-")[0]))
+        if own in names:
+            continue
+        for line in head.splitlines():
+            if not line.lower().startswith("requires-dist:"):
+                continue
+            try:
+                req = Requirement(line.split(":", 1)[1].strip())
+            except InvalidRequirement:
+                continue
+            try:
+                if req.marker is not None and not req.marker.evaluate(env):
+                    continue
+            except Exception:  # noqa: BLE001 - a marker on a variable we do not set: count the requirement
+                pass
+            if canonical(req.name) in names:
+                out.setdefault(canonical(req.name), set()).add(own)
+    return out
+
+
+def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
+           before: Sequence[Any]) -> tuple[Any, ...]:
+    """The new wheels: ``wanted`` resolved with every other installed package pinned, from the indexes the
+    environment's packages came from and PyPI last (numpy for a torch environment is on PyPI)."""
+    from cuenv.engines import Request, Unsatisfiable
+    from cuenv.engines.mirrors import PYPI_SIMPLE
+    from cuenv.machine.driver import detect
+
+    indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in before if p.index_url), PYPI_SIMPLE]))
+    request = Request(engine="venv", python=record.meta.get("python"), platform=record.meta.get("platform", "linux-64"),
+                      requirements=tuple(wanted), index_urls=indexes)
+    glibc = getattr(detect(engine.environ, cache_dir=settings.cache_dir), "glibc", None)
+    try:
+        return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=glibc,
+                                           cache_dir=settings.cache_dir, provided=provided,
+                                           interpreter=record.path / "bin" / "python"))
+    except Unsatisfiable as exc:
+        raise ChangeRefused(
+            f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
+            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} 'PKG<X'`). " + _way_forward(record.meta),
+        ) from None
+
+
+def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[Finding]:
+    """Refuse a change that breaks the contract; return the warnings it goes on with."""
+    from cuenv.engines.venv import cuda_major_of
+    from cuenv.knowledge.compat import check as compat_check
+    from cuenv.knowledge.versions import Dotted
+
+    stack_cuda = meta.get("cuda")
+    majors = {m for p in draft.after if (m := cuda_major_of(p.name, p.version)) is not None}
+    if stack_cuda:
+        majors.add(int(str(stack_cuda).split(".")[0]))
+    if len(majors) > 1:
+        want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
+        odd = [f"{p.name} {p.version}" for p in draft.install
+               if (m := cuda_major_of(p.name, p.version)) is not None and m != want]
+        raise ChangeRefused(
+            f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} wheels ({', '.join(odd)}) into "
+            f"{draft.name!r}, a CUDA {stack_cuda or want} environment; one venv holds one CUDA major.",
+            hint=f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " + _way_forward(meta))
+    framework = (meta.get("stack") or {}).get("variant")
+    for pkg in draft.install:
+        local = pkg.version.partition("+")[2]
+        if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
+            raise ChangeRefused(f"{pkg.name} {pkg.version} is a {local} build; {draft.name!r} holds the {framework} one.",
+                                hint=_way_forward(meta))
+    # A new NVIDIA CUDA package of a later release than the environment's may need a newer driver.
+    newest = None
+    for pkg in draft.install:
+        if pkg.name.startswith("nvidia-cuda-") and cuda_major_of(pkg.name, pkg.version) is not None:
+            parts = pkg.version.split(".")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                cand = f"{parts[0]}.{parts[1]}"
+                if newest is None or Dotted.parse(cand) > Dotted.parse(newest):
+                    newest = cand
+    if newest and (not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda))):
+        from cuenv.envs.meta import stack_from_meta
+
+        stack = dataclasses.replace(stack_from_meta(meta), cuda=newest)
+        findings = [f for f in compat_check(stack, machine) if f.code.startswith("driver")]
+        errors = [f for f in findings if f.severity == "error"]
+        if errors:
+            pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install if p.name.startswith("nvidia-cuda-"))
+            raise ChangeRefused(
+                f"{' '.join(draft.asked)} brings CUDA {newest} packages: {errors[0].message}",
+                hint=(f"Ask for the environment's CUDA {stack_cuda}: `cuenv add -n {draft.name} {pinned}`, or "
+                      if stack_cuda and pinned else "") + (errors[0].fix or "update the NVIDIA driver."))
+        return [f for f in findings if f.severity == "warning"]
+    return []
+
+
+# -- applying ---------------------------------------------------------------------------------
+def journal_path(prefix: Path) -> Path:
+    return folder.change_journal(prefix)
+
+
+def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *, progress: Any = None) -> ChangePlan:
+    """Install ``change`` (planned by :func:`plan`) into its environment and record it."""
+    from cuenv.envs.store import Store
+
+    store = Store.from_settings(settings)
+    with store.locked(change.name):
+        record = store.get(change.name)
+        recover(settings, environ, record)
+        if change.empty:
+            return change
+        journal = journal_path(record.path)
+        folder.write_json(journal, {"verb": change.verb, "before": [p.to_json() for p in change.before],
+                                    "install": [p.to_json() for p in change.install],
+                                    "uninstall": list(change.uninstall)})
+        try:
+            _run(settings, environ, record.path, change, progress)
+            _record(settings, environ, store, record, change)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                _restore(settings, environ, record.path, change.before, change.after)
+            raise
+        journal.unlink()
+    return change
+
+
+def recover(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> str | None:
+    """Undo a change a kill -9 interrupted (its journal is still there); the line to say, or None."""
+    from cuenv.engines import Package
+
+    journal = journal_path(record.path)
+    if not journal.is_file():
+        return None
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8"))
+        before = tuple(Package.from_json(p) for p in data["before"])
+        now = tuple(Package.from_json(p) for p in data["install"])
+        gone = set(data["uninstall"]) | {p.name for p in now}
+        after = tuple([p for p in before if p.name not in gone] + list(now))
+    except (OSError, ValueError, KeyError, TypeError):
+        journal.unlink()
+        return None
+    _restore(settings, environ, record.path, before, after)
+    journal.unlink()
+    return f"An interrupted `{data.get('verb', 'change')}` of {record.name!r} was undone."
+
+
+def _uv(settings: Settings, environ: Mapping[str, str]) -> Any:
+    from cuenv.engines import get_engine
+
+    return get_engine("venv", environ, mirrors=settings.mirrors)
+
+
+def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: ChangePlan, progress: Any) -> None:
+    from cuenv.engines.base import emit, total_size
+    from cuenv.engines.venv import INSTALL_TIMEOUT, requirements_lines
+
+    engine = _uv(settings, environ)
+    python = str(prefix / "bin" / "python")
+    if change.uninstall:
+        emit(progress, "remove", ", ".join(change.uninstall))
+        engine.uv_run(["pip", "uninstall", "--python", python, *change.uninstall], cache_dir=settings.cache_dir,
+                      timeout=600, where="uv pip uninstall")
+    if change.install:
+        emit(progress, "install", f"{len(change.install)} packages", nbytes=total_size(change.install))
+        with tempfile.TemporaryDirectory(prefix="cuenv-change-") as tmp:
+            reqs = Path(tmp) / "requirements.txt"
+            reqs.write_text(requirements_lines(change.install, mirrors=engine.mirrors), encoding="utf-8")
+            engine._uv_stream(  # noqa: SLF001 - the engine's own streaming of uv, with its progress events
+                ["pip", "install", "-r", str(reqs), "--python", python, "--require-hashes", "--no-deps",
+                 "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
+                cache_dir=settings.cache_dir, timeout=INSTALL_TIMEOUT, where="the solved URLs", progress=progress,
+                sizes={p.name: p.size for p in change.install})
+
+
+def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, before: Sequence[Any],
+             after: Sequence[Any]) -> None:
+    """Put ``before`` back where ``after`` was (fully or half) installed: uninstall what is new, install
+    again by URL and hash what was replaced or removed (uv's cache has it)."""
+    from cuenv.engines.venv import requirements_lines
+
+    engine = _uv(settings, environ)
+    python = str(prefix / "bin" / "python")
+    old = {p.name: p for p in before}
+    new_names = [p.name for p in after if p.name not in old]
+    if new_names:
+        engine.uv_run(["pip", "uninstall", "--python", python, *new_names], cache_dir=settings.cache_dir,
+                      timeout=600, where="uv pip uninstall")
+    back = [p for p in before if p.sha256 and p.url and p not in set(after)]
+    back += [p for p in before if p.sha256 and p.url and p.name not in {q.name for q in after}]
+    back = list({p.name: p for p in back}.values())
+    if back:
+        with tempfile.TemporaryDirectory(prefix="cuenv-undo-") as tmp:
+            reqs = Path(tmp) / "requirements.txt"
+            reqs.write_text(requirements_lines(back, mirrors=engine.mirrors), encoding="utf-8")
+            engine.uv_run(["pip", "install", "-r", str(reqs), "--python", python, "--require-hashes", "--no-deps",
+                           "--reinstall", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
+                          cache_dir=settings.cache_dir, timeout=600, where="the recorded URLs")
+
+
+def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
+    """The new package set becomes the environment's solution (what `cuenv lock` writes); meta.json
+    says what was asked and when; the layout and activation scripts follow new NVIDIA folders."""
+    from cuenv.engines import Solution, get_engine
+    from cuenv.engines.cudahome import build_cuda_home
+    from cuenv.engines.venv import CUDA_HOME_DIR, nvidia_components, site_packages
+    from cuenv.envs.create import render_activation
+    from cuenv.envs.diskuse import disk_usage
+    from cuenv.envs.meta import layout_to_json, now, resolved_versions
+
+    try:
+        old = Solution.from_json(folder.read_solution(record.path))
+        python, platform = old.python, old.platform
+    except (OSError, ValueError):
+        python, platform = record.meta.get("python"), record.meta.get("platform", "linux-64")
+    after = change.after
+    solution = Solution(engine=record.meta["engine"], platform=platform, python=python, packages=after)
+    lock_hash = folder.write_solution(record.path, solution.to_json())
+    meta = dict(record.meta)
+    requested = [r for r in meta.get("requested", []) if _req_name(r) not in set(change.uninstall)]
+    if change.verb == "add":
+        requested += [a for a in change.asked if _req_name(a) not in {_req_name(r) for r in requested}]
+    meta["requested"] = requested
+    meta["changes"] = [*meta.get("changes", []), {"verb": change.verb, "asked": list(change.asked), "at": now(),
+                                                   "changes": change.lines()}]
+    meta["resolved"] = resolved_versions(after)
+    meta["lock_hash"] = lock_hash
+    site = site_packages(record.path)
+    moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
+    if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
+        build_cuda_home(record.path / CUDA_HOME_DIR, nvidia_components(site))
+    layout = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
+    changed_layout = layout != meta.get("layout")
+    meta["layout"] = layout
+    meta["size_bytes"] = disk_usage(record.path)
+    store.write_meta(record.name, meta)
+    if changed_layout:  # new library folders: the activation scripts name them
+        render_activation(store, record.name, settings)
+
+
+def _req_name(text: str) -> str:
+    m = _NAME.match(text)
+    return canonical(m.group(1)) if m else text
+
+
+# -- the environment as it is -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class AsInstalled:
+    """An environment's packages as installed now, each with where it came from (issue 26 §3)."""
+
+    solution: Any  # cuenv.engines.Solution: what `cuenv lock` writes
+    pinned: tuple[str, ...]  # installed outside cuenv (pip, uv pip), found by name and version on an index
+    unpinned: tuple[tuple[str, str], ...]  # (package, why): installed, but no URL and hash can say where from
+    changed: bool  # differs from the recorded solution
+
+
+def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> AsInstalled:
+    """The recorded solution brought up to what is installed: packages installed by pip or uv pip are
+    pinned by URL and hash from the index their version is on; a local path or an editable install
+    cannot be, and is named. A conda prefix is its recorded solution (its engine records every change)."""
+    from cuenv.engines import Request, Solution, get_engine
+    from cuenv.engines.mirrors import PYPI_SIMPLE
+    from cuenv.errors import CuenvError as _Error
+    from cuenv.lock.model import drift
+
+    own = Solution.from_json(folder.read_solution(record.path))
+    engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    if engine.family != "venv":
+        return AsInstalled(own, (), (), False)
+    now = engine.installed(record.path)
+    found = drift(own.packages, now)
+    if not found:
+        return AsInstalled(own, (), (), False)
+    keep = {p.name: p for p in now}
+    pinned, unpinned = [], []
+    todo = [p for p in found.added] + [b for _, b in found.changed]
+    indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in own.packages if p.index_url), PYPI_SIMPLE]))
+    for pkg in todo:
+        if pkg.url and pkg.sha256 and not pkg.url.startswith("file:"):
+            continue  # installed by URL with its hash: where it came from is known
+        if pkg.url.startswith("file:"):
+            why = "an editable install" if _editable(record.path, pkg.name) else "installed from a local file"
+            unpinned.append((pkg.name, f"{why} ({pkg.url[:120]})"))
+            del keep[pkg.name]
+            continue
+        request = Request(engine="venv", python=own.python, platform=own.platform,
+                          requirements=(f"{pkg.name}=={pkg.version}",), index_urls=indexes)
+        try:
+            got = _uv(settings, environ).resolve_wheels(request, python=own.python or "3", glibc=None,
+                                                        cache_dir=settings.cache_dir, no_deps=True,
+                                                        interpreter=record.path / "bin" / "python")
+        except _Error as exc:
+            unpinned.append((pkg.name, f"{pkg.version} is on none of {', '.join(indexes)} ({exc.message.splitlines()[0]})"))
+            del keep[pkg.name]
+            continue
+        keep[pkg.name] = next((g for g in got if g.name == pkg.name), pkg)
+        pinned.append(f"{pkg.name} {pkg.version}")
+    solution = Solution(engine=own.engine, platform=own.platform, python=own.python,
+                        packages=tuple(sorted(keep.values(), key=lambda p: p.name)))
+    return AsInstalled(solution, tuple(pinned), tuple(unpinned), True)
+
+
+def _editable(prefix: Path, name: str) -> bool:
+    from cuenv.engines.venv import site_packages
+
+    site = site_packages(prefix)
+    for dist in (site.glob("*.dist-info") if site else ()):
+        if canonical(dist.name.split("-")[0]) == name:
+            try:
+                data = json.loads((dist / "direct_url.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return False
+            info = data.get("dir_info") if isinstance(data, dict) else None
+            return bool(isinstance(info, dict) and info.get("editable"))
+    return False
+
+
+def record_installed(settings: Settings, environ: Mapping[str, str], name: str) -> AsInstalled:
+    """:func:`as_installed`, written back as the environment's solution (under its lock) when it changed,
+    so that drift checks and the next lock start from it; an interrupted change is undone first."""
+    from cuenv.envs.store import Store
+
+    store = Store.from_settings(settings)
+    with store.locked(name):
+        record = store.get(name)
+        recover(settings, environ, record)
+        got = as_installed(settings, environ, record)
+        if got.changed:
+            meta = dict(record.meta)
+            meta["lock_hash"] = folder.write_solution(record.path, got.solution.to_json())
+            from cuenv.envs.meta import resolved_versions
+
+            meta["resolved"] = resolved_versions(got.solution.packages)
+            store.write_meta(name, meta)
+    return got
+
+
+def drift_warning(settings: Settings, environ: Mapping[str, str], name: str) -> str | None:
+    """What an export or image of environment ``name`` would leave out or get wrong: the packages installed
+    since its solution was recorded (pip, uv pip) or removed from it; None when it is as recorded."""
+    from cuenv.engines import Solution, get_engine
+    from cuenv.envs.store import Store
+    from cuenv.lock.model import drift
+
+    record = Store.from_settings(settings).get(name)
+    try:
+        own = Solution.from_json(folder.read_solution(record.path))
+    except (OSError, ValueError):
+        return None
+    found = drift(own.packages, get_engine(record.meta["engine"], environ).installed(record.path))
+    if not found:
+        return None
+    listed = "; ".join(found.lines()[:6]) + ("; ..." if len(found.lines()) > 6 else "")
+    return (f"{name!r} drifted from its lock ({listed}): the export holds the locked packages. "
+            f"`cuenv lock {name} -o {name}.lock` records the environment as it is; then export again.")

@@ -1,0 +1,224 @@
+"""Living environments (issue 26): add, upgrade and uninstall packages of a venv environment built from
+NVIDIA's real wheels, pip inside it, a lock of the environment as it is, sync that asks, and no lockfile
+written over without asking. Small pure-Python packages from PyPI keep it fast (six, python-dateutil)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from envkit import LOAD_CUDART
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cuenv.envs import change
+from cuenv.errors import UsageError
+
+
+@pytest.fixture
+def env(cli, envs: Path) -> Path:
+    code, out, err = cli("create", "cuda-12.1", "--engine", "venv", "-n", "live")
+    assert code == 0, err
+    return envs / "live"
+
+
+def _site(prefix: Path) -> Path:
+    return next(prefix.glob("lib/python3*/site-packages"))
+
+
+def _names(prefix: Path) -> set[str]:
+    return {p.name.split("-")[0].lower() for p in _site(prefix).glob("*.dist-info")}
+
+
+def test_add_lock_then_a_teammates_sync_has_it(cli, env: Path, work: Path) -> None:
+    code, out, err = cli("add", "-n", "live", "six", "--dry-run")
+    assert (code, out.splitlines()[0]) == (0, "Would change 'live':") and "six" not in _names(env), err
+    code, out, err = cli("add", "-n", "live", "six")
+    assert code == 0, err
+    assert out.splitlines()[0] == "Added to 'live':" and out.splitlines()[1].startswith("  + six ")
+    assert "six" in _names(env)
+    meta = json.loads((env / ".cuenv" / "meta.json").read_text())
+    assert "six" in meta["requested"] and meta["changes"][-1]["verb"] == "add"
+    # an add of what is there changes nothing
+    assert cli("add", "-n", "live", "six")[1].splitlines()[-1] == "Nothing to change in 'live'."
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0, err
+    assert "name: six" in (work / "cuenv.lock").read_text()
+    assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+    code, out, err = cli("sync", "cuenv.lock", "-n", "teammate")
+    assert code == 0, err
+    assert "six" in _names(env.parent / "teammate")
+    # the active environment is the default
+    code, out, err = cli("uninstall", "six", environ={**os.environ, "CUENV_ACTIVE": "teammate"})
+    assert code == 0 and "six" not in _names(env.parent / "teammate"), err
+
+
+def test_changes_that_break_the_contract_are_refused_before_any_download(cli, env: Path) -> None:
+    before = _names(env)
+    code, out, err = cli("add", "-n", "live", "nvidia-cuda-runtime-cu11")
+    assert code == 1 and err.startswith("error: nvidia-cuda-runtime-cu11 would pull CUDA 11 wheels"), err
+    assert "`cuenv suggest`" in err
+    code, out, err = cli("upgrade", "-n", "live", "nvidia-cuda-runtime-cu12")
+    assert code == 1 and "is the environment's CUDA runtime (12.1.105)" in err, err
+    code, out, err = cli("uninstall", "-n", "live", "nvidia-cuda-runtime-cu12")
+    assert code == 1 and "removing it would break" in err, err
+    code, out, err = cli("add", "-n", "live", "not a requirement!")
+    assert code == 2 and "is not a package requirement" in err, err
+    code, out, err = cli("upgrade", "-n", "live", "six")
+    assert code == 2 and "`cuenv add -n live six`" in err, err
+    assert _names(env) == before
+
+
+def test_uninstall_refuses_to_break_a_dependant_and_its_hint_works(cli, env: Path) -> None:
+    assert cli("add", "-n", "live", "python-dateutil")[0] == 0
+    assert {"tzdata", "python_dateutil"} <= _names(env)  # python-dateutil 2.9.1 requires tzdata
+    code, out, err = cli("uninstall", "-n", "live", "tzdata")
+    assert code == 1 and "tzdata is needed by python-dateutil" in err, err
+    hint = err.split("`")[1]
+    assert hint == "cuenv uninstall -n live python-dateutil tzdata"
+    code, out, err = cli(*hint.split()[1:])
+    assert code == 0 and not {"tzdata", "python_dateutil"} & _names(env), err
+
+
+def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
+    assert cli("add", "-n", "live", "six==1.16.0")[0] == 0
+    code, out, err = cli("upgrade", "-n", "live", "six")
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("  ~ six 1.16.0 -> ")
+    solution = json.loads((env / ".cuenv" / "solution.json").read_text())
+    versions = {p["name"]: p["version"] for p in solution["packages"]}
+    assert versions["six"] != "1.16.0" and versions["nvidia-cuda-runtime-cu12"] == "12.1.105"
+
+
+def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, cuenv_exe, env: Path, work: Path) -> None:
+    where = subprocess.run([*cuenv_exe, "run", "live", "--", "python", "-m", "pip", "--version"],
+                           capture_output=True, text=True, timeout=120)
+    assert str(env) in where.stdout, where.stderr
+    pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "six"],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    assert "six" in _names(env)
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0 and out.startswith("Installed outside cuenv, locked from their index: six "), err
+    text = (work / "cuenv.lock").read_text()
+    assert "name: six" in text and "name: pip\n" not in text  # pip is the environment's tool, not its package
+    assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+
+
+def test_sync_names_what_it_would_remove_and_asks(cli, env: Path, work: Path) -> None:
+    assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0
+    assert cli("add", "-n", "live", "six")[0] == 0
+    code, out, err = cli("lock", "--check", "live", "cuenv.lock")
+    assert code == 1 and any(ln.startswith("  + six ") and ln.endswith("(not in the lock)") for ln in out.splitlines())
+    fixes = [ln for ln in out.splitlines() if ln.startswith("Fix it:")][0]
+    sync_fix, relock_fix = fixes.split("`")[1::2]
+    code, out, err = cli("sync", "cuenv.lock", "-n", "live")  # stdin is not a terminal under pytest
+    assert code == 2 and any(ln.startswith("  - six ") and ln.endswith("(installed, not in cuenv.lock: removed)")
+                             for ln in err.splitlines()), err
+    assert "six" in _names(env)
+    assert sync_fix == "cuenv sync cuenv.lock -n live -y"
+    assert cli(*sync_fix.split()[1:])[0] == 0 and "six" not in _names(env)
+    assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+    # the other fix clears it too: the lock follows the environment
+    assert cli("add", "-n", "live", "six")[0] == 0
+    assert cli(*relock_fix.split()[1:])[0] == 0
+    assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+
+
+def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, work: Path) -> None:
+    (work / "cuenv.lock").write_text("# the team's torch lock\n")
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 2 and err.splitlines() == [
+        "error: Not written: cuenv.lock already exists and is not this lock.",
+        "hint: Write over it with `cuenv lock live -o cuenv.lock --force`, or choose another -o FILE."]
+    assert (work / "cuenv.lock").read_text() == "# the team's torch lock\n"
+    assert cli("lock", "live", "-o", "cuenv.lock", "--force")[0] == 0
+    assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0  # the same lock again: nothing lost, no question
+    assert cli("add", "-n", "live", "six")[0] == 0
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 2 and "holds a different lock of cuda-12.1" in err, err
+
+
+def test_kill_9_mid_change_leaves_the_environment_usable_and_the_next_change_undoes_it(
+        cli, cuenv_exe, env: Path, work: Path) -> None:
+    assert cli("lock", "live", "-o", "before.lock")[0] == 0
+    journal = change.journal_path(env)
+    proc = subprocess.Popen([*cuenv_exe, "add", "-n", "live", "python-dateutil"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not journal.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert journal.exists(), "the change ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # the environment still works: its CUDA runtime loads
+    ran = subprocess.run([*cuenv_exe, "run", "live", "--", "python", "-c", LOAD_CUDART, "12"],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.stdout.strip() == "12010", ran.stderr
+    # the next lock puts the packages of before the change back, and locks exactly them
+    assert cli("lock", "live", "-o", "after.lock")[0] == 0
+    assert not journal.exists() and not {"tzdata", "python_dateutil"} & _names(env)
+    assert (work / "after.lock").read_text() == (work / "before.lock").read_text()
+
+
+def test_conda_prefixes_are_not_changed_yet_and_say_what_works(cli, local_recipes: Path) -> None:
+    assert cli("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes))[0] == 0
+    code, out, err = cli("add", "-n", "local-cuda-12.1", "six", "--recipes", str(local_recipes))
+    assert code == 2 and "cuenv changes the packages of venv environments only" in err, err
+
+
+def test_requirement_names_are_read_as_pip_reads_them() -> None:
+    assert change.requirement_name("Python_Dateutil>=2") == "python-dateutil"
+    with pytest.raises(UsageError, match="not a package requirement"):
+        change.requirement_name("numpy; rm -rf /")
+
+
+@given(st.text(max_size=60))
+def test_any_text_is_a_requirement_name_or_a_one_line_refusal(text: str) -> None:
+    try:
+        name = change.requirement_name(text)
+    except UsageError as exc:
+        assert "\n" not in exc.message.replace(repr(text[:80]), "")
+    else:
+        assert name == change.canonical(name) and name
+
+
+def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path) -> None:
+    from uv import find_uv_bin
+
+    subprocess.run([find_uv_bin(), "pip", "install", "-q", "--python", str(env / "bin" / "python"), "six"], check=True,
+                   env={**os.environ, "UV_CACHE_DIR": str(Path(os.environ["CUENV_CACHE_DIR"]) / "uv")}, timeout=120)
+    code, out, err = cli("export", "live", "--format", "requirements")
+    assert code == 0 and "six" not in out
+    assert err.startswith("warning: 'live' drifted from its lock (+ six "), err
+    hint = err.split("`")[1]
+    assert hint == "cuenv lock live -o live.lock"
+    assert cli(*hint.split()[1:])[0] == 0
+    code, out, err = cli("export", "live", "--format", "requirements")
+    assert code == 0 and "six @ https://" in out and err == ""
+
+
+def test_after_cuenv_use_pip_is_the_environments_own(cuenv_exe, env: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    bindir = tmp_path / "bin"  # `cuenv` on PATH as a user has it
+    bindir.mkdir()
+    (bindir / "cuenv").write_text(f"#!/bin/sh\nexec {sys.executable} -m cuenv \"$@\"\n")
+    (bindir / "cuenv").chmod(0o755)
+    script = ('eval "$(cuenv shell-init bash)"; cuenv use live >/dev/null 2>&1; command -v pip; '
+              'python -m pip --version; cuenv deactivate; command -v pip || echo none')
+    done = subprocess.run([bash, "--norc", "--noprofile", "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": f"{bindir}:/usr/bin:/bin"})
+    lines = done.stdout.splitlines()
+    assert lines[0] == str(env / "bin" / "pip"), done.stderr
+    assert f"from {_site(env) / 'pip'} " in lines[1]
+    assert lines[2] != lines[0]

@@ -1,0 +1,65 @@
+"""The TUI side of issue 26: the lock key asks before it writes over someone's lockfile, the detail's lock
+status is `cuenv lock --check`'s answer right after the write, and Ctrl-C quits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuenv.lock.sync import check_drift
+from cuenv.tui import messages as msg
+from cuenv.tui.app import CuenvApp
+from cuenv.tui.screens.modals import ConfirmScreen, PathScreen
+from cuenv.tui.services import Services
+
+from .conftest import settle
+from .test_pilot import detail, drive
+
+
+def test_lock_asks_before_overwriting_and_the_detail_then_says_what_lock_check_says(
+        make_env, services: Services, settings, tmp_path: Path, monkeypatch):
+    make_env("cuda-12.1")
+    monkeypatch.chdir(tmp_path)
+    theirs = "# the team's torch lock\n"
+    (tmp_path / "cuenv.lock").write_text(theirs)
+    app = CuenvApp(services)
+    answers: list[str] = []
+
+    async def scenario(pilot, app):
+        await pilot.press("l")
+        assert isinstance(app.screen, PathScreen)
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)  # asked, nothing written yet
+        assert (tmp_path / "cuenv.lock").read_text() == theirs
+        await pilot.press("escape")  # no
+        await settle(pilot, app)
+        assert (tmp_path / "cuenv.lock").read_text() == theirs
+        await pilot.press("l")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)
+        app.screen.dismiss(True)  # yes
+        await settle(pilot, app)
+        answers.append(detail(app))
+
+    seen = drive(app, scenario)
+    done = [m.text for m in seen if isinstance(m, msg.ActionDone)]
+    assert done == ["Kept cuenv.lock; nothing written.", f"Wrote the lockfile of cuda-12.1 to {Path('cuenv.lock')}."]
+    assert (tmp_path / "cuenv.lock").read_text().startswith("# cuenv lockfile")
+    assert check_drift(settings, services.environ, name="cuda-12.1", lock_path="cuenv.lock").matches
+    assert "lockfile cuenv.lock: matches" in answers[0]
+
+
+def test_ctrl_c_quits(make_env, services: Services):
+    make_env("cuda-12.1")
+    app = CuenvApp(services)
+
+    quit_asked: list[bool] = []
+
+    async def scenario(pilot, app):
+        app.exit = lambda *a, **k: quit_asked.append(True)  # type: ignore[method-assign]  # seen, not done: run_test ends it
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert quit_asked == [True]
