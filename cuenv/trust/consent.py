@@ -12,8 +12,9 @@ Store (owned by this module)::
     CUENV_HOME/trust/denied/<sha256(path)>                holds the path
     CUENV_HOME/trust/checked                              touched whenever cuenv reads a pin for the hook
 
-The shell hook spells ``trust/checked`` too: it asks Python again only when it finds another pin
-than last time, or one newer than that stamp (`[ FILE -nt STAMP ]`, no process started).
+The shell hooks no longer use that stamp (issue 31 §7): they keep the pin's content (read with the
+shell's own ``read``, at most 64 KiB + 1) and ask Python again when the file or its content changed,
+never by modification time.
 
 The path is the file's folder with every symlink resolved, then the file's own name (issue 31 §7): a
 shell's logical $PWD (/home/me/proj, a link) and the physical one (/data/proj) name one pin, so
