@@ -116,3 +116,24 @@ def test_fifty_broken_environments_keep_list_small(envs: Path, cuenv_exe: list[s
                           env={**os.environ, "CUENV_DRIVER": "550.54.15"})
     assert done.returncode == 0, done.stderr
     assert sum("incomplete" in line for line in done.stdout.splitlines()) == 50
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
+def test_optional_files_that_are_not_regular_read_as_absent(kind: str, tmp_path: Path) -> None:
+    """Caches, a toolkit's version files, a tool's config: a FIFO or device there is "not known", at once."""
+    from cuenv.engines import mirrors
+    from cuenv.machine import toolkits
+
+    keep: list = []
+    root = tmp_path / "cuda"
+    make(kind, root / "version.json", keep)
+    make(kind, root / "version.txt", keep)
+    conf = tmp_path / "uv" / "uv.toml"
+    make(kind, conf, keep)
+    try:
+        with pytest.raises(OSError):
+            limits.read_small(root / "version.json")
+        assert toolkits.version_from_files(root) is None
+        assert mirrors._condarc(conf) == {}
+    finally:
+        _close(keep)
