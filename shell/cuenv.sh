@@ -201,8 +201,10 @@ __cuenv_find_project() {
     __cuenv_text=
     if [ -n "${ZSH_VERSION-}" ]; then
         IFS= \builtin read -r -k 65537 -u 0 __cuenv_text <"$__cuenv_f" 2>/dev/null
-    else
+    elif [ "${BASH_VERSINFO[0]:-4}" -ge 4 ]; then
         IFS= \builtin read -r -N 65537 __cuenv_text <"$__cuenv_f" 2>/dev/null
+    else  # bash 3 (macOS) has no -N: the whole file, up to a NUL byte
+        IFS= \builtin read -r -d '' __cuenv_text <"$__cuenv_f" 2>/dev/null
     fi
     if [ "$__cuenv_f" != "${__cuenv_pin_file-}" ] || [ "$__cuenv_text" != "${__cuenv_pin_text-}" ]; then
         __cuenv_pin_file=$__cuenv_f
