@@ -96,7 +96,8 @@ def test_a_broken_meta_json_never_hangs_or_grows_a_command(kind: str, envs: Path
     keep: list = []
     make(kind, _env(envs, "bad"), keep)
     try:
-        for argv in COMMANDS:
+        # the FIFO hung every command; /dev/zero and the huge file grew list, run and remove
+        for argv in COMMANDS if kind == "fifo" else [["list"], ["run", "bad", "--", "true"], ["remove", "bad", "--yes"]]:
             done = subprocess.run([*cuenv_exe, *argv], capture_output=True, text=True, timeout=60, preexec_fn=_limited,
                                   env={**os.environ, "CUENV_DRIVER": "550.54.15"})
             assert "Traceback" not in done.stderr and "internal error" not in done.stderr, (argv, done.stderr)
