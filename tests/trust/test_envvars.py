@@ -174,3 +174,13 @@ def test_fuzz_clean_refusal_or_a_safe_dict(env: dict, extra: list[str]) -> None:
     for name, value in out.items():
         assert envvars.NAME_RE.fullmatch(name) and envvars.never_reason(name) is None
         assert not any(ord(c) < 32 and c != "\t" for c in value)
+
+
+@pytest.mark.parametrize("env", [{"TRITON_CACHE_MANAGER": "evil:Manager"}, {"HOROVOD_TIMELINE": "/home/me/.bashrc"},
+                                 {"XLA_FLAGS": "--xla_gpu_dump_llvmir_filename=/tmp/x"}])
+def test_an_archive_manifest_is_held_to_the_same_list(tmp_path, env: dict[str, str]) -> None:
+    from cuenv.export import pack
+
+    manifest = {"meta": {"env_vars": env, "layout": {}}}
+    with pytest.raises(Untrusted, match=f"Refusing archive {tmp_path / 'a.tar'}: .*{next(iter(env))}"):
+        pack._check_meta(tmp_path / "a.tar", manifest, ())
