@@ -184,3 +184,13 @@ def test_an_archive_manifest_is_held_to_the_same_list(tmp_path, env: dict[str, s
     manifest = {"meta": {"env_vars": env, "layout": {}}}
     with pytest.raises(Untrusted, match=f"Refusing archive {tmp_path / 'a.tar'}: .*{next(iter(env))}"):
         pack._check_meta(tmp_path / "a.tar", manifest, ())
+
+
+def test_a_recipe_is_held_to_the_same_list_and_the_built_ins_pass() -> None:
+    from cuenv.recipes import catalogue
+
+    text = (catalogue.builtin_dir() / "cuda-12.1.yaml").read_text() + "env:\n  TORCH_LOGS_OUT: /home/me/.bashrc\n"
+    with pytest.raises(catalogue.RecipeError, match="env.TORCH_LOGS_OUT: a recipe cannot set it: TORCH_LOGS_OUT is not on"):
+        catalogue.parse(text, file="r.yaml", stem="cuda-12.1")
+    for recipe in catalogue.Catalogue(catalogue.builtin_dir()).all():  # every built-in loads under the list
+        assert envvars.problems(dict(recipe.env)) == []
