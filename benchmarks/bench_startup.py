@@ -51,7 +51,9 @@ def main() -> int:
                 missed.append(name)
             print(result.line() + verdict)
         print(paired_commands("import textual.app", [py, "-c", "import textual.app"], bare, pairs=args.pairs, env=env).line())
-    return 1 if missed else 0
+    if missed:
+        print(f"goal missed: {', '.join(missed)}")
+    return 0  # a report, not a gate: timing never fails a run (issue 29)
 
 
 if __name__ == "__main__":

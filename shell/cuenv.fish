@@ -179,9 +179,10 @@ function __cuenv_verdict -a dir name strict
 end
 
 # The nearest .cuenv file from $PWD up: sets __cuenv_pdir (its folder) and __cuenv_pname (its
-# environment, empty until the user allowed the file with `cuenv allow`). The hook never reads the file
-# itself: `cuenv shell-env fish pin FILE` does, and is asked only when the file found is another one
-# than last time, or newer than cuenv's last look at a pin ($CUENV_HOME/trust/checked).
+# environment, empty until the user allowed the file with `cuenv allow`). The hook only compares: it reads
+# at most 64 KiB + 1 of the file with fish's own `read`, and asks `cuenv shell-env fish pin FILE` only
+# when the file found or its content differs from last time (keyed on the content, not the mtime). A
+# path with a control character (a newline in a folder's name) is never a pin.
 function __cuenv_find_project
     set -g __cuenv_pname ''
     set -g __cuenv_pdir ''
@@ -196,12 +197,16 @@ function __cuenv_find_project
         set d (string replace -r -- '/[^/]*\z' '' "$d")
         test -n "$d"; or set d /
     end
+    if string match -qr -- '[\x00-\x1f\x7f]' "$__cuenv_pdir"
+        set -g __cuenv_pdir ''
+        return 0
+    end
     set -l f (string replace -r -- '/\z' '' "$__cuenv_pdir")/.cuenv
-    set -l home "$CUENV_HOME"
-    test -n "$home"; or set home $__cuenv_home_default
-    set -l stamp "$home/trust/checked"
-    if test "$f" != "$__cuenv_pin_file"; or not test -e "$stamp"; or test "$f" -nt "$stamp"
+    set -l text ''
+    read -z --nchars 65537 text <"$f" 2>/dev/null
+    if test "$f" != "$__cuenv_pin_file"; or test "$text" != "$__cuenv_pin_text"
         set -g __cuenv_pin_file $f
+        set -g __cuenv_pin_text "$text"
         set -g __cuenv_pin_name ''
         set -l script (command cuenv shell-env fish pin -- "$f"); and printf '%s\n' $script | source
     end

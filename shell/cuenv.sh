@@ -172,10 +172,12 @@ __cuenv_verdict() {
 }
 
 # The nearest .cuenv file from $PWD up: sets __cuenv_pdir (its folder) and __cuenv_pname (its
-# environment, empty until the user allowed the file with `cuenv allow`). The hook never reads the file
-# itself: `cuenv shell-env SHELL pin FILE` does (bounded, checked against the approvals), and is asked
-# only when the file found is another one than last time, or newer than cuenv's last look at a pin
-# ($CUENV_HOME/trust/checked): no process on the common prompt path.
+# environment, empty until the user allowed the file with `cuenv allow`). The hook only compares: it reads
+# at most 64 KiB + 1 of the file with the shell's own `read` (no process), and asks
+# `cuenv shell-env SHELL pin FILE` (which reads it bounded and checks it against the approvals) only when
+# the file found or its content differs from last time. Keyed on the content, not the mtime: an edit
+# that keeps the old mtime is asked about again. A path with a control character (a newline in a
+# folder's name) is never a pin.
 __cuenv_find_project() {
     __cuenv_pname=
     __cuenv_pdir=
@@ -191,9 +193,22 @@ __cuenv_find_project() {
         if [ -z "$__cuenv_d" ]; then __cuenv_d=/; fi
     done
     __cuenv_f="${__cuenv_pdir%/}/.cuenv"
-    __cuenv_stamp="${CUENV_HOME:-$__cuenv_home_default}/trust/checked"
-    if [ "$__cuenv_f" != "${__cuenv_pin_file-}" ] || [ ! -e "$__cuenv_stamp" ] || [ "$__cuenv_f" -nt "$__cuenv_stamp" ]; then
+    case $__cuenv_f in
+        *[[:cntrl:]]*)
+            __cuenv_pdir=
+            \return 0 ;;
+    esac
+    __cuenv_text=
+    if [ -n "${ZSH_VERSION-}" ]; then
+        IFS= \builtin read -r -k 65537 -u 0 __cuenv_text <"$__cuenv_f" 2>/dev/null
+    elif [ "${BASH_VERSINFO[0]:-4}" -ge 4 ]; then
+        IFS= \builtin read -r -N 65537 __cuenv_text <"$__cuenv_f" 2>/dev/null
+    else  # bash 3 (macOS) has no -N: the whole file, up to a NUL byte
+        IFS= \builtin read -r -d '' __cuenv_text <"$__cuenv_f" 2>/dev/null
+    fi
+    if [ "$__cuenv_f" != "${__cuenv_pin_file-}" ] || [ "$__cuenv_text" != "${__cuenv_pin_text-}" ]; then
         __cuenv_pin_file=$__cuenv_f
+        __cuenv_pin_text=$__cuenv_text
         __cuenv_pin_name=
         __cuenv_script="$(\command cuenv shell-env "$__cuenv_sh" pin -- "$__cuenv_f")" && \builtin eval "$__cuenv_script"
     fi

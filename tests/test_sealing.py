@@ -61,7 +61,7 @@ def test_a_run_that_writes_into_the_real_home_fails(tmp_path: Path):
         "import os\n"
         "def test_clean(): open(os.path.join(os.environ['HOME'], 'ok'), 'w').close()\n"
         "def test_leak(): open(os.environ['LEAK_TO'], 'a').write('oops\\n')\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "PYTEST"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "PYTEST")) and k != "CUENV_TEST_SEAL"}
     env.update(HOME=str(real), PYTHONDONTWRITEBYTECODE="1")
 
     def run(leak_to: Path) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,7 @@ from typing import Final
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
 from cuenv.binaries.names import looks_binary
+from cuenv.trust import limits
 from cuenv.trust.archives import zip_member_problem
 
 # What reading a damaged wheel can raise: a bad CRC or header (BadZipFile), a broken deflate stream
@@ -134,7 +135,7 @@ class Cache:
         self.dirty = False
         if self.file is not None:
             try:
-                doc = json.loads(self.file.read_text())
+                doc = json.loads(limits.read_small(self.file, limit=limits.LOCK))
                 if doc.get("format") == CACHE_FORMAT and isinstance(doc.get("files"), dict):
                     self.rows = doc["files"]
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -204,7 +205,7 @@ def owners(root: Path) -> dict[str, Owner]:
     found: dict[str, Owner] = {}
     for meta in sorted(root.glob("conda-meta/*.json")):
         try:
-            doc = json.loads(meta.read_text())
+            doc = json.loads(limits.read_small(meta, limit=limits.META))
             owner = Owner(str(doc["name"]), str(doc["version"]), "conda")
             for rel in doc.get("files", []):
                 found[os.path.normpath(root / rel)] = owner
@@ -215,7 +216,7 @@ def owners(root: Path) -> dict[str, Owner]:
         name, _, version = record.parent.name[: -len(".dist-info")].partition("-")
         owner = Owner(name.replace("_", "-"), version, "pip")
         try:
-            rows = list(csv.reader(io.StringIO(record.read_text(errors="replace"))))
+            rows = list(csv.reader(io.StringIO(limits.read_small(record, limit=limits.LOCK, errors="replace"))))
         except (OSError, csv.Error):
             continue
         for row in rows:

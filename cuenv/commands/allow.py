@@ -23,10 +23,14 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(ctx: Context) -> Result:
     from cuenv.envs import project
-    from cuenv.trust import consent
+    from cuenv.trust import Untrusted, consent
 
     home = ctx.settings.home
-    pin = project.locate(Path(ctx.args.path) if ctx.args.path else None, cwd=Path.cwd())
+    pin = project.locate(Path(ctx.args.path) if ctx.args.path else None, cwd=consent.logical_cwd(ctx.environ))
+    why = consent.path_problem(pin.file)
+    if why is not None and ctx.args.command == "allow":
+        raise Untrusted(f"Refusing to allow {pin.file!r}: {why}.",
+                        hint="Rename the folder; no shell hook activates a pin there.")
     data = {"file": str(pin.file), "env": pin.env, "lock": str(pin.lock) if pin.lock else None}
     if ctx.args.command == "allow":
         consent.allow(home, pin.file, pin.content)

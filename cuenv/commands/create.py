@@ -125,6 +125,17 @@ def _plan_from_lock(ctx: Context, machine):
                          dry_run=a.dry_run)
 
 
+def _shadow_warning(ctx: Context) -> str | None:
+    """A user recipe with a built-in's name: which one this create uses, and how to pick the other."""
+    from cuenv.errors import CuenvError
+    from cuenv.recipes.catalogue import load_catalogue
+
+    try:
+        return load_catalogue(ctx.settings).shadow_warning(ctx.args.recipe)
+    except CuenvError:
+        return None
+
+
 def run(ctx: Context) -> Result:
     from cuenv.cli.progress import for_command
     from cuenv.envs.create import build_warnings, execute
@@ -140,7 +151,8 @@ def run(ctx: Context) -> Result:
         progress.note(f"CUDA {plan.stack.cuda}: {source['cuda_from']}")
         for line in source["notes"]:
             progress.note(f"note: {line}")
-    for line in build_warnings(plan.findings) + list(read.warnings if read else ()):
+    shadow = _shadow_warning(ctx) if a.recipe else None
+    for line in build_warnings(plan.findings) + list(read.warnings if read else ()) + ([shadow] if shadow else []):
         progress.note(f"warning: {line}")
     for line in read.notes if read else ():
         progress.note(f"note: {line}")

@@ -88,19 +88,25 @@ def _list(ctx: Context) -> Result:
     from cuenv.recipes.catalogue import RecipeError
 
     catalogue = _catalogue(ctx)
+    from cuenv.recipes.catalogue import USER_PREFIX
+
     recipes, warnings = [], []
     for name in catalogue.names():
         try:
-            recipes.append(catalogue.find(name))
+            recipes.append((name, catalogue.find(name)))
         except RecipeError as exc:  # one broken user recipe must not hide the catalogue
             warnings.append(f"{exc.message} {exc.hint}")
+        if name.startswith(USER_PREFIX):  # a user recipe with a built-in's name: listed as user:NAME, and said
+            warnings.append(catalogue.shadow_warning(name[len(USER_PREFIX):]) or "")
+    warnings = [w for w in warnings if w]
     machine = _detect_machine(ctx) if recipes else None
     rows = []
-    for recipe in recipes:
+    for ref, recipe in recipes:
         stack = recipe.stack()
         mark, reason = _mark(recipe, machine)
         rows.append({
-            "name": recipe.name,
+            "name": ref,
+            "shadows_builtin": ref.startswith(USER_PREFIX),
             "framework": f"{recipe.framework.name} {recipe.framework.version}" if recipe.framework else None,
             "versions": list(recipe.versions),
             "cuda": recipe.cuda,
@@ -119,6 +125,8 @@ def _list(ctx: Context) -> Result:
           r["min_driver"], r["cc"], r["machine"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows],
     )
     foot = "\n* user recipe" if any(r["origin"] == "user" for r in rows) else ""
+    if any(r["shadows_builtin"] for r in rows):
+        foot += f"; {USER_PREFIX}NAME: yours, with a built-in's name (NAME is the built-in)"
     foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
     return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
 
@@ -126,6 +134,7 @@ def _list(ctx: Context) -> Result:
 def _show(ctx: Context) -> Result:
     catalogue = _catalogue(ctx)
     recipe, version = catalogue.get(ctx.args.ref)
+    shadow = catalogue.shadow_warning(ctx.args.ref)
     stack = recipe.stack(version)
     plan = recipe.install_plan(version)
     python = recipe.python_for(version)
@@ -134,7 +143,8 @@ def _show(ctx: Context) -> Result:
         "label": stack.label,
         "file": str(recipe.path) if recipe.path else None,
         "origin": recipe.origin,
-        "shadows": [str(p) for p in catalogue.shadowed(recipe.name)],
+        "shadows": [str(p) for p in catalogue.shadowed(ctx.args.ref.partition("@")[0])],
+        "shadow_warning": shadow,
         "content_hash": recipe.content_hash(),
         "version": version,
         "stack": {"cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass), "ptx": list(stack.ptx),
@@ -178,7 +188,7 @@ def _show(ctx: Context) -> Result:
     for note in recipe.notes:
         lines.append(f"  note: {note}")
     lines.append(f"  content hash {data['content_hash']}")
-    return Result(data=data, text="\n".join(lines))
+    return Result(data=data, text="\n".join(lines), warnings=[shadow] if shadow else [])
 
 
 def _lint(ctx: Context) -> Result:

@@ -121,7 +121,9 @@ def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin
 
     if ctx.args.name:
         return ctx.args.name, None
-    cwd = Path.cwd()
+    from cuenv.trust import consent
+
+    cwd = consent.logical_cwd(ctx.environ)
     pin = project.find(cwd)
     if pin is None:
         raise UsageError(f"No environment named, and no {project.PROJECT_FILE} file in {cwd} or above.",

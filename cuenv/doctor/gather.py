@@ -34,6 +34,7 @@ from cuenv.doctor.model import (
     ToolkitFacts,
 )
 from cuenv.errors import CuenvError, NotFound, ToolError, UsageError
+from cuenv.trust import limits
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -156,7 +157,7 @@ def library_version(path: Path) -> str | None:
 def cudnn_header_version(include: Path) -> str | None:
     for name in ("cudnn_version.h", "cudnn.h"):
         try:
-            text = (include / name).read_text(encoding="utf-8", errors="replace")
+            text = limits.read_small(include / name, errors="replace")
         except OSError:
             continue
         found = parse_cudnn_header(text)
@@ -206,7 +207,7 @@ def driver_facts(host: Host, machine) -> DriverFacts:  # noqa: ANN001 - cuenv.ma
     module = module_source = None
     for rel in ("proc/driver/nvidia/version", "sys/module/nvidia/version"):
         try:
-            text = host.under(rel).read_text(encoding="utf-8", errors="replace")
+            text = limits.read_small(host.under(rel), errors="replace")
         except OSError:
             continue
         module = parse_proc_version(text)
@@ -392,7 +393,7 @@ def container_facts(host: Host) -> ContainerFacts:
     if daemon.is_file():
         daemon_path = "/etc/docker/daemon.json"
         try:
-            data = json.loads(daemon.read_text(encoding="utf-8") or "{}")
+            data = json.loads(limits.read_small(daemon) or "{}")
             runtimes = tuple(sorted((data.get("runtimes") or {}).keys()))
         except (OSError, ValueError, AttributeError):
             runtimes = ()

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from cuenv.errors import UsageError
+from cuenv.trust import limits
 
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's and pip's default index
 PYPI_FILES: Final = "https://files.pythonhosted.org/packages"  # where PyPI serves its files
@@ -259,7 +260,7 @@ def _uv_index(path: Path) -> str | None:
     else:  # the same API on Python 3.10
         import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(limits.read_small(path))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     for entry in data.get("index") or ():
@@ -271,8 +272,8 @@ def _uv_index(path: Path) -> str | None:
 
 def _condarc(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+        text = limits.read_small(path)
+    except (OSError, ValueError):
         return {}
     import yaml
 

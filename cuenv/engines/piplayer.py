@@ -33,6 +33,7 @@ from cuenv.engines.base import (
     check_requested_hashes,
     emit,
 )
+from cuenv.trust import limits
 
 if TYPE_CHECKING:
     from cuenv.engines.mirrors import Mirrors
@@ -121,8 +122,8 @@ def installed(prefix: Path) -> tuple[Package, ...]:
     out = []
     for dist_info in sorted(prefix.glob("lib/python3*/site-packages/*.dist-info")):
         try:
-            mark = (dist_info / "INSTALLER").read_text(encoding="utf-8").strip()
-        except OSError:
+            mark = limits.read_small(dist_info / "INSTALLER", limit=4096).strip()
+        except (OSError, ValueError):
             continue
         if mark == INSTALLER:
             pkg = dist_info_package(dist_info)

@@ -36,6 +36,7 @@ from typing import Any, Final
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, normalize_project
 from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import CuenvError
+from cuenv.trust import limits
 
 SETTINGS: Final = FRAMEWORK_INDEXES  # pypi-first, vendor-first, pypi, vendor
 TIMEOUT: Final = 30.0
@@ -264,7 +265,7 @@ def _cache_file(cache_dir: Path | None) -> Path | None:
 def _cache_read(cache_dir: Path | None, key: str) -> PypiBuild | None:
     path = _cache_file(cache_dir)
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+        data = json.loads(limits.read_small(path, limit=limits.LOCK)) if path else {}
         entry = data.get("builds", {}).get(key) if data.get("version") == CACHE_VERSION else None
         return PypiBuild(**entry) if entry else None
     except (OSError, ValueError, TypeError, AttributeError):
@@ -276,7 +277,7 @@ def _cache_write(cache_dir: Path | None, key: str, build: PypiBuild) -> None:
     if path is None:
         return
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(limits.read_small(path, limit=limits.LOCK))
         if data.get("version") != CACHE_VERSION:
             raise ValueError
     except (OSError, ValueError, AttributeError):

@@ -112,6 +112,11 @@ def approved(pin: ProjectPin, home: Path) -> ProjectPin:
     """``pin`` when the user allowed this content at this path; else ``PinNotAllowed``."""
     from cuenv.trust import consent
 
+    why = consent.path_problem(pin.file)
+    if why is not None:  # never a pin, whatever was approved; the shell hooks do not even ask
+        from cuenv.trust import Untrusted
+
+        raise Untrusted(f"Not using the pin {str(pin.file)!r}: {why}.", hint="Rename the folder.")
     status = consent.status(home, pin.file, pin.content)
     if status != consent.ALLOWED:
         raise PinNotAllowed(pin, status)

@@ -20,6 +20,7 @@ from cuenv.machine.fingerprint import OVERRIDES, fingerprint
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import apply_overrides, current_os, for_target, read_overrides
 from cuenv.machine.probes import glibc, probe
+from cuenv.trust import limits
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def machine_from_json(data: Mapping) -> Machine:
 
 def _read_cache(path: Path, key: str) -> Machine | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(limits.read_small(path))
         if data.get("key") != key:
             return None
         return machine_from_json(data["machine"])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final, Mapping
 
 from cuenv.errors import ToolError
+from cuenv.trust import limits
 
 NVCC_TIMEOUT: Final = 20.0
 ENV_VARS: Final = ("CUDA_HOME", "CUDA_PATH")
@@ -32,22 +33,22 @@ class SystemToolkit:
 def version_from_files(root: Path) -> str | None:
     """ "major.minor" of the toolkit at ``root`` without running anything, or None."""
     try:
-        data = json.loads((root / "version.json").read_text(encoding="utf-8"))
+        data = json.loads(limits.read_small(root / "version.json"))
         m = re.match(r"(\d+)\.(\d+)", str(data.get("cuda", {}).get("version", "")))
         if m:
             return f"{m.group(1)}.{m.group(2)}"
     except (OSError, ValueError, AttributeError):
         pass
     try:  # CUDA <= 11.0: "CUDA Version 10.2.89"
-        m = re.search(r"(\d+)\.(\d+)", (root / "version.txt").read_text(encoding="utf-8"))
+        m = re.search(r"(\d+)\.(\d+)", limits.read_small(root / "version.txt"))
         if m:
             return f"{m.group(1)}.{m.group(2)}"
-    except OSError:
+    except (OSError, ValueError):
         pass
     headers = [root / "include" / "cuda_runtime_api.h", *sorted(root.glob("targets/*/include/cuda_runtime_api.h"))]
     for header in headers:
         try:
-            text = header.read_text(encoding="utf-8", errors="replace")
+            text = limits.read_small(header, limit=limits.REQUEST_FILE, errors="replace")
         except OSError:
             continue
         m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)

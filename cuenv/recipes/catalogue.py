@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -400,10 +401,18 @@ def split_ref(ref: str) -> tuple[str, str | None]:
     return name, (version if sep else None)
 
 
+USER_PREFIX: Final = "user:"  # `user:NAME`: the user's recipe NAME, also when a built-in has that name
+
+
 @dataclass(frozen=True)
 class Catalogue:
-    """Built-in recipes plus user folders; ``user_dirs`` earlier in the tuple win, and any user recipe
-    wins over a built-in one of the same name."""
+    """Built-in recipes plus user folders (``user_dirs`` earlier in the tuple win among themselves).
+
+    A user recipe never replaces a built-in one silently (issue 31 §6): ``NAME`` is the built-in when
+    cuenv ships one, and the user's recipe of that name is chosen only by writing ``user:NAME``. Such a
+    recipe is listed as ``user:NAME`` and flagged by `recipes`, `recipes show` and `create`
+    (``shadow_warning``). A folder listing entry that is not a readable regular file (a FIFO, a
+    folder, a dangling link) is one recipe that does not load, never the catalogue's end."""
 
     builtin: Path
     user_dirs: tuple[Path, ...] = ()
@@ -413,23 +422,57 @@ class Catalogue:
         return [(d, "user") for d in self.user_dirs] + [(self.builtin, "builtin")]
 
     def _file(self, name: str) -> tuple[Path, str] | None:
-        for folder, origin in self._dirs():
+        if name.startswith(USER_PREFIX):
+            return self._user_file(name[len(USER_PREFIX):])
+        builtin = self.builtin / f"{name}{SUFFIX}"
+        if _present(builtin):
+            return builtin, "builtin"
+        return self._user_file(name)
+
+    def _user_file(self, name: str) -> tuple[Path, str] | None:
+        for folder in self.user_dirs:
             candidate = folder / f"{name}{SUFFIX}"
-            # A broken link is a recipe that does not load (load says why), as names() lists it, not an unknown name.
-            if candidate.is_file() or candidate.is_symlink():
-                return candidate, origin
+            # Anything listed under the name (a broken link, a FIFO, a folder) is a recipe that does not load
+            # (load says why, without blocking), as names() lists it: not an unknown name.
+            if _present(candidate):
+                return candidate, "user"
         return None
 
+    def _listed(self, folder: Path) -> set[str]:
+        try:
+            return {p.name[: -len(SUFFIX)] for p in folder.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith(".")}
+        except OSError:  # a user folder that does not exist (yet) holds no recipes
+            return set()
+
     def names(self) -> list[str]:
-        """Every recipe name, sorted; reads folder listings only."""
-        found: set[str] = set()
-        for folder, _ in self._dirs():
-            try:
-                found.update(p.name[: -len(SUFFIX)] for p in folder.iterdir()
-                             if p.name.endswith(SUFFIX) and not p.name.startswith("."))
-            except OSError:  # a user folder that does not exist (yet) holds no recipes
-                continue
+        """Every recipe reference, sorted: NAME for each, and ``user:NAME`` for a user recipe that has a
+        built-in's name. Reads folder listings only."""
+        builtin = self._listed(self.builtin)
+        user: set[str] = set()
+        for folder in self.user_dirs:
+            user |= self._listed(folder)
+        found = builtin | user | {USER_PREFIX + n for n in user & builtin}
         return sorted(found, key=_sort_key)
+
+    def shadowing(self, name: str) -> Path | None:
+        """The user's file with the name of built-in ``name`` (or of ``user:name``'s built-in), or None."""
+        bare = name[len(USER_PREFIX):] if name.startswith(USER_PREFIX) else name
+        if not _present(self.builtin / f"{bare}{SUFFIX}"):
+            return None
+        hit = self._user_file(bare)
+        return hit[0] if hit else None
+
+    def shadow_warning(self, ref: str) -> str | None:
+        """What `recipes`, `recipes show` and `create` say when ``ref`` meets a user recipe with a built-in's name."""
+        name = split_ref(ref)[0]
+        path = self.shadowing(name)
+        if path is None:
+            return None
+        bare = name[len(USER_PREFIX):] if name.startswith(USER_PREFIX) else name
+        if name.startswith(USER_PREFIX):
+            return f"Using your recipe {path}, which has the name of the built-in recipe {bare} (you wrote {name})."
+        return (f"Your recipe {path} has the name of the built-in recipe {bare}; the built-in is used. "
+                f"Write {USER_PREFIX}{bare} to use yours, or rename it.")
 
     def find(self, name: str) -> Recipe:
         hit = self._file(name)
@@ -464,9 +507,15 @@ class Catalogue:
 
     def shadowed(self, name: str) -> list[Path]:
         """Files of ``name`` that lose to the one in use (for `recipes show`)."""
-        files = [f / f"{name}{SUFFIX}" for f, _ in self._dirs()]
-        existing = [f for f in files if f.is_file()]
-        return existing[1:]
+        hit = self._file(name)
+        bare = name[len(USER_PREFIX):] if name.startswith(USER_PREFIX) else name
+        files = [f / f"{bare}{SUFFIX}" for f, _ in self._dirs()]
+        return [f for f in files if f.is_file() and (hit is None or f != hit[0])]
+
+
+def _present(path: Path) -> bool:
+    """An entry is there (a file, a folder, a FIFO, a dangling link): never opened here."""
+    return os.path.lexists(path)
 
 
 def _sort_key(name: str) -> tuple:

@@ -12,17 +12,22 @@ Store (owned by this module)::
     CUENV_HOME/trust/denied/<sha256(path)>                holds the path
     CUENV_HOME/trust/checked                              touched whenever cuenv reads a pin for the hook
 
-The shell hook spells ``trust/checked`` too: it asks Python again only when it finds another pin
-than last time, or one newer than that stamp (`[ FILE -nt STAMP ]`, no process started).
+The shell hooks no longer use that stamp (issue 31 §7): they keep the pin's content (read with the
+shell's own ``read``, at most 64 KiB + 1) and ask Python again when the file or its content changed,
+never by modification time.
 
-The path is the absolute path of the file as found (symlinks are not resolved: a link to an approved
-file in another tree is another pin and needs its own approval).
+The path is the file's folder with every symlink resolved, then the file's own name (issue 31 §7): a
+shell's logical $PWD (/home/me/proj, a link) and the physical one (/data/proj) name one pin, so
+`cuenv allow` in either is honoured by the hook in the other. The file itself is not resolved: a
+``.cuenv`` that is a link to an approved file in another tree is another pin and needs its own approval.
+A path with a control character (a newline in a folder name) is never a pin (``path_problem``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, Literal
 
@@ -52,7 +57,31 @@ def touch_checked(home: Path) -> None:
 
 
 def _abs(path: Path) -> str:
-    return os.path.abspath(os.fspath(path))
+    full = os.path.abspath(os.fspath(path))
+    folder, name = os.path.split(full)
+    return os.path.join(os.path.realpath(folder), name)
+
+
+def path_problem(path: Path | str) -> str | None:
+    """Why a pin at ``path`` is refused (its path holds a line break or another control character), or None."""
+    text = os.fspath(path)
+    if any(ord(c) < 32 or ord(c) == 127 for c in text + _abs(Path(text))):  # as given, and through its links
+        return "its path holds a line break or another control character"
+    return None
+
+
+def logical_cwd(environ: Mapping[str, str]) -> Path:
+    """The shell's own working folder ($PWD, which keeps the symlinks the user went through) when it
+    names this process's folder; else the physical one. A pin is looked for from there, as the hook does."""
+    pwd = environ.get("PWD")
+    here = os.getcwd()
+    if pwd and os.path.isabs(pwd):
+        try:
+            if os.path.samefile(pwd, here):
+                return Path(pwd)
+        except OSError:
+            pass
+    return Path(here)
 
 
 def _recorded(path: Path) -> str:

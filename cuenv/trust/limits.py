@@ -88,6 +88,19 @@ def read_bytes(path: Path | str, *, what: str, limit: int, hint: str | None = No
     return b"".join(chunks)
 
 
+def read_small(path: Path | str, *, limit: int = MiB, errors: str = "strict") -> str:
+    """Text of a file whose absence or damage only means "not known" (a cache, a toolkit's version file,
+    a /proc file, a tool's own config): a regular file of at most ``limit`` bytes, read without
+    blocking. Anything else raises OSError, which such callers already treat as "absent"."""
+    from cuenv.errors import CuenvError
+
+    try:
+        data = read_bytes(path, what="File", limit=limit)
+    except CuenvError as exc:
+        raise OSError(errno.EINVAL, exc.message) from None
+    return data.decode("utf-8", errors)
+
+
 def file_kind(mode: int) -> str:
     """What a non-regular file is, as a phrase: "a FIFO", "a device", "a socket", "a folder"."""
     if stat.S_ISFIFO(mode):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.knowledge.stack import Stack
@@ -86,7 +89,9 @@ def test_unknown_name_gives_closest_names(builtin):
         split_ref("torch-cu121@")
 
 
-def test_user_recipe_wins_and_settings_order(tmp_path, write_recipe):
+def test_a_built_in_name_is_the_built_in_until_the_user_writes_user_name(tmp_path, write_recipe):
+    """Issue 31 §6: a user recipe with a built-in's name replaced it silently (and its smoke test ran on
+    `cuenv test`). Now NAME is the built-in; user:NAME is the user's (the first folder wins among users)."""
     first, second = tmp_path / "first", tmp_path / "second"
     shadow = VALID.replace("name: demo-cu121", "name: torch-cu121").replace("A demo stack", "mine")
     write_recipe(shadow, name="torch-cu121", folder=second)
@@ -97,10 +102,68 @@ def test_user_recipe_wins_and_settings_order(tmp_path, write_recipe):
         recipe_dirs = (first, second, tmp_path / "missing")
 
     catalogue = load_catalogue(Settings())
-    recipe, version = catalogue.get("torch-cu121")
-    assert (recipe.summary, recipe.origin, version) == ("first wins", "user", "2.5.1")
-    assert catalogue.shadowed("torch-cu121") == [second / "torch-cu121.yaml", builtin_dir() / "torch-cu121.yaml"]
-    assert "demo-cu121" in catalogue.names() and "cuda-12.1" in catalogue.names()
+    recipe, _ = catalogue.get("torch-cu121")
+    assert recipe.origin == "builtin" and recipe.path == builtin_dir() / "torch-cu121.yaml"
+    mine, version = catalogue.get("user:torch-cu121@2.5.1")
+    assert (mine.summary, mine.origin, version) == ("first wins", "user", "2.5.1")
+    assert catalogue.shadowed("user:torch-cu121") == [second / "torch-cu121.yaml", builtin_dir() / "torch-cu121.yaml"]
+    assert catalogue.shadowed("torch-cu121") == [first / "torch-cu121.yaml", second / "torch-cu121.yaml"]
+    names = catalogue.names()
+    assert {"demo-cu121", "cuda-12.1", "torch-cu121", "user:torch-cu121"} <= set(names) and "user:demo-cu121" not in names
+    assert catalogue.get("demo-cu121")[0].origin == "user" and catalogue.shadow_warning("demo-cu121") is None
+    assert catalogue.shadow_warning("torch-cu121") == (
+        f"Your recipe {first / 'torch-cu121.yaml'} has the name of the built-in recipe torch-cu121; the built-in is used. "
+        "Write user:torch-cu121 to use yours, or rename it.")
+    assert catalogue.shadow_warning("user:torch-cu121@2.5.1", ).startswith(f"Using your recipe {first / 'torch-cu121.yaml'}")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picked=st.lists(st.sampled_from(["cuda-12.1", "cuda-12.6", "torch-cu121", "jax-cu12", "mine-a", "mine-b"]),
+                       unique=True, max_size=6))
+def test_no_user_recipe_ever_replaces_a_built_in_silently(tmp_path_factory, picked):
+    folder = tmp_path_factory.mktemp("r")
+    for name in picked:
+        (folder / f"{name}.yaml").write_text(VALID.replace("name: demo-cu121", f"name: {name}"))
+    catalogue = Catalogue(builtin_dir(), (folder,))
+    for name in picked:
+        builtin = (builtin_dir() / f"{name}.yaml").exists()
+        assert catalogue.find(name).origin == ("builtin" if builtin else "user")
+        assert (catalogue.shadow_warning(name) is not None) == builtin
+        if builtin:
+            assert catalogue.find("user:" + name).path == folder / f"{name}.yaml"
+
+
+def test_a_fifo_or_folder_named_like_a_recipe_is_one_warning(cli, tmp_path, write_recipe):
+    import os
+
+    folder = tmp_path / "mine"
+    write_recipe(folder=folder)
+    os.mkfifo(folder / "fifo.yaml")
+    writer = os.open(folder / "fifo.yaml", os.O_RDWR)  # a reader that blocked would wait forever
+    (folder / "dir.yaml").mkdir()
+    try:
+        code, out, err = cli("--recipes", str(folder), "recipes")
+    finally:
+        os.close(writer)
+    assert code == 0 and "demo-cu121*" in out and "cuda-12.1 " in out and "torch-cu121 " in out
+    assert err.count("warning:") == 2
+    assert "fifo.yaml is a FIFO (named pipe), not a regular file" in err and "dir.yaml is a folder" in err
+
+
+def test_cli_flags_a_shadowing_recipe_in_recipes_show_and_create(cli, tmp_path, write_recipe):
+    folder = tmp_path / "mine"
+    write_recipe(VALID.replace("name: demo-cu121", "name: cuda-12.1").replace("A demo stack", "MINE"), name="cuda-12.1",
+                 folder=folder)
+    code, out, err = cli("recipes", environ={**os.environ, "CUENV_RECIPES": str(folder)})
+    assert code == 0 and "user:cuda-12.1*" in out and "user:NAME: yours, with a built-in's name" in out
+    assert "has the name of the built-in recipe cuda-12.1; the built-in is used" in err
+    code, out, err = cli("--recipes", str(folder), "recipes", "show", "cuda-12.1")
+    assert code == 0 and "MINE" not in out and "the built-in is used" in err
+    code, out, err = cli("--recipes", str(folder), "recipes", "show", "user:cuda-12.1")
+    assert code == 0 and "MINE" in out and "Using your recipe" in err
+    env = {**os.environ, "CUENV_DRIVER": "550.54.15"}
+    code, out, err = cli("--recipes", str(folder), "create", "cuda-12.1", "-n", "x", "--dry-run", environ=env)
+    assert code == 0 and "the built-in is used. Write user:cuda-12.1 to use yours" in err
 
 
 def test_broken_user_recipe_is_a_two_line_error(tmp_path, write_recipe):

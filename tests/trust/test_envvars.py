@@ -174,3 +174,23 @@ def test_fuzz_clean_refusal_or_a_safe_dict(env: dict, extra: list[str]) -> None:
     for name, value in out.items():
         assert envvars.NAME_RE.fullmatch(name) and envvars.never_reason(name) is None
         assert not any(ord(c) < 32 and c != "\t" for c in value)
+
+
+@pytest.mark.parametrize("env", [{"TRITON_CACHE_MANAGER": "evil:Manager"}, {"HOROVOD_TIMELINE": "/home/me/.bashrc"},
+                                 {"XLA_FLAGS": "--xla_gpu_dump_llvmir_filename=/tmp/x"}])
+def test_an_archive_manifest_is_held_to_the_same_list(tmp_path, env: dict[str, str]) -> None:
+    from cuenv.export import pack
+
+    manifest = {"meta": {"env_vars": env, "layout": {}}}
+    with pytest.raises(Untrusted, match=f"Refusing archive {tmp_path / 'a.tar'}: .*{next(iter(env))}"):
+        pack._check_meta(tmp_path / "a.tar", manifest, ())
+
+
+def test_a_recipe_is_held_to_the_same_list_and_the_built_ins_pass() -> None:
+    from cuenv.recipes import catalogue
+
+    text = (catalogue.builtin_dir() / "cuda-12.1.yaml").read_text() + "env:\n  TORCH_LOGS_OUT: /home/me/.bashrc\n"
+    with pytest.raises(catalogue.RecipeError, match="env.TORCH_LOGS_OUT: a recipe cannot set it: TORCH_LOGS_OUT is not on"):
+        catalogue.parse(text, file="r.yaml", stem="cuda-12.1")
+    for recipe in catalogue.Catalogue(catalogue.builtin_dir()).all():  # every built-in loads under the list
+        assert envvars.problems(dict(recipe.env)) == []

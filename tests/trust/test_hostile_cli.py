@@ -81,8 +81,9 @@ def test_http_index_urls_fail_lint(cli, tmp_path: Path) -> None:
 def test_hostile_requirements_never_reach_uv(cli, tmp_path: Path, requirement: str) -> None:
     data = yaml.safe_load((REPO / "recipes" / "cuda-12.1.yaml").read_text())
     data["install"]["venv"]["requirements"].append(requirement)
-    (tmp_path / "cuda-12.1.yaml").write_text(yaml.safe_dump(data))
-    code, _, err = cli("--recipes", str(tmp_path), "create", "cuda-12.1", "--engine", "venv", "-n", "evil")
+    data["name"] = "evil-12.1"  # a built-in's name would be the built-in (issue 31 §6)
+    (tmp_path / "evil-12.1.yaml").write_text(yaml.safe_dump(data))
+    code, _, err = cli("--recipes", str(tmp_path), "create", "evil-12.1", "--engine", "venv", "-n", "evil")
     _one_clean_error(code, err, "requirements[")
     assert not (tmp_path / "home").exists() or not list((tmp_path / "home").rglob("evil"))
 
