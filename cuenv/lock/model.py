@@ -144,11 +144,16 @@ def contract_for(stack: Stack, platforms: Iterable[str]) -> Contract:
 
 
 def with_index_urls(solution: Any) -> Any:
-    """Every pypi package names its index (uv's default, PyPI, when the recipe named none)."""
+    """Every pypi package names its index (uv's default, PyPI, when the recipe named none); no URL keeps
+    a user or password (an index's credentials come from the user's netrc, keyring or mirror settings)."""
     from cuenv.engines import Solution
+    from cuenv.trust.shown import strip_credentials
 
-    packages = tuple(replace(p, index_url=p.index_url or PYPI_SIMPLE) if p.kind == "pypi" else p
-                     for p in solution.packages)
+    def bare(url: str | None) -> str | None:  # a lock is shared: it names an index, never its user or token
+        return strip_credentials(url) if url else url
+
+    packages = tuple(replace(p, index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
+                     else replace(p, url=bare(p.url), channel=bare(p.channel)) for p in solution.packages)
     return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
 
 

@@ -79,7 +79,9 @@ class ActionDone(Message):
 
     def __init__(self, text: str, severity: SeverityLevel = "information") -> None:
         super().__init__()
-        self.text = text
+        from cuenv.trust.shown import output  # as the CLI says it: no credential, no escape sequence (issue 31)
+
+        self.text = output(text)
         self.severity = severity
 
 

@@ -37,7 +37,7 @@ def test_unpack_refuses_an_archive_whose_lock_names_a_file_outside(venv_env: str
     canary = tmp_path / "canary"
     canary.write_text("precious")
     with tarfile.open(archive) as tar:
-        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]  # a regular member, checked just before
     manifest = json.loads(members[0][1] or b"{}")
     lock = json.loads(manifest["lock"])
     lock["packages"][0]["filename"] = "../" * 40 + str(canary).lstrip("/")

@@ -62,7 +62,9 @@ class ErrorScreen(_Modal):
 
     def __init__(self, title: str, message: str, hint: str | None) -> None:
         super().__init__()
-        self.title_text, self.message, self.hint = title, message, hint
+        from cuenv.trust.shown import output  # as the CLI says it: no credential, no escape sequence (issue 31)
+
+        self.title_text, self.message, self.hint = title, output(message), (output(hint) if hint else hint)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog error"):
