@@ -42,6 +42,10 @@ MiB: Final = 1024 * 1024
 GiB: Final = 1024 * MiB
 _CHUNK: Final = MiB
 _MAX_HOPS: Final = 40  # symlinks followed while resolving one target (Linux's own limit)
+_MAX_EXTENDED: Final = 1 * MiB  # one pax or GNU long-name header: tarfile reads it whole into memory
+_MAX_CHAIN: Final = 8  # extended headers before one member (tarfile recurses through them)
+_MAX_NAMES: Final = 64 * MiB  # all names and link targets together (a real environment: ~4 MiB)
+_MAX_STEPS: Final = 10_000_000  # path components walked while resolving every symlink of one archive
 _TAR_ERRORS: Final = (tarfile.TarError, EOFError, zlib.error, OSError, ValueError)
 KINDS: Final = ("file", "dir", "symlink", "hardlink")
 
@@ -69,6 +73,26 @@ class Member:
     mtime: int = 0
     target: str = ""  # a symlink's target as written; a hardlink's clean member name
     offset: int = 0  # where its data starts in the (uncompressed) tar
+
+
+class _HeaderRefused(Exception):
+    """Raised inside tarfile's header parsing; turned into ArchiveRefused with the archive's name."""
+
+
+class _BoundedInfo(tarfile.TarInfo):
+    """tarfile's header parser, with a bound on what an extended header makes it read and recurse."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> Any:  # tarfile's own hook
+        chain = getattr(tarfile_, "_cuenv_chain", 0)
+        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                         tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_SPARSE):
+            if self.size > _MAX_EXTENDED or chain >= _MAX_CHAIN:
+                raise _HeaderRefused(f"an extended header ({self.size} bytes, {chain + 1} in a row) is larger than "
+                                     f"{_MAX_EXTENDED // MiB} MiB or one of more than {_MAX_CHAIN} in a row")
+            tarfile_._cuenv_chain = chain + 1  # type: ignore[attr-defined]  # our count on tarfile's object
+        else:
+            tarfile_._cuenv_chain = 0  # type: ignore[attr-defined]  # a real member ends the chain
+        return super()._proc_member(tarfile_)  # type: ignore[misc]  # tarfile's private hook, stable since 3.0
 
 
 class ArchiveRefused(Untrusted):
@@ -180,15 +204,20 @@ def clean_name(name: str) -> str | None:
     return "/".join(parts)
 
 
-def resolve(start: str, target: str, links: dict[str, str]) -> str | None:
+def resolve(start: str, target: str, links: dict[str, str], steps: list[int] | None = None) -> str | None:
     """Where the symlink target ``target`` in folder ``start`` lands, following the archive's own
-    symlinks (``links``: member name -> target); None when it leaves the root or loops."""
+    symlinks (``links``: member name -> target); None when it leaves the root or loops.
+    ``steps``: a budget of path components shared by many calls (decremented; None when spent)."""
     hops = [0]
+    budget = steps if steps is not None else [_MAX_STEPS]
 
     def walk(stack: list[str], text: str) -> list[str] | None:
         if text.startswith("/"):
             return None
         for comp in text.split("/"):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
             if comp in ("", "."):
                 continue
             if comp == "..":
@@ -221,6 +250,7 @@ class _Tree:
         self.links: dict[str, str] = {}
         self.members: list[Member] = []
         self.total = 0
+        self.names = 0  # bytes of names and link targets so far
 
     def refuse(self, why: str) -> ArchiveRefused:
         return ArchiveRefused(f"Refusing {self.what}: {why}.", hint="Nothing was written. Ask for the archive again "
@@ -229,6 +259,9 @@ class _Tree:
     def add(self, info: tarfile.TarInfo) -> Member:
         if len(self.members) >= self.limits.members:
             raise self.refuse(f"it has more than {self.limits.members} members")
+        self.names += len(info.name) + len(info.linkname)
+        if self.names > _MAX_NAMES:
+            raise self.refuse(f"its names and link targets take more than {_MAX_NAMES // MiB} MiB")
         name = clean_name(info.name)
         if name is None:
             raise self.refuse(f"member {_shown(info.name)} is not a plain path inside the destination")
@@ -274,9 +307,12 @@ class _Tree:
         return member
 
     def check_links(self) -> None:
+        steps = [_MAX_STEPS]
         for name, target in self.links.items():
             parent = name.rsplit("/", 1)[0] if "/" in name else ""
-            if resolve(parent, target, self.links) is None:
+            if resolve(parent, target, self.links, steps) is None:
+                if steps[0] < 0:
+                    raise self.refuse(f"its symlinks take more than {_MAX_STEPS} steps to follow")
                 raise self.refuse(f"symlink {_shown(name)} points to {_shown(target)}, outside the destination")
 
 
@@ -292,9 +328,9 @@ def _headers(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 def _open_tar(fh: Readable, compression: str) -> tarfile.TarFile:
     fileobj: Any = fh  # tarfile needs read() (and seek() for a plain tar), nothing else
     if compression == "":  # uncompressed and seekable: headers only, data is skipped by seeking
-        return tarfile.open(fileobj=fileobj, mode="r:")
+        return tarfile.open(fileobj=fileobj, mode="r:", tarinfo=_BoundedInfo)
     mode: Any = f"r|{compression}"
-    return tarfile.open(fileobj=fileobj, mode=mode)
+    return tarfile.open(fileobj=fileobj, mode=mode, tarinfo=_BoundedInfo)
 
 
 def members(open_stream: Callable[[], Readable], *, compression: str, what: str, limits: Limits = Limits(),
@@ -319,6 +355,8 @@ def members(open_stream: Callable[[], Readable], *, compression: str, what: str,
                                           f"(a compression bomb?) at member {_shown(info.name)}")
     except (ArchiveRefused, UsageError):
         raise
+    except _HeaderRefused as exc:
+        raise tree.refuse(str(exc)) from None
     except _TAR_ERRORS as exc:
         raise ArchiveDamaged(f"{what} is damaged: {str(exc)[:120] or type(exc).__name__}.",
                              hint="Copy the archive again; it may be cut short.") from None
@@ -403,6 +441,8 @@ def extract(open_stream: Callable[[], Readable], dest: Path, *, compression: str
                 raise tree.refuse("it changed while it was being read")
     except (ArchiveRefused, UsageError):
         raise
+    except _HeaderRefused as exc:
+        raise tree.refuse(str(exc)) from None
     except FileExistsError as exc:
         raise ArchiveRefused(f"Refusing {what}: {_shown(str(exc.filename))} would be written twice.") from None
     except _TAR_ERRORS as exc:

@@ -62,7 +62,7 @@ def test_exit_code_passes_through(cuenv, local_recipes):
 def test_rattler_env_from_the_local_channel(cuenv, local_recipes, system_cuda):
     made = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes))
     assert made.returncode == 0, made.stderr
-    inside = cuenv("run", "local-cuda-12.1", "--", "python", "-c", LOAD_CUDART, "12", env=system_cuda)
+    inside = cuenv("run", "local-cuda-12.1", "--", "python3", "-c", LOAD_CUDART, "12", env=system_cuda)
     assert inside.stdout.strip() == "12010", inside.stderr
     ptxas = cuenv("run", "local-cuda-12.1", "--", "ptxas", "--version", env=system_cuda)
     assert "release 12.1" in ptxas.stdout

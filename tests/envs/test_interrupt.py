@@ -27,7 +27,7 @@ def _states(cuenv) -> dict[str, str]:
 
 
 def _works(cuenv, name: str) -> bool:
-    out = cuenv("run", name, "--", "python", "-c", LOAD_CUDART, "12")
+    out = cuenv("run", name, "--", "python3", "-c", LOAD_CUDART, "12")
     return out.returncode == 0 and out.stdout.strip() == "12010"
 
 

@@ -268,3 +268,29 @@ def test_a_pack_whose_wheel_is_not_a_file_is_refused(tmp_path: Path, kind: bytes
     archive.write_bytes(data)
     with pytest.raises(archives.ArchiveRefused, match="member 'wheels/x-1-py3-none-any.whl' is a"):
         pack.read_manifest(archive)
+
+
+@pytest.mark.parametrize(("headers", "why"), [
+    ([b"x" * (2 << 20)], "an extended header"),  # tarfile would read it whole into memory
+    ([b"6 a=b\n"] * 2000, "more than 8 in a row"),  # tarfile recursed through them: RecursionError
+])
+def test_extended_headers_are_bounded(tmp_path: Path, headers: list[bytes], why: str) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for data in headers:
+            info = tarfile.TarInfo("././@PaxHeader")
+            info.type, info.size = tarfile.XHDTYPE, len(data)
+            tar.addfile(info, io.BytesIO(data))
+        tar.addfile(tarfile.TarInfo("a"), io.BytesIO(b""))
+    with pytest.raises(archives.ArchiveRefused, match=why):
+        _extract(buf.getvalue(), tmp_path / "dest", "gz")
+
+
+def test_link_resolution_has_a_budget_shared_by_every_link() -> None:
+    """40 hops per link bound one resolution; a budget of path components bounds them all together
+    (a million links, each hopping 40 times through 4,096-character targets, would take hours)."""
+    assert archives.resolve("", "a/" * 100, {}) == "a" * 0 + "/".join(["a"] * 100)
+    steps = [50]
+    assert archives.resolve("", "a/" * 100, {}, steps) is None and steps[0] < 0
+    links = {"l0": "."} | {f"l{i}": f"l{i - 1}/" * 3 + "." for i in range(1, 30)}
+    assert archives.resolve("", "l29/x", links) is None  # more than 40 hops: refused like a loop
