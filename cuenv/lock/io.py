@@ -59,7 +59,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
              python: str | None = None, engine: str | None = None, environ: Mapping[str, str] | None = None,
              install: bool = True, trusted_env: Iterable[str] = (), cache_dir: Path | None = None) -> LockRead:
     """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
-    choose what of it; ``engine`` is --engine). ``install`` False (a dry run, a check) reports as
+    choose what of it; ``engine`` is --engine). ``install`` False (a check) reports as
     warnings what an install would refuse: source builds, PyPI wheels over conda packages without a python."""
     from cuenv.lock import foreign
     from cuenv.lock.model import parse

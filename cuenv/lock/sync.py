@@ -27,7 +27,8 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
 
     here = host_platform()
     read = read_any(lock_path, platform=platform or here, environment=environment, python=python, engine=engine,
-                    environ=environ, install=not dry_run, trusted_env=settings.trusted_env_vars, cache_dir=settings.cache_dir)
+                    environ=environ, install=True, trusted_env=settings.trusted_env_vars,  # a dry run is the plan: it refuses alike
+                    cache_dir=settings.cache_dir)
     chosen = read.lock.platforms[0] if read.foreign is not None else (platform or here)
     if chosen != here and not dry_run:
         raise UsageError(f"This machine is {here}; the {chosen} packages of {lock_path} cannot be installed here.",

@@ -230,14 +230,14 @@ def test_check_a_pixi_environment_and_platform(cli) -> None:
 
 
 def test_dry_run_of_a_public_pixi_lock(cli) -> None:
+    """A plan that would leave out a locked package is never a success (issue 25 §2): the dry run stops at
+    the sdist an install would stop at, naming it; check still says what the lock needs, with that warning."""
     path = str(FIXTURES / "llama-index-v5.pixi.lock")
-    code, out, err = cli("create", "--from-lock", path, "-n", "llama", "--dry-run", "--target-driver", "535.104.05",
-                         "--json")
-    assert code == 0, err
+    code, out, err = cli("create", "--from-lock", path, "-n", "llama", "--dry-run", "--target-driver", "535.104.05")
+    assert code == 2 and "llama-cpp-python is a source distribution" in err and "Would create" not in out
+    code, out, err = cli("check", path, "--driver", "535.104.05", "--json")
     data = json.loads(out)
-    assert data["dry_run"] and len(data["packages"]) == 108
     assert data["contract"]["cuda"] == "12.1" and data["contract"]["min_driver"]["linux"]["full"] == "530.30.02"
-    # its PyPI wheels go into the conda prefix; one sdist would be built, so an install stops at it (said now)
     assert any("llama-cpp-python is a source distribution" in w for w in data["warnings"])
 
 

@@ -58,12 +58,11 @@ def test_a_uv_project_is_read_through_its_lock_by_every_command(cli, tmp_path: P
     code, out, err = cli("check", "pyproject.toml", *A100, "--json")
     data = json.loads(out)
     assert (data["kind"], data["locked"], data["cuda"], data["framework_version"]) == ("uv-lock", True, "13.0", "2.13.0")
-    code, out, err = cli("create", "-f", "pyproject.toml", "-n", "voc", "--dry-run", "--target-driver", "580.65.06",
-                         "--json")
-    assert code == 0, err
-    plan = json.loads(out)
-    assert plan["dry_run"] and plan["contract"]["cuda"] == "13.0"
-    assert len(plan["packages"]) == 150  # the same packages check reads: one code path
+    assert data["warnings"] == ["an install would stop here: uv.lock, line 409 (package docopt): docopt is locked "
+                                "as an sdist: installing it would run its build code."]
+    code, out, err = cli("create", "-f", "pyproject.toml", "-n", "voc", "--dry-run", "--target-driver", "580.65.06")
+    # create stops where check said an install would (one code path): a plan without docopt is no success
+    assert code == 2 and err.startswith("error: uv.lock, line 409 (package docopt): docopt is locked as an sdist")
     code, out, err = cli("suggest", "--for", "pyproject.toml", *A100)
     assert code == 0 and out.startswith("pyproject.toml: its own stack runs here"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml", "uv.lock"]  # nothing written beside
