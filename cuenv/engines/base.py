@@ -88,6 +88,7 @@ class Request:
     prerelease: bool = False  # --pre
     constraints: tuple[str, ...] = ()  # PEP 508 strings (-c files)
     hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (canonical name, allowed "sha256:<hex>")
+    allow_build: tuple[str, ...] = ()  # canonical names built from their sdist (--allow-build: runs their build code)
 
 
 def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:

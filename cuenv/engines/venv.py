@@ -259,9 +259,12 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         tail = stderr.split("No solution found", 1)[1].split("\n", 1)[-1]
         # uv wraps long lines: "has no usable wheels" may span two of them
         sdist_only = re.findall(r"Because ([A-Za-z0-9._-]+)(?:==\S+)?\s+has\s+no\s+usable\s+wheels", stderr)
-        hint = (f"{', '.join(sorted(set(sdist_only)))} publishes no wheel on {where} for this "
+        names = sorted(set(sdist_only))
+        hint = (f"{', '.join(names)} publishes no wheel on {where} for this "
                 "Python and platform, and cuenv installs only wheels (a source build runs its code). Pin a version "
-                "that has a wheel, or add the page that serves its wheels (-f URL or --extra-index-url URL)."
+                "that has a wheel, add the page that serves its wheels (-f URL or --extra-index-url URL), or, for "
+                f"`cuenv create -f/-r`, build it from source with {' '.join('--allow-build ' + n for n in names)} "
+                "(that runs its build code on this machine)."
                 if sdist_only else None)
         return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""), hint=hint)
     mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
@@ -383,6 +386,8 @@ class VenvEngine(Engine):
                     "--only-binary", ":all:", *index_args(fetch_from)]
             for url in request.find_links:
                 args += ["--find-links", url]
+            for name in request.allow_build:  # the user's opt-in: this package from its source distribution
+                args += ["--no-binary", name]
             if request.prerelease:
                 args += ["--prerelease", "allow"]
             if no_deps:
