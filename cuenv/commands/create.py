@@ -32,6 +32,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     src.add_argument("--cuda", metavar="X.Y", help="the CUDA the -f/-r packages use (default: read from their pins)")
     src.add_argument("--skip-unsupported", action="store_true",
                      help="build -f/-r without the lines cuenv cannot install (local projects, VCS checkouts)")
+    src.add_argument("--allow-build", action="append", default=[], metavar="NAME",
+                     help="with -f/-r: build package NAME from its source distribution (runs NAME's build code on "
+                          "this machine; repeat for several)")
     parser.add_argument("-n", "--name", help="environment name (default: the recipe's name)")
     parser.add_argument("--engine", choices=CHOICES,
                         help="how to build it (default: the `engine` setting, auto: conda-family on PATH, else venv; "
@@ -78,8 +81,8 @@ def _plan(ctx: Context, machine):
         raise UsageError("Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt"
                          + (f" (got {', '.join(given)})." if given else "."),
                          hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
-    if (a.cuda or a.skip_unsupported) and not (a.file or a.requirements):
-        flag = "--cuda" if a.cuda else "--skip-unsupported"
+    if (a.cuda or a.skip_unsupported or a.allow_build) and not (a.file or a.requirements):
+        flag = "--cuda" if a.cuda else ("--skip-unsupported" if a.skip_unsupported else "--allow-build")
         raise UsageError(f"{flag} goes with -f or -r.", hint="A recipe or a lockfile is installed as it is.")
     if a.with_nvcc and not a.recipe:
         raise UsageError("--with-nvcc goes with a RECIPE.", hint="Add nvcc to the -f/-r file or the locked recipe instead.")
@@ -90,7 +93,7 @@ def _plan(ctx: Context, machine):
 
         built = from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
                           name=a.name, cuda=a.cuda, skip_unsupported=a.skip_unsupported,
-                          trusted_env=ctx.settings.trusted_env_vars)
+                          trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build))
         plan = plan_create(ctx.settings, ctx.environ, ref=None, name=a.name, engine=a.engine, python=a.python,
                            machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
                            request_extras=built.request_extras)

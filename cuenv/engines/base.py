@@ -88,6 +88,7 @@ class Request:
     prerelease: bool = False  # --pre
     constraints: tuple[str, ...] = ()  # PEP 508 strings (-c files)
     hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (canonical name, allowed "sha256:<hex>")
+    allow_build: tuple[str, ...] = ()  # canonical names built from their sdist (--allow-build: runs their build code)
 
 
 def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
@@ -229,11 +230,11 @@ def tls_hint(text: str) -> str | None:
 
 
 class MixedCudaMajors(UsageError):
-    def __init__(self, majors: Mapping[int, tuple[str, ...]]) -> None:
+    def __init__(self, majors: Mapping[int, tuple[str, ...]], *, why: str | None = None) -> None:
         self.majors = dict(majors)
         listed = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in sorted(majors.items()))
         super().__init__(
-            f"One venv cannot hold NVIDIA wheels of several CUDA majors ({listed}).",
+            f"One venv cannot hold NVIDIA wheels of several CUDA majors ({listed})" + (f": {why}." if why else "."),
             hint="They write the same site-packages/nvidia folders; make one environment per CUDA major.",
         )
 

@@ -72,6 +72,8 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
                 *index_args(fetch_from)]
         for url in layer.find_links:
             args += ["--find-links", url]
+        for name in layer.allow_build:  # --allow-build: this package from its source distribution
+            args += ["--no-binary", name]
         if layer.prerelease:
             args += ["--prerelease", "allow"]
         if layer.constraints:

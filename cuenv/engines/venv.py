@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Final, Iterable, Mapping
+from typing import Callable, Final, Iterable, Mapping
 
 from cuenv import runner
 from cuenv.engines.base import (
@@ -106,16 +106,32 @@ def cuda_major_of(name: str, version: str) -> int | None:
     return None
 
 
-def check_one_cuda_major(packages: Iterable[Package]) -> int | None:
-    """Refuse cu11 + cu12 (+ cu13) wheels in one venv: they write the same site-packages/nvidia."""
-    majors: dict[int, list[str]] = {}
+def check_one_cuda_major(packages: Iterable[Package], *,
+                         files: Callable[[Package], frozenset[str]] | None = None) -> int | None:
+    """Refuse NVIDIA wheels of several CUDA majors in one venv when they write the same files (cu11 and cu12
+    wheels share site-packages/nvidia/<component>/). ``files`` lists a wheel's files (cuenv.engines.wheelfiles):
+    with it the wheels are judged by what they write, so CUDA 13 wheels (under nvidia/cu13/) beside cu12 ones
+    pass; without it, or when a list cannot be read, by their names. Returns the newest major."""
+    from cuenv.engines import wheelfiles
+
+    majors: dict[int, list[Package]] = {}
     for pkg in packages:
         major = cuda_major_of(pkg.name, pkg.version)
         if major is not None:
-            majors.setdefault(major, []).append(pkg.name)
+            majors.setdefault(major, []).append(pkg)
+    names = {m: tuple(sorted(p.name for p in group)) for m, group in majors.items()}
     if len(majors) > 1:
-        raise MixedCudaMajors({m: tuple(sorted(n)) for m, n in majors.items()})
-    return next(iter(majors), None)
+        if files is None:
+            raise MixedCudaMajors(names)
+        try:
+            listed = {p.name: files(p) for group in majors.values() for p in group}
+        except wheelfiles.Unreadable as exc:
+            raise MixedCudaMajors(names, why=f"their file lists could not be read ({exc})") from None
+        clash = wheelfiles.clashes(listed)
+        if clash is not None:
+            path, one, other = clash
+            raise MixedCudaMajors(names, why=f"{one} and {other} both write {path}")
+    return max(majors, default=None)
 
 
 def index_args(index_urls: tuple[str, ...]) -> list[str]:
@@ -268,9 +284,12 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         tail = stderr.split("No solution found", 1)[1].split("\n", 1)[-1]
         # uv wraps long lines: "has no usable wheels" may span two of them
         sdist_only = re.findall(r"Because ([A-Za-z0-9._-]+)(?:==\S+)?\s+has\s+no\s+usable\s+wheels", stderr)
-        hint = (f"{', '.join(sorted(set(sdist_only)))} publishes no wheel on {where} for this "
+        names = sorted(set(sdist_only))
+        hint = (f"{', '.join(names)} publishes no wheel on {where} for this "
                 "Python and platform, and cuenv installs only wheels (a source build runs its code). Pin a version "
-                "that has a wheel, or add the page that serves its wheels (-f URL or --extra-index-url URL)."
+                "that has a wheel, add the page that serves its wheels (-f URL or --extra-index-url URL), or, for "
+                f"`cuenv create -f/-r`, build it from source with {' '.join('--allow-build ' + n for n in names)} "
+                "(that runs its build code on this machine)."
                 if sdist_only else None)
         return Unsatisfiable(tail.replace("╰─▶", "").replace("×", ""), hint=hint)
     mismatch = re.search(r"Hash mismatch for `([^`]+)`.*?Expected:\s*(\S+).*?Computed:\s*(\S+)", stderr, re.S)
@@ -326,6 +345,12 @@ class VenvEngine(Engine):
         )
         return env
 
+    def _wheel_files(self, pkg: Package) -> frozenset[str]:
+        """The files a locked wheel installs, read through the mirrors (cuenv.engines.wheelfiles)."""
+        from cuenv.engines.wheelfiles import wheel_files
+
+        return wheel_files(self.mirrors.to_mirror(pkg.url))
+
     def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
         done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
         if done.returncode != 0:
@@ -353,7 +378,7 @@ class VenvEngine(Engine):
     def solve(self, request: Request, *, target: Target, cache_dir: Path) -> Solution:
         python = request.python or f"{sys.version_info.major}.{sys.version_info.minor}"
         packages = self.resolve_wheels(request, python=python, glibc=target.glibc, cache_dir=cache_dir)
-        check_one_cuda_major(packages)
+        check_one_cuda_major(packages, files=self._wheel_files)
         return Solution(engine=self.name, platform=request.platform, python=python, packages=packages)
 
     def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
@@ -391,6 +416,8 @@ class VenvEngine(Engine):
                 args += ["--python", str(interpreter)]
             for url in request.find_links:
                 args += ["--find-links", url]
+            for name in request.allow_build:  # the user's opt-in: this package from its source distribution
+                args += ["--no-binary", name]
             if request.prerelease:
                 args += ["--prerelease", "allow"]
             if no_deps:
@@ -470,7 +497,7 @@ class VenvEngine(Engine):
     def install(self, prefix: Path, solution: Solution, *, cache_dir: Path, progress: Progress | None = None,
                 layer: Request | None = None) -> Solution | None:
         check_solution_engine(self, solution)
-        check_one_cuda_major(solution.packages)
+        check_one_cuda_major(solution.packages, files=self._wheel_files)
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")

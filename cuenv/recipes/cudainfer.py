@@ -402,6 +402,14 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                                    hint=f"Drop --cuda, or change that pin to a CUDA {flag_major} build.")
         return Inference(cuda_flag, cudnn, nvcc, f"from --cuda {cuda_flag}", tuple(evidence),
                          _framework(evidence, cuda_flag))
+    if len(majors) > 1 and _side_by_side(gpu, majors):
+        # CUDA 13's wheels live under site-packages/nvidia/cu13/, apart from a cu12 wheel's nvidia/<component>/
+        # (cuenv.engines.wheelfiles reads the files before an install): both install, the driver serves the newest.
+        newest = max(majors)
+        notes.append(f"The pins name CUDA {' and '.join(str(m) for m in sorted(majors))} wheels; CUDA 13 wheels "
+                     f"install under nvidia/cu13/, apart from the others, and the driver must serve CUDA {newest}.")
+        gpu = [e for e in gpu if e.major == newest]
+        majors = {newest: majors[newest]}
     if len(majors) > 1:
         a, b = list(majors.values())[:2]
         raise RequestFileError(b.where, b.pin, f"needs {b.says}, but {a.where} ({a.pin}) needs {a.says}; one "
@@ -439,6 +447,12 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     else:
         how = "no pin asks for CUDA"
     return Inference(None, cudnn, nvcc, how, tuple(evidence), None, tuple(notes))
+
+
+def _side_by_side(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:
+    """Whether the pins of several CUDA majors are pip wheels that do not share files: at most one major
+    below 13 (cu11 and cu12 wheels write the same nvidia/<component>/ folders), the rest 13 or newer."""
+    return all(e.layer != "conda" for e in gpu) and sum(1 for m in majors if m < 13) <= 1
 
 
 _TORCH_PIN: Final = re.compile(r"^torch(?:vision|audio)?\s*(?:[=<>~!\[;@ ]|$)")

@@ -36,9 +36,10 @@ class FromFile:
 
 
 def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | None, skip_unsupported: bool = False,
-              platform: str = "linux-64", trusted_env: Iterable[str] = ()) -> FromFile:
+              platform: str = "linux-64", trusted_env: Iterable[str] = (), allow_build: tuple[str, ...] = ()) -> FromFile:
     """Read ``path`` (kind: environment-yml | requirements, or None to tell by its name) into a build.
-    ``trusted_env``: the user's extension of the variables a shared file may set (cuenv.trust.envvars)."""
+    ``trusted_env``: the user's extension of the variables a shared file may set (cuenv.trust.envvars).
+    ``allow_build``: packages the user opts in to build from their sdist (--allow-build; it runs their code)."""
     from cuenv.recipes.projectfile import read_need
 
     need = read_need(path, cuda=cuda, kind=kind)
@@ -63,9 +64,27 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
     doc, extras = _document(path, need, pip, name=name, platform=platform)
     dropped = _drop_untrusted_variables(doc, path, tuple(trusted_env))
     recipe = _validated(doc, path, tuple(trusted_env))
-    notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked) + dropped
+    built = _allowed_builds(allow_build)
+    if built:
+        extras = {**extras, "allow_build": built}
+    notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked) + dropped + tuple(
+        f"{n} is built from its source distribution (--allow-build): that runs {n}'s build code on this machine"
+        for n in built)
     return FromFile(recipe=recipe, stack=replace(need.stack, label=path.name), request_extras=extras, notes=notes,
                     skipped=tuple(blocked), how=need.how)
+
+
+def _allowed_builds(names: tuple[str, ...]) -> tuple[str, ...]:
+    """--allow-build names, canonical (PEP 503), each a project name: never an option or a path."""
+    from packaging.utils import canonicalize_name
+
+    out = []
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name):
+            raise UsageError(f"--allow-build {name!r} is not a package name.",
+                             hint="Name the project whose source distribution may be built, e.g. --allow-build gym.")
+        out.append(str(canonicalize_name(name)))
+    return tuple(dict.fromkeys(out))
 
 
 def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsFile:

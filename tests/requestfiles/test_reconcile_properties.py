@@ -75,10 +75,27 @@ def test_a_pip_torch_is_never_silently_outvoted_by_the_conda_layer(items, major,
         return
     conda = [e for e in items if e.layer == "conda" and e.strength in ("exact", "min", "major", "unknown")]
     if conda and any(e.cuda != torch.cuda for e in conda):
-        # the conda layer is set aside, with a note; the newest exact pin outside it decides (the torch's or newer)
-        outside = [e.cuda for e in items if e.layer != "conda" and e.strength == "exact" and e.cuda]
-        assert inference.cuda == max(outside, key=_key) and any("pip layer decides" in n for n in inference.notes)
+        # the conda layer is set aside, with a note; a pin outside it decides (the torch's, or a newer one)
+        outside = {e.cuda for e in items if e.layer != "conda" and e.strength in ("exact", "min") and e.cuda}
+        assert inference.cuda in outside and any("pip layer decides" in n for n in inference.notes)
         assert _key(inference.cuda) >= _key(torch.cuda)
+
+
+@FAST
+@given(st.lists(st.sampled_from([(11, "pip"), (12, "pip"), (13, "pip"), (14, "pip"), (11, "conda"), (12, "conda")]),
+                min_size=2, max_size=5))
+def test_wheels_of_several_majors_share_a_venv_only_when_their_files_cannot_clash(pins):
+    items = [cudainfer.Evidence(Where("f", i + 1), f"nvidia-x-cu{m}", "says", "major", None, m, layer=layer)
+             for i, (m, layer) in enumerate(pins)] + [
+        cudainfer.Evidence(Where("f", 90), "nvidia-cuda-runtime", "says", "exact", f"{max(m for m, _ in pins)}.0",
+                           max(m for m, _ in pins), layer="pip")]
+    below = {m for m, _ in pins if m < 13}
+    try:
+        inference = cudainfer.decide(items, file="f")
+    except RequestFileError as err:
+        assert len(below) > 1 or any(layer == "conda" for _, layer in pins), str(err)
+        return
+    assert len(below) <= 1 and inference.cuda == f"{max(m for m, _ in pins)}.0"
 
 
 @FAST

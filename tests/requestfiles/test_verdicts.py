@@ -118,3 +118,13 @@ def test_a_pinned_torch_older_than_the_tables_is_not_called_the_resolvers_pick(t
         need.require_cuda()
     assert "torch 1.11.0 from PyPI, whose CUDA build cuenv's tables do not cover" in str(err.value)
     assert "resolver picks" not in str(err.value) and "--cuda X.Y" in err.value.hint
+
+
+def test_cuda_12_and_13_wheels_side_by_side_need_the_newest(tmp_path):
+    need = projectfile.read_need(_write(tmp_path, "requirements.txt",
+                                        "nvidia-nvtx-cu12==12.8.90\nnvidia-cuda-runtime==13.0.96\n"))
+    assert need.stack.cuda == "13.0" and any("nvidia/cu13/" in n for n in need.notes)
+    with pytest.raises(CuenvError) as err:  # cu11 and cu12 wheels write the same folders
+        projectfile.read_need(_write(tmp_path, "requirements.txt",
+                                     "nvidia-cuda-runtime-cu11==11.8.89\nnvidia-cuda-runtime-cu12==12.1.105\n"))
+    assert "requirements.txt:2" in str(err.value) and "requirements.txt:1" in str(err.value)
