@@ -203,6 +203,8 @@ def run(ctx: Context) -> Result:
             findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
     data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
+    if ok and any(f.code == "build-unknown" for f in findings):
+        data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
     if kernels is not None:
         data["kernels"] = kernels.to_json()
     text = render(target, findings, ok, describe_machine(machine), kernels)

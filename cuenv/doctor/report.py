@@ -328,7 +328,8 @@ def parse(text: str) -> Facts:
         said_na = re.search(r"CUDA(?: UMD)? Version:\s*N/A", joined) is not None
         max_cuda = level.group(0) if level else (
             max_cuda_for_driver(driver_version) if driver_version and not said_na else None)
-        driver = Driver(driver_version or "", max_cuda, "report")
+        jetson = _jetson_level(driver_version, gpus) if not level else None
+        driver = Driver(driver_version or "", jetson or max_cuda, "report")
     elif paddle:  # Paddle's "Driver API Version" is the newest CUDA the driver supports
         driver = Driver("", paddle.group(2), "report")
     gpus = tuple(_complete(g) for g in gpus)
@@ -392,6 +393,16 @@ def parse(text: str) -> Facts:
         missing.append("no error message recognised in the report")
     return Facts(origin="report", machine=machine, driver=driver_facts, toolkits=toolkit, cudnn=cudnn,
                  compiler=compiler, framework=framework, errors=errors, missing=tuple(missing))
+
+
+def _jetson_level(driver_version: str | None, gpus: tuple[Gpu, ...]) -> str | None:
+    """A Jetson board's L4T driver (580.00 on a Thor) numbers differently: the CUDA level boards report."""
+    from cuenv.knowledge import gpus as catalogue
+    from cuenv.knowledge.matrix import jetson_driver_cuda
+
+    if not driver_version or not any((m := catalogue.lookup(g.name)) and m.platform == "jetson" for g in gpus):
+        return None
+    return jetson_driver_cuda(driver_version)
 
 
 def _complete(gpu: Gpu) -> Gpu:

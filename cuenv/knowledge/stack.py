@@ -20,7 +20,7 @@ REASON_WORD: Final = {
     "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
     "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
     "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
-    "build-unknown": "unknown", "gpu-ignored-by-driver": "driver-gpu", "platform-mismatch": "platform",
+    "build-unknown": "unknown", "gpu-ignored-by-driver": "driver-gpu",
 }
 
 

@@ -243,6 +243,14 @@ class Recipe:
             if _OS_OF_PLATFORM[p] not in os_names:
                 os_names.append(_OS_OF_PLATFORM[p])
         major, minor = self.cuda.split(".")
+        # torch's arch list differs per platform (issue 27): the recipe's is the x86_64 wheel's, and the
+        # aarch64 (SBSA) one comes from the knowledge base where it was read, else it stays unknown there
+        aarch64, x86_only = None, False
+        if self.framework is not None and self.framework.name == "torch" and version:
+            from cuenv.knowledge import matrix
+
+            built = matrix.torch_build(version, f"cu{major}{minor}")
+            aarch64, x86_only = (built.aarch64 if built else None), True
         return Stack(
             label=self.label(version),
             cuda=self.cuda,
@@ -254,6 +262,8 @@ class Recipe:
             framework=self.framework.name if self.framework else None,
             framework_version=version,
             variant=f"cu{major}{minor}",
+            arch_x86_only=x86_only,
+            arch_aarch64=aarch64,
         )
 
     # -- identity ---------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ strongly), read from the selectors projects really use:
 * pip: ``+cuXXX`` local versions, PyTorch's ``/whl/cuXXX`` indexes for an unsuffixed torch, the PyPI
   default build of a pinned torch, ``jax[cudaNN]`` and ``jax-cudaNN-plugin``, ``jaxlib +cudaNN.cudnnNN``,
   ``tensorflow[and-cuda]``/``tensorflow`` releases, ``paddlepaddle-gpu`` ``.postXXX`` builds, NVIDIA's
-  wheels (``nvidia-cuda-runtime-cu12==12.1.105``, ``nvidia-cudnn-cu12``), ``cupy-cudaXXX``, and the
+  wheels (``nvidia-cuda-runtime-cu12==12.1.105``, ``nvidia-cudnn-cu12``, ``cuda-toolkit[cudart]==13.0.2`` read
+  by cuenv.knowledge.wheelcuda), ``cupy-cudaXXX``, and the
   ``-cuNN`` suffix of RAPIDS-style wheels (a major only).
 
 :func:`decide` turns the evidence into one answer or a refusal that names the disagreeing lines.
@@ -277,6 +278,14 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         if stack is not None and stack.cuda:
             out.append(Evidence(w, pin, f"CUDA {stack.cuda} (paddlepaddle-gpu {rel} {variant} build)", "exact",
                                 stack.cuda, int(stack.cuda.split(".")[0]), cudnn=stack.cudnn, stack=stack))
+        return out
+    if name == "cuda-toolkit" and version:  # NVIDIA's pip meta-package, as torch 2.11+ requires it
+        from cuenv.knowledge import wheelcuda
+
+        found = wheelcuda.from_requirements([f"cuda-toolkit{'[' + ','.join(req.extras) + ']' if req.extras else ''}=={version}"])
+        if found.cuda:
+            out.append(Evidence(w, pin, f"CUDA {found.cuda} (NVIDIA's cuda-toolkit {version})", "exact", found.cuda,
+                                found.major, nvcc="nvcc" in req.extras or "all" in req.extras))
         return out
     nv = _NVIDIA_EXACT.match(name)
     if nv:

@@ -118,8 +118,9 @@ def test_target_machine_flags_validate_another_machine(cuenv, local_recipes):
     assert {p["name"] for p in data["packages"]} == {"cuda-version", "cuda-cudart", "cuda-nvcc-tools", "python"}
     assert not [f for f in data["findings"] if f["severity"] == "error"]
     # an RTX 5090 (12.0) has no SASS here, only the PTX 9.0 JIT path: a warning, still buildable
+    # (on an R570 driver: older branches predate the GPU and do not see it, issue 27)
     jit = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),
-                "--target-driver", "535.104.05", "--target-gpu", "GeForce RTX 5090", "--dry-run")
+                "--target-driver", "570.124.06", "--target-gpu", "GeForce RTX 5090", "--dry-run")
     assert jit.returncode == 0 and jit.stderr.startswith("warning: local-cuda-12.1 has no SASS for the GeForce RTX 5090 (12.0)")
     # a driver of the CUDA 11 family cannot run it at all
     refused = cuenv("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes),

@@ -130,3 +130,20 @@ def test_gpu_flag_uses_the_catalogue_lookup(cli, monkeypatch) -> None:
     assert code == 0 and err == "" and "gpu-unknown-cc" in out and "--gpu 'GTX 9999=X.Y'" in out
     code, out, _ = cli("check", "torch==2.1.0+cu121", "--driver", "570.124.06", "--gpu", "GTX 9999=8.6")
     assert code == 0 and "GTX 9999 (8.6)" in out and "gpu-unknown-cc" not in out
+
+
+def test_an_unknown_build_is_neither_a_pass_nor_an_error(cli) -> None:
+    """torch 2.9.1+cu129 is on PyTorch's index but not in the matrix cuenv read (issue 27)."""
+    code, out, _ = cli("check", "torch==2.9.1+cu129", "--driver", "580.65.06", "--cc", "9.0")
+    assert code == 0 and out.startswith("torch==2.9.1+cu129: unknown") and "runs" not in out.splitlines()[0]
+    code, out, _ = cli("check", "torch==2.9.1+cu129", "--driver", "580.65.06", "--cc", "9.0", "--json")
+    data = json.loads(out)
+    assert (data["ok"], data["known"]) == (True, False)
+    assert "build-unknown" in {f["code"] for f in data["findings"]}
+    code, _, err = cli("check", "torch==2.8.0+cu127")
+    assert code == 2 and "no CUDA 12.7 release" in err
+
+
+def test_a_gpu_the_driver_ignores_names_its_last_branch(cli) -> None:
+    code, out, _ = cli("check", "torch==2.8.0+cu126", "--driver", "590.44.01", "--gpu", "Tesla V100-SXM2-16GB")
+    assert code == 1 and "gpu-ignored-by-driver" in out and "R580" in out

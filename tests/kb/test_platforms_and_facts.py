@@ -137,3 +137,12 @@ def test_ptx_isa_table_never_raises(text: str) -> None:
 
     for ptx, cuda, drv in derive.ptx_isa_table(text):
         assert ptx.count(".") == 1 and cuda.count(".") == 1 and (drv is None or drv.isdigit())
+
+
+def test_suggest_on_a_thor_picks_a_cuda_13_build_with_sm_110() -> None:
+    from cuenv.knowledge import builds
+    from cuenv.knowledge.compat import suggest
+
+    best, _ = suggest(builds.candidates("torch"), board("580.00", "NVIDIA Thor"))
+    assert best is not None and best.cuda is not None and best.cuda.startswith("13.")
+    assert best.arch_aarch64 is not None and "11.0" in best.arch_aarch64[0]

@@ -45,7 +45,8 @@ def test_name_at_version_applies_that_versions_overrides(builtin):
     assert recipe.stack(version) == Stack(
         label="torch-cu121@2.3.1", cuda="12.1", cudnn="8.9",
         sass=("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"), ptx=(), has_nvcc=False,
-        os=("linux", "windows"), framework="torch", framework_version="2.3.1", variant="cu121")
+        os=("linux", "windows"), framework="torch", framework_version="2.3.1", variant="cu121",
+        arch_x86_only=True)  # the recipe's arch list is the x86_64 wheel's; 2.3's aarch64 one was not read
     assert recipe.install_plan(version)["venv"]["requirements"] == ["torch==2.3.1+cu121", "numpy"]  # issue 26
     assert recipe.install_plan(version)["conda"]["specs"] == ["pytorch==2.3.1", "pytorch-cuda=12.1"]
     recipe, version = builtin.get("torch-cu121")

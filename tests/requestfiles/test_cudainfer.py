@@ -35,6 +35,8 @@ def conda(spec: str):
     ("-i https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu==3.0.0", [("exact", "12.6", 12, "9.5")]),
     ("nvidia-cuda-runtime-cu12==12.1.105", [("exact", "12.1", 12, None)]),
     ("nvidia-cuda-nvcc==13.0.88", [("exact", "13.0", 13, None)]),
+    ("cuda-toolkit[cudart,cublas]==13.0.2", [("exact", "13.0", 13, None)]),  # torch 2.11+'s form (issue 27)
+    ("torch==2.11.0", [("exact", "13.0", 13, None)]),  # its PyPI wheel requires cuda-toolkit[...]==13.0.2
     ("nvidia-cudnn-cu12==8.9.2.26", [("major", None, 12, "8.9")]),
     ("nvidia-cublas-cu11", [("major", None, 11, None)]),
     ("cupy-cuda12x", [("major", None, 12, None)]),
