@@ -313,7 +313,7 @@ class CondaEngine(Engine):
         except ToolError:
             if done.returncode == 0 and not quiet_success:
                 raise
-            data = {}  # conda >= 25 prints no JSON at all after a successful install from an explicit file
+            data = {}  # conda 26.7 prints no JSON at all after a successful install from an explicit file
         if done.returncode != 0 or data.get("success") is False or data.get("exception_name"):
             raise explain_failure(data, done.stderr, channels=channels, target=target)
         return data

@@ -59,6 +59,8 @@ class CondaTool:
 
     def platform_args(self, platform: str) -> list[str]:
         """``--platform X`` (conda >= 23.9 spells it so; ``--subdir`` before), or a refusal."""
+        if not self.options:  # its help said nothing readable: the current spelling, and conda's own error if not
+            return ["--platform", platform]
         for flag in ("--platform", "--subdir"):
             if flag in self.options:
                 return [flag, platform]
@@ -66,7 +68,8 @@ class CondaTool:
                         hint="Use --engine rattler, which solves for any platform, or update conda.")
 
     def check_options(self) -> None:
-        missing = [flag for flag in REQUIRED if flag not in self.options]
+        """Refuse a conda that lacks an option cuenv passes (one whose help said nothing readable is tried)."""
+        missing = [flag for flag in REQUIRED if self.options and flag not in self.options]
         if missing:
             raise ToolError(f"This conda ({self.describe()}) lacks options cuenv needs: {', '.join(missing)}.",
                             hint="Update conda, or use --engine rattler (no conda needed).")
@@ -151,7 +154,7 @@ def probe(exe: Path, environ: Mapping[str, str], *, cache_dir: Path | None = Non
         info = runner.run([exe, "info", "--json"], timeout=PROBE_TIMEOUT, env=environ, check=False)
         version, configured = parse_info(info.stdout)
         tool = CondaTool(exe=str(exe), version=version, solvers=solvers, configured_solver=configured, options=options)
-        if cache is not None:
+        if cache is not None and helped.returncode == 0 and info.returncode == 0:  # a failed probe is asked again
             _write_cache(cache, key, tool)
     _LOGGER.info("%s: solver %s", tool.describe(), tool.solver_reason())  # shown with -v
     _MEMO[key] = tool

@@ -78,7 +78,9 @@ def conda_overlay(real_conda: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """What makes `conda` the real one: PATH first, its package cache and HOME in the session's tmp
     folder (conda writes ~/.conda/environments.txt). Lay it over a test's own environment."""
     root = tmp_path_factory.mktemp("real-conda")
-    return {"PATH": f"{real_conda.parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}", "HOME": str(root / "home"),
+    (root / "bin").mkdir()
+    (root / "bin" / "conda").symlink_to(real_conda)  # conda alone: its prefix's python and pip stay off PATH
+    return {"PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}", "HOME": str(root / "home"),
             "CONDA_PKGS_DIRS": str(root / "pkgs")}
 
 

@@ -79,3 +79,11 @@ def test_any_info_json_is_read_without_failing(data: object) -> None:
     version, solver = parse_info(json.dumps(data))
     assert version is None or isinstance(version, str)
     assert solver is None or isinstance(solver, str)
+
+
+def test_a_conda_whose_help_says_nothing_is_tried_with_the_usual_options() -> None:
+    """A broken plugin can make `conda create --help` fail: no --solver then, and the usual spellings."""
+    tool = _tool("", configured=None, version=None)
+    tool.check_options()
+    assert tool.solver_args() == [] and tool.platform_args("linux-aarch64") == ["--platform", "linux-aarch64"]
+    assert tool.describe() == "conda (version unknown) at /opt/conda/bin/conda" and tool.sha256_explicit

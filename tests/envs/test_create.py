@@ -72,9 +72,9 @@ def test_rattler_env_from_the_local_channel(cuenv, local_recipes, system_cuda):
 
 
 def test_with_nvcc_adds_the_compiler_package_or_says_which_engine_has_one(cuenv, local_recipes):
-    # conda engines: cuda-nvcc pinned to the recipe's CUDA joins the specs (the local channel has none)
+    # conda engines: cuda-nvcc pinned to the recipe's CUDA joins the specs (the recipe names only cuda-nvcc-tools)
     made = cuenv("create", "local-cuda-12.1", "--with-nvcc", "--engine", "rattler", "--recipes", str(local_recipes), "--dry-run")
-    assert made.returncode != 0 and "cuda-nvcc" in made.stderr, made.stderr
+    assert made.returncode == 0 and "\n  cuda-nvcc 12.1.105 " in made.stdout, made.stdout + made.stderr
     # venv: NVIDIA's CUDA 12 wheels carry no nvcc; the error says what works, before any download
     venv = cuenv("create", "cuda-12.1", "--with-nvcc", "--engine", "venv", "--dry-run")
     assert venv.returncode == 2 and venv.stderr.splitlines() == [
