@@ -202,7 +202,7 @@ def run(ctx: Context) -> Result:
         if kernels is not None:
             findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
     ok = verdict(findings)
-    data = {"target": target, "ok": ok, "findings": [f.to_json() for f in findings]}
+    data = {"target": target, "ok": ok, "verdict": state_of(findings, ok), "findings": [f.to_json() for f in findings]}
     if ok and any(f.code == "build-unknown" for f in findings):
         data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
     if kernels is not None:

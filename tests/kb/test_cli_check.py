@@ -36,7 +36,7 @@ def test_check_json_contract(cli) -> None:
     code, out, _ = cli("check", "torch==2.8.0+cu128", "--driver", "535.104.05", "--cc", "8.6", "--json")
     data = json.loads(out)
     assert code == 0
-    assert list(data) == ["target", "ok", "findings"]
+    assert list(data) == ["target", "ok", "verdict", "findings"] and data["verdict"] == "runs"
     assert data["target"] == "torch==2.8.0+cu128" and data["ok"] is True
     assert [list(f) for f in data["findings"]] == [["code", "severity", "message", "fix"]]
     assert data["findings"][0]["code"] == "driver-minor-compat"
