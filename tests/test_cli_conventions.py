@@ -5,6 +5,7 @@ progress that shows bytes, a TLS hint, NO_COLOR/FORCE_COLOR."""
 from __future__ import annotations
 
 import io
+import os
 import re
 
 import pytest
@@ -97,12 +98,15 @@ def test_verbose_create_shows_the_commands_and_uvs_lines(cli):
 
 
 @pytest.mark.network
-def test_very_verbose_adds_each_commands_exit_status_and_time(cli):
-    code, _, err = cli("-vv", "create", "cuda-12.1", "--engine", "venv", "--dry-run")
+def test_very_verbose_adds_each_commands_exit_status_and_time(cli, tmp_path):
+    # a cache of its own: with the shared one, cuenv answers these exact pins from its kept solve (issue 29)
+    environ = dict(os.environ, CUENV_CACHE_DIR=str(tmp_path / "cache"))
+    code, _, err = cli("-vv", "create", "cuda-12.1", "--engine", "venv", "--dry-run", environ=environ)
     assert code == 0 and re.search(r"^I cuenv\.runner: \$ \S*uv pip compile ", err, re.M), err
     assert re.search(r"^D cuenv\.runner: exit 0 after \d+\.\d\d s", err, re.M), err
-    code, _, once = cli("-v", "create", "cuda-12.1", "--engine", "venv", "--dry-run")
-    assert code == 0 and "$ " in once and "exit 0 after" not in once
+    code, _, once = cli("-v", "create", "cuda-12.1", "--engine", "venv", "--dry-run", environ=environ)
+    assert code == 0 and "exit 0 after" not in once
+    assert "answered from cuenv's cache" in once  # the second solve of the same pins starts no solver, and says so
 
 
 # -- progress --------------------------------------------------------------------------------------------

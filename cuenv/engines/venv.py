@@ -11,6 +11,7 @@ layout  = the venv's bin plus ``site-packages/nvidia/*/{bin,lib,include}`` (CUDA
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sys
@@ -42,6 +43,8 @@ from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
+
+_LOGGER = logging.getLogger(__name__)
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
@@ -439,7 +442,9 @@ class VenvEngine(Engine):
                 # third of a warm create, issue 29).
                 kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)])
                 text = kept.read_text(encoding="utf-8") if kept.is_file() else None
-                if text is None:
+                if text is not None:
+                    _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(pins), kept)
+                else:
                     done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
                     text = out.read_text(encoding="utf-8") if done.returncode == 0 and out.is_file() else None
                 if text is not None:

@@ -28,7 +28,7 @@ def test_the_pip_layers_torch_decides_over_condas_cudatoolkit(tmp_path, cli):
     assert any("environment.yml:3 (cudatoolkit=11.8.0)" in n and "torch==2.7.1" in n and "pip layer decides" in n
                for n in need.notes)
     code, out, err = cli("check", str(path), *MACHINE, "--json")
-    assert code == 0 and json.loads(out)["file"]["cuda"] == "12.6"
+    assert code == 0 and json.loads(out)["cuda"] == "12.6"
 
 
 def test_two_majors_without_a_pip_torch_stay_a_conflict_naming_both_lines(tmp_path):
@@ -61,7 +61,7 @@ def test_the_cuda_is_the_one_the_resolved_torch_brings_not_the_first_cu_tag(tmp_
 def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, cli, text, flags, asks):
     path = _write(tmp_path, "environment.yml", text)
     code, out, err = cli("check", str(path), *MACHINE, *flags)
-    assert code == 0 and out.splitlines()[0].endswith(": unknown (cuenv cannot confirm the build; see below)")
+    assert code == 0 and out.splitlines()[0].endswith(": unknown (a build cuenv's tables do not list; no error found for its CUDA)")
     assert "build-unknown" in out and asks in out and "never built" not in out
     data = json.loads(cli("check", str(path), *MACHINE, *flags, "--json")[1])
     assert data["verdict"] == "unknown" and any(f["code"] == "build-unknown" for f in data["findings"])
@@ -70,7 +70,7 @@ def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, c
 def test_a_pip_torch_build_cuenv_does_not_know_is_unknown(tmp_path, cli):
     path = _write(tmp_path, "requirements.txt", "torch==1.11.0+cu111\n")
     data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
-    assert data["verdict"] == "unknown" and data["file"]["cuda"] == "11.1"
+    assert data["verdict"] == "unknown" and data["cuda"] == "11.1"
     fix = next(f["fix"] for f in data["findings"] if f["code"] == "build-unknown")
     assert "https://download.pytorch.org/whl/cu111/torch/" in fix
 
@@ -109,7 +109,7 @@ def test_a_conda_build_string_names_a_build_that_exists(tmp_path, cli):
     path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit=11.3.1\n"
                   "  - pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0\n")
     data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
-    assert data["verdict"] == "runs" and data["file"]["cuda"] == "11.3"
+    assert data["verdict"] == "runs" and data["cuda"] == "11.3"
 
 
 def test_a_pinned_torch_older_than_the_tables_is_not_called_the_resolvers_pick(tmp_path):
