@@ -169,7 +169,8 @@ SIGNATURES: Final = (
 _SMI_MISSING: Final = re.compile(r"nvidia-smi: (?:command )?not found|'nvidia-smi' is not recognized", re.IGNORECASE)
 _CONTAINER_RUN: Final = re.compile(r"^.*\b(?:docker|podman)\s+(?:container\s+)?run\b.*$", re.IGNORECASE | re.MULTILINE)
 _GPU_FLAGS: Final = re.compile(r"--gpus\b|--runtime[= ]nvidia|--device[= ]nvidia\.com/gpu|nvidia-docker|NVIDIA_VISIBLE_DEVICES")
-_MACOS: Final = re.compile(r"^\s*(?:OS:\s*(?:macOS|Mac OSX?)\b.*|sys\.platform\s+darwin\b.*|Platform:\s*macOS.*)$",
+# [ \t]*, not \s*: with MULTILINE a \s* run crosses lines and every line start rescans it (quadratic on blank lines)
+_MACOS: Final = re.compile(r"^[ \t]*(?:OS:[ \t]*(?:macOS|Mac OSX?)\b.*|sys\.platform[ \t]+darwin\b.*|Platform:[ \t]*macOS.*)$",
                            re.IGNORECASE | re.MULTILINE)
 
 
