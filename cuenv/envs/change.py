@@ -131,7 +131,11 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         raise UsageError(f"Unknown change {verb!r}.", hint=f"Use one of: {', '.join(VERBS)}.")
     if not packages:
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
-    record = Store.from_settings(settings).get(name)
+    store = Store.from_settings(settings)
+    record = store.get(name)
+    if journal_path(record.path).is_file():  # a change a kill -9 interrupted: undone before this one is planned
+        with store.locked(name):
+            recover(settings, environ, record)
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
     if engine.family != "venv":
         raise UsageError(
@@ -166,8 +170,9 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         return ChangePlan(name, verb, tuple(packages), before, already=already)
     provided = {p.name: p.version for p in before if p.name not in names}
     new = _solve(settings, engine, record, wanted, provided, before)
-    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version
-                                       and p.name not in names))
+    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version))
+    if verb == "upgrade" and not new:  # already the newest that fits
+        return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "

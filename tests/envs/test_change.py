@@ -94,6 +94,8 @@ def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
     versions = {p["name"]: p["version"] for p in solution["packages"]}
     assert versions["six"] != "1.16.0" and versions["nvidia-cuda-runtime-cu12"] == "12.1.105"
+    assert cli("upgrade", "-n", "live", "six")[1].splitlines() == [
+        "six is already the newest version that fits in 'live'.", "Nothing to change in 'live'."]
 
 
 def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, cuenv_exe, env: Path, work: Path) -> None:
