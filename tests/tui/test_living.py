@@ -108,3 +108,19 @@ def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: 
     done = [m.text for m in seen if isinstance(m, msg.ActionDone)]
     assert any(t.startswith("Changed cuda-12.1: + six ") for t in done)
     assert any(t.startswith("Changed cuda-12.1: - six ") for t in done)
+
+
+def test_enter_on_no_in_the_remove_dialog_says_nothing_was_removed(make_env, services: Services):
+    path = make_env("kept")
+    app = CuenvApp(services)
+
+    async def scenario(pilot, app):
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("enter")  # the focus starts on No
+        await settle(pilot, app)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+    seen = drive(app, scenario)
+    assert path.is_dir()
+    assert [m.text for m in seen if isinstance(m, msg.ActionDone)] == ["Kept kept; nothing removed."]

@@ -249,6 +249,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.remove_env(name)
+            else:  # enter on the focused No, or esc: say so, never close without a word (issue 26)
+                self.post_message(msg.ActionDone(f"Kept {name}; nothing removed."))
 
         if self.services.environ.get("CUENV_ACTIVE") == name:  # as `cuenv remove` refuses without --force (issue 17 §5)
             self.app.push_screen(ConfirmScreen(
