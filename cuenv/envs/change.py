@@ -138,11 +138,14 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
             recover(settings, environ, record)
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
     if engine.family != "venv":
+        pip_layer = (record.path / "bin" / "pip").exists()
         raise UsageError(
             f"Environment {name!r} is a conda prefix ({record.meta['engine']}); cuenv changes the packages of venv "
             "environments only, for now.",
-            hint=f"Install into its pip layer with `cuenv run {name} -- python -m pip install PKG`, "
-                 "or add the package to a recipe and `cuenv create` it.")
+            hint=(f"Install into its pip layer with `cuenv run {name} -- python -m pip install "
+                  f"{' '.join(packages)}`." if pip_layer else
+                  f"It has no pip; build one with the packages from an environment.yml that lists them: "
+                  f"`cuenv create -f environment.yml -n {name}-2`."))
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
