@@ -133,10 +133,12 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
     store = Store.from_settings(settings)
     record = store.get(name)
-    if journal_path(record.path).is_file():  # a change a kill -9 interrupted: undone before this one is planned
-        with store.locked(name):
-            recover(settings, environ, record)
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    if engine.family == "venv":
+        # A change interrupted by kill -9 undone, and packages pip installed since pinned into the record,
+        # before this change is planned on top of them.
+        record_installed(settings, environ, name)
+        record = store.get(name)
     if engine.family != "venv":
         pip_layer = (record.path / "bin" / "pip").exists()
         raise UsageError(
@@ -435,7 +437,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
         python, platform = old.python, old.platform
     except (OSError, ValueError):
         python, platform = record.meta.get("python"), record.meta.get("platform", "linux-64")
-    after = change.after
+    after = tuple(p for p in change.after if p.sha256 or p.md5)  # a local or editable install: no lock can pin it
     solution = Solution(engine=record.meta["engine"], platform=platform, python=python, packages=after)
     lock_hash = folder.write_solution(record.path, solution.to_json())
     meta = dict(record.meta)

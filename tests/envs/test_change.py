@@ -113,6 +113,18 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
 
 
+def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env: Path, work: Path) -> None:
+    pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "six"],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    code, out, err = cli("add", "-n", "live", "idna")  # six is installed, not recorded: the add records it too
+    assert code == 0, err
+    solution = json.loads((env / ".cuenv" / "solution.json").read_text())
+    assert {p["name"]: bool(p.get("sha256")) for p in solution["packages"]}.get("six") is True
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0 and "name: six" in (work / "cuenv.lock").read_text(), err
+
+
 def test_sync_names_what_it_would_remove_and_asks(cli, env: Path, work: Path) -> None:
     assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0
     assert cli("add", "-n", "live", "six")[0] == 0
