@@ -50,7 +50,8 @@ def run(ctx: Context) -> Result:
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
     planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine)
     lines = planned.lines()
-    already = [f"{n} is already installed in {name!r}." for n in planned.already]
+    what = "already the newest version that fits" if verb == "upgrade" else "already installed"
+    already = [f"{n} is {what} in {name!r}." for n in planned.already]
     notes = [f"warning: {f.message}" for f in planned.findings]
     if planned.empty:
         return Result(data=planned.to_json(), text="\n".join(already + [f"Nothing to change in {name!r}."]))

@@ -131,14 +131,23 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         raise UsageError(f"Unknown change {verb!r}.", hint=f"Use one of: {', '.join(VERBS)}.")
     if not packages:
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
-    record = Store.from_settings(settings).get(name)
+    store = Store.from_settings(settings)
+    record = store.get(name)
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    if engine.family == "venv":
+        # A change interrupted by kill -9 undone, and packages pip installed since pinned into the record,
+        # before this change is planned on top of them.
+        record_installed(settings, environ, name)
+        record = store.get(name)
     if engine.family != "venv":
+        pip_layer = (record.path / "bin" / "pip").exists()
         raise UsageError(
             f"Environment {name!r} is a conda prefix ({record.meta['engine']}); cuenv changes the packages of venv "
             "environments only, for now.",
-            hint=f"Install into its pip layer with `cuenv run {name} -- python -m pip install PKG`, "
-                 "or add the package to a recipe and `cuenv create` it.")
+            hint=(f"Install into its pip layer with `cuenv run {name} -- python -m pip install "
+                  f"{' '.join(packages)}`." if pip_layer else
+                  f"It has no pip; build one with the packages from an environment.yml that lists them: "
+                  f"`cuenv create -f environment.yml -n {name}-2`."))
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
@@ -166,8 +175,9 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         return ChangePlan(name, verb, tuple(packages), before, already=already)
     provided = {p.name: p.version for p in before if p.name not in names}
     new = _solve(settings, engine, record, wanted, provided, before)
-    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version
-                                       and p.name not in names))
+    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version))
+    if verb == "upgrade" and not new:  # already the newest that fits
+        return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
@@ -427,7 +437,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
         python, platform = old.python, old.platform
     except (OSError, ValueError):
         python, platform = record.meta.get("python"), record.meta.get("platform", "linux-64")
-    after = change.after
+    after = tuple(p for p in change.after if p.sha256 or p.md5)  # a local or editable install: no lock can pin it
     solution = Solution(engine=record.meta["engine"], platform=platform, python=python, packages=after)
     lock_hash = folder.write_solution(record.path, solution.to_json())
     meta = dict(record.meta)

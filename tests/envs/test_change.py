@@ -94,6 +94,8 @@ def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
     versions = {p["name"]: p["version"] for p in solution["packages"]}
     assert versions["six"] != "1.16.0" and versions["nvidia-cuda-runtime-cu12"] == "12.1.105"
+    assert cli("upgrade", "-n", "live", "six")[1].splitlines() == [
+        "six is already the newest version that fits in 'live'.", "Nothing to change in 'live'."]
 
 
 def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, cuenv_exe, env: Path, work: Path) -> None:
@@ -109,6 +111,18 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     text = (work / "cuenv.lock").read_text()
     assert "name: six" in text and "name: pip\n" not in text  # pip is the environment's tool, not its package
     assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+
+
+def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env: Path, work: Path) -> None:
+    pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "six"],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    code, out, err = cli("add", "-n", "live", "idna")  # six is installed, not recorded: the add records it too
+    assert code == 0, err
+    solution = json.loads((env / ".cuenv" / "solution.json").read_text())
+    assert {p["name"]: bool(p.get("sha256")) for p in solution["packages"]}.get("six") is True
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0 and "name: six" in (work / "cuenv.lock").read_text(), err
 
 
 def test_sync_names_what_it_would_remove_and_asks(cli, env: Path, work: Path) -> None:

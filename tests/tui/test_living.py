@@ -63,3 +63,64 @@ def test_ctrl_c_quits(make_env, services: Services):
 
     drive(app, scenario)
     assert quit_asked == [True]
+
+
+def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: Services):
+    prefix = make_env("cuda-12.1")
+    app = CuenvApp(services)
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    shown: list[str] = []
+
+    async def scenario(pilot, app):
+        from cuenv.tui.screens.modals import ErrorScreen, PackagesScreen
+
+        # a change that breaks the contract: refused in the error modal, nothing installed
+        await pilot.press("a")
+        assert isinstance(app.screen, PackagesScreen)
+        app.screen.query_one("#packages").value = "nvidia-cuda-runtime-cu11"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ErrorScreen)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        # an add: solved and checked, shown, installed on yes
+        await pilot.press("a")
+        app.screen.query_one("#packages").value = "six"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown.append(str(app.screen.detail))
+        assert not list(site.glob("six-*.dist-info"))  # nothing installed before yes
+        app.screen.dismiss(True)
+        await settle(pilot, app)
+        assert list(site.glob("six-*.dist-info"))
+        await pilot.press("u")
+        app.screen.query_one("#packages").value = "six"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)
+        app.screen.dismiss(True)
+        await settle(pilot, app)
+
+    seen = drive(app, scenario)
+    assert shown[0].startswith("+ six ")
+    assert not list(site.glob("six-*.dist-info"))
+    done = [m.text for m in seen if isinstance(m, msg.ActionDone)]
+    assert any(t.startswith("Changed cuda-12.1: + six ") for t in done)
+    assert any(t.startswith("Changed cuda-12.1: - six ") for t in done)
+
+
+def test_enter_on_no_in_the_remove_dialog_says_nothing_was_removed(make_env, services: Services):
+    path = make_env("kept")
+    app = CuenvApp(services)
+
+    async def scenario(pilot, app):
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("enter")  # the focus starts on No
+        await settle(pilot, app)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+    seen = drive(app, scenario)
+    assert path.is_dir()
+    assert [m.text for m in seen if isinstance(m, msg.ActionDone)] == ["Kept kept; nothing removed."]

@@ -205,6 +205,38 @@ class PathScreen(_Modal):
         self.dismiss(None)
 
 
+class PackagesScreen(_Modal):
+    """Package names for `cuenv add` or `cuenv uninstall` of one environment (issue 26 §5)."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="title")
+            yield Input(placeholder="numpy 'six>=1.16'", id="packages")
+            with Horizontal(classes="buttons"):
+                yield Button("Check", id="go", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#go")
+    def _go(self) -> None:
+        import shlex
+
+        try:
+            words = shlex.split(self.query_one("#packages", Input).value)
+        except ValueError:  # an unclosed quote: keep the dialog open to fix it
+            return
+        if words:
+            self.dismiss(words)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
 class DoctorScreen(_Modal):
     """`cuenv doctor`'s checks: status, what it saw, and the fix of each problem."""
 
@@ -244,6 +276,8 @@ Environments tab (key 1)
   x        remove (asks first)     s      run its smoke test
   e        export (pick a format)  l      lock (write a lockfile)
   d        doctor                  r      reload
+  a        add packages (checked against its CUDA first, then asks)
+  u        uninstall packages (asks first)
   Letters only open a dialog or run the smoke test: typing at the
   table never leaves the app and never removes anything.
 Recipes tab (key 2)
@@ -252,7 +286,8 @@ Recipes tab (key 2)
            once, what was fully downloaded stays in the cache, and
            nothing half-built is left usable
 Everywhere but in the filter
-  1 2  tabs   ?  help   ctrl+t  light/dark   ctrl+p  commands   q  quit
+  1 2  tabs   ?  help   ctrl+t  light/dark   ctrl+p  commands
+  q, ctrl+c  quit
 enter on an environment hands its name to the shell hook
 (eval "$(cuenv shell-init bash)"); without the hook, cuenv prints the
 `cuenv use NAME` to run.

@@ -43,6 +43,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
         Binding("e", "export", "Export"),
         Binding("l", "lock", "Lock"),
         Binding("d", "doctor", "Doctor"),
+        Binding("a", "change('add')", "Add pkg", show=False),
+        Binding("u", "change('remove')", "Uninstall pkg", show=False),
         Binding("o", "sort", "Sort"),
         Binding("O", "sort(True)", "Reverse", show=False),
         Binding("slash", "filter", "Filter", key_display="/", show=False),
@@ -247,6 +249,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.remove_env(name)
+            else:  # enter on the focused No, or esc: say so, never close without a word (issue 26)
+                self.post_message(msg.ActionDone(f"Kept {name}; nothing removed."))
 
         if self.services.environ.get("CUENV_ACTIVE") == name:  # as `cuenv remove` refuses without --force (issue 17 §5)
             self.app.push_screen(ConfirmScreen(
@@ -348,6 +352,54 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
         self.app.push_screen(ConfirmScreen(f"Overwrite {path}?", problem[0].upper() + problem[1:] + ".", yes="Overwrite"),
                              answered)
+
+    def action_change(self, verb: str) -> None:
+        """Add or uninstall packages of the highlighted environment: asked, solved and checked, shown, then
+        installed only on Yes (issue 26 §5; the same core as `cuenv add`)."""
+        from cuenv.tui.screens.modals import PackagesScreen
+
+        name = self._need_selection()
+        if not name:
+            return
+
+        def chosen(packages: list[str] | None) -> None:
+            if packages:
+                self.plan_change(name, verb, packages)
+
+        what = "Add to" if verb == "add" else "Uninstall from"
+        self.app.push_screen(PackagesScreen(f"{what} {name} (package names or requirements):"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Checking the change")
+    def plan_change(self, name: str, verb: str, packages: list[str]) -> None:
+        from cuenv.errors import CuenvError
+
+        try:
+            planned = self.services.plan_change(name, verb, packages)
+        except CuenvError as exc:  # a refusal: its cause and way forward in the error modal, nothing installed
+            self.post_message(msg.WorkerFailed("Checking the change", exc))
+            return
+        if planned.empty:
+            self.post_message(msg.ActionDone(f"Nothing to change in {name}: {', '.join(packages)} already there."))
+            return
+        self.app.call_from_thread(self._confirm_change, planned)
+
+    def _confirm_change(self, planned) -> None:  # noqa: ANN001 - cuenv.envs.change.ChangePlan
+        from cuenv.tui.screens.modals import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.apply_change(planned)
+
+        warnings = "".join(f"\nwarning: {f.message}" for f in planned.findings)
+        self.app.push_screen(ConfirmScreen(f"Change {planned.name}?", "\n".join(planned.lines()) + warnings,
+                                           yes="Install" if planned.install else "Uninstall"), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Changing the environment")
+    def apply_change(self, planned) -> None:  # noqa: ANN001 - cuenv.envs.change.ChangePlan
+        self.post_message(msg.ActionDone(f"Changing {planned.name}: {'; '.join(planned.lines())} ..."))
+        self.services.apply_change(planned)
+        self.post_message(msg.EnvironmentsChanged())
+        self.post_message(msg.ActionDone(f"Changed {planned.name}: {'; '.join(planned.lines())}."))
 
     def action_doctor(self) -> None:
         self.doctor(self.selected)
