@@ -118,14 +118,17 @@ def test_check_reports_added_removed_changed(cli, recipes, work, envs, lock_chan
         "  + cuenv-hello 1.0-h0_0 (not in the lock)",
         "  - cuda-cudart 12.1.105-h0_0 (locked, not installed)",
         "  ~ cuda-version 12.1-h0_0 -> 11.8-h0_0",
-        "Fix it with `cuenv sync cuenv.lock -n local-cu121`, or re-lock with `cuenv lock local-cu121 -o cuenv.lock`.",
+        "Fix it: `cuenv sync cuenv.lock -n local-cu121 -y` puts the lock's packages back (removing what it lacks), or "
+        "`cuenv lock local-cu121 -o cuenv.lock --force` records the environment as it is now.",
+        # installed from a file:// channel outside any solve: the lock cannot pin where it came from (issue 26)
+        "Not lockable (a local path or editable install): cuenv-hello; the lock names them in a comment.",
     ]
     code, out, err = cli("--json", "lock", "--check", "local-cu121", "cuenv.lock")
     data = json.loads(out)
     assert code == 1 and data["matches"] is False and [p["name"] for p in data["added"]] == ["cuenv-hello"]
 
     # sync puts it back exactly; a second sync has nothing to do.
-    code, out, err = cli("sync", "cuenv.lock", "-n", "local-cu121")
+    code, out, err = cli("sync", "cuenv.lock", "-n", "local-cu121", "-y")  # it removes cuenv-hello: -y off a terminal
     assert code == 0 and out.startswith("Synced 'local-cu121' from cuenv.lock (3 packages, no solve)."), err
     assert cli("lock", "--check", "local-cu121", "cuenv.lock")[0] == 0
     assert not (envs / "local-cu121" / "etc" / "cuenv-hello.txt").exists()

@@ -63,7 +63,7 @@ def test_pack_refuses_a_conda_environment_with_pip_packages(tmp_path) -> None:
     prefix = tmp_path / "mixed"
     (prefix / ".cuenv").mkdir(parents=True)
     folder.write_solution(prefix, Solution("rattler", "linux-64", "3.11", (PKG, wheel)).to_json())
-    record = types.SimpleNamespace(name="mixed", path=prefix, meta={"layout": {"kind": "conda"}})
+    record = types.SimpleNamespace(name="mixed", path=prefix, prefix=prefix, meta={"layout": {"kind": "conda"}})
     out = tmp_path / "out" / "mixed.tar"
     with pytest.raises(UsageError, match="mixed has pip packages on top of its conda packages") as err:
         pack.pack(record, out, cache_dir=tmp_path / "cache")
