@@ -136,8 +136,19 @@ def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> st
             raise where.fail(f"`uv lock` did not finish: {exc.message}", hint) from None
         lock = work / "uv.lock"
         if done.returncode != 0 or not lock.is_file():
-            raise where.fail(f"`uv lock` cannot lock it: {stderr_tail(done.stderr or done.stdout, lines=2)}", hint)
+            raise where.fail(f"`uv lock` cannot lock it: {_uv_error(done.stderr or done.stdout) or stderr_tail(done.stderr or done.stdout, lines=2)}",
+                             hint)
         return lock.read_text(encoding="utf-8")
+
+
+def _uv_error(text: str) -> str:
+    """uv's own error and its cause, not what else was printed on the way (a pyenv shim's notes on a
+    Python it looked for: "Note: See 'pyenv help global'..." said nothing about the project)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("error:")), None)
+    if start is None:
+        return ""
+    return " ".join(ln for ln in lines[start:start + 3] if not ln.startswith(("Note:", "pyenv:", "hint:")))[:400]
 
 
 def _virtual(pyproject: str, where: Where, hint: str) -> str:
