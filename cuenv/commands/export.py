@@ -47,5 +47,11 @@ def run(ctx: Context) -> Result:
         sys.stdout.write(outputs[0].content)
         return Result()
     written = write_outputs(outputs, a.output, force=a.force)
-    notes = [o.note for o in outputs if o.note]
+    # a note names the folder it was written to, so that it runs as written (issue 30 §4)
+    import shlex
+
+    from cuenv.export import OUTPUT_DIR
+
+    where = shlex.quote(str(Path(a.output).resolve()))
+    notes = [o.note.replace(OUTPUT_DIR, where) for o in outputs if o.note]
     return Result(data={"format": a.fmt, "files": written}, text="\n".join(["Wrote " + w for w in written] + notes))

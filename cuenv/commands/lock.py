@@ -77,8 +77,18 @@ def _lock(ctx: Context) -> Result:
             from cuenv.cli.machine_flags import described_machine
 
             target = described_machine(a.target_driver, a.target_gpu, a.target_cc)
-        made = make.lock_recipe(ctx.settings, ctx.environ, ref=a.target, engine=a.engine, python=a.python,
-                                force=a.force, here=here, target=target, platforms=a.platform)
+        from cuenv.errors import NotFound
+
+        try:
+            made = make.lock_recipe(ctx.settings, ctx.environ, ref=a.target, engine=a.engine, python=a.python,
+                                    force=a.force, here=here, target=target, platforms=a.platform)
+        except NotFound as exc:
+            if a.recipe or not exc.message.startswith("Unknown recipe"):
+                raise
+            # `cuenv lock NAME` takes an environment or a recipe: say both were looked for (issue 30 §4)
+            raise NotFound(f"No environment or recipe named {a.target!r}.",
+                           hint=f"{exc.hint} `cuenv list` shows your environments." if exc.hint else
+                           "`cuenv list` shows your environments and `cuenv recipes` the recipes.") from None
     for f in made.warnings:
         sys.stderr.write(output(f"warning: {f.message}\n"))
     lock = made.lock

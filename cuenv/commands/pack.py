@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cuenv.errors import CuenvError
 from cuenv.result import Result
 
 if TYPE_CHECKING:
@@ -49,7 +50,11 @@ def _pack(ctx: Context) -> Result:
         raise UsageError(f"{out} already exists.", hint="Choose another -o FILE, or add --force to overwrite it.")
     progress = _progress(ctx)
     try:
-        manifest = pack(record, out, cache_dir=ctx.settings.cache_dir, progress=progress)
+        try:
+            manifest = pack(record, out, cache_dir=ctx.settings.cache_dir, progress=progress)
+        except OSError as exc:  # the archive's own path, not the temporary file beside it (issue 30 §4)
+            raise CuenvError(f"Cannot write {out}: {exc.strerror or exc}.",
+                             hint=f"Pack into a folder you can write to, e.g. `cuenv pack {a.name} -o {Path.home() / out.name}`.") from None
     finally:
         progress.done()
     size = out.stat().st_size

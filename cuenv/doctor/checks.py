@@ -171,8 +171,9 @@ def _compiler_hint(f: Facts) -> str:
     engine and a free name), else the general form."""
     if f.env is not None and f.env.compiler_hint:
         return f.env.compiler_hint
-    recipe = (f.env.recipe if f.env else None) or "RECIPE"
-    return f"cuenv create {recipe} --with-nvcc --engine rattler -n NEW-NAME"
+    recipe = (f.env.recipe if f.env else None) or "cuda-12.1"
+    name = f"{f.env.name}-nvcc" if f.env is not None and getattr(f.env, "name", None) else f"{recipe}-nvcc"
+    return f"cuenv create {recipe} --with-nvcc --engine rattler -n {name}"  # real names: it runs as written
 
 
 def _route_fix(f: Facts) -> str:

@@ -86,6 +86,8 @@ def nvcc_note(name: str, meta: Mapping[str, Any], compiler_hint: str | None) -> 
         return f"{name} has no nvcc of its own; `nvcc` in it runs {nvcc.get('path')} (system toolkit, CUDA {rel})."
     get = (f"`{compiler_hint}`" if compiler_hint else
            f"install a CUDA {rel} toolkit and run `cuenv use system:{rel}`")
+    if compiler_hint and "--engine venv" not in compiler_hint:  # a conda route: it downloads from conda-forge
+        get += " (it downloads from conda-forge: that channel reachable, or mirrored as docs/guides/mirrors.md shows)"
     return (f"{name} has no nvcc (CUDA {rel}): `nvcc` in it is a cuenv stand-in that runs no other CUDA release; "
             f"for nvcc {rel}: {get}.")
 

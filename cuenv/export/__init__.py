@@ -46,12 +46,17 @@ class ExportSource:
                 "# set only in the build's environment.\n")
 
 
+# Where a note names the folder written to; `cuenv export -o DIR` puts the real folder in its place, so
+# the note runs as written (issue 30 §4).
+OUTPUT_DIR: Final = "OUTPUT_DIR"
+
+
 @dataclass(frozen=True)
 class Output:
     path: str  # relative to the output directory
     content: str | bytes
     mode: int = 0o644
-    note: str = field(default="")
+    note: str = field(default="")  # may name OUTPUT_DIR
 
 
 def format_module(name: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Mapping
 
-from cuenv.export import ExportSource, Output
+from cuenv.export import OUTPUT_DIR, ExportSource, Output
 from cuenv.export.imagespec import (
     BUILD_DIR,
     CONTEXT_DIR,
@@ -67,5 +67,5 @@ def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
         f"# Build from this directory: apptainer build {spec.name}.sif {spec.name}.def",
         "",
     ])
-    notes = [f"Build it: cd OUTPUT_DIR && apptainer build {spec.name}.sif {spec.name}.def", *spec.notes]
+    notes = [f"Build it: cd {OUTPUT_DIR} && apptainer build {spec.name}.sif {spec.name}.def", *spec.notes]
     return [Output(f"{spec.name}.def", render(spec, header=header), note="\n".join(notes)), *spec.files]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Mapping
 
-from cuenv.export import ExportSource, Output, modstrip
+from cuenv.export import OUTPUT_DIR, ExportSource, Output, modstrip
 from cuenv.export.modulefile import (
     CONFLICTS,
     FAMILY,
@@ -71,5 +71,5 @@ def render(spec: ModuleSpec) -> str:
 
 def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     spec = module_spec(source)
-    note = f"Use it: module use OUTPUT_DIR && module load {MODULE_DIR}/{spec.name}"
+    note = f"Use it: module use {OUTPUT_DIR} && module load {MODULE_DIR}/{spec.name}"
     return [Output(f"{MODULE_DIR}/{spec.name}", render(spec), note=note)]

@@ -265,7 +265,8 @@ class _Checker:
             self.minor_compat = _cuda_lt(level, cuda)
         if self.minor_compat:
             self.add("driver-minor-compat", "warning",
-                     f"{name} is built with CUDA {cuda}, whose full feature set needs "
+                     (f"{name}'s full feature set needs " if name == f"CUDA {cuda}"  # not "CUDA 12.9 is built with CUDA 12.9"
+                      else f"{name} is built with CUDA {cuda}, whose full feature set needs ")
                      + (f"a driver >= {full}" if full else f"a CUDA {cuda} driver")
                      + f"; this machine has {have}, so it runs under minor-version compatibility: PTX JIT and APIs newer than"
                      f" CUDA {level or '?'} are unavailable.",

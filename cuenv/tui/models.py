@@ -8,6 +8,7 @@ on an 80-column screen, and the same on every machine.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
@@ -42,9 +43,16 @@ def _version_key(text: str) -> tuple:
 
 
 def shorten(text: str, home: Path | str) -> str:
-    """``text`` with the CUENV_HOME prefix written as $CUENV_HOME (display only)."""
+    """``text`` with cuenv's home written short (display only): under the user's home folder as ``~/...``
+    (the default home is ~/.local/share/cuenv, and a user who never set CUENV_HOME should not meet it,
+    issue 30 §4), elsewhere as ``$CUENV_HOME/...`` (a home outside ~ was set on purpose)."""
     root = str(home).rstrip("/")
-    return text.replace(root + "/", "$CUENV_HOME/") if root else text
+    if not root:
+        return text
+    user = os.path.expanduser("~").rstrip("/")
+    if user and user != "~" and (root + "/").startswith(user + "/"):
+        return text.replace(root + "/", "~" + root[len(user):] + "/")
+    return text.replace(root + "/", "$CUENV_HOME/")
 
 
 # -- machine ------------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ def test_venv_env_wins_over_a_conflicting_system_cuda(cuenv, system_cuda):
     assert "Created 'cuda-12.1'" in made.stdout
     # said where it is made (issue 17): no nvcc of its own, and the command that gives one
     assert ("note: cuda-12.1 has no nvcc (CUDA 12.1): `nvcc` in it is a cuenv stand-in that runs no other CUDA release; "
-            "for nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc`.") in made.stdout.splitlines()
+            "for nvcc 12.1: `cuenv create cuda-12.1 --with-nvcc --engine rattler -n cuda-12.1-nvcc` (it downloads from "
+            "conda-forge: that channel reachable, or mirrored as docs/guides/mirrors.md shows).") in made.stdout.splitlines()
     # the conflict is real: outside the environment the loader finds CUDA 12.4's runtime first
     outside = subprocess.run([sys.executable, "-c", LOAD_CUDART, "12"], env=system_cuda, capture_output=True, text=True)
     assert outside.stdout.strip() == "12040"

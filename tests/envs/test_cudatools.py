@@ -22,6 +22,7 @@ def test_a_same_release_system_toolkit_is_named() -> None:
 
 def test_a_shim_names_the_command_that_gives_one() -> None:
     hint = "cuenv create cuda-12.1 --with-nvcc --engine rattler -n a-nvcc"
-    assert nvcc_note("a", _meta("shim"), hint).endswith(f"for nvcc 12.1: `{hint}`.")
+    assert nvcc_note("a", _meta("shim"), hint).endswith(
+        f"for nvcc 12.1: `{hint}` (it downloads from conda-forge: that channel reachable, or mirrored as docs/guides/mirrors.md shows).")
     assert nvcc_note("a", _meta("shim"), None).endswith(
         "for nvcc 12.1: install a CUDA 12.1 toolkit and run `cuenv use system:12.1`.")

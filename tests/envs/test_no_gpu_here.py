@@ -102,3 +102,15 @@ def test_check_all_with_no_environments_says_how_to_get_some(cli) -> None:
 def test_other_tools_words_lead_to_the_command(cli) -> None:
     code, _, err = cli("activate", "x")
     assert code == 2 and "Did you mean use?" in err
+
+
+def test_lock_of_an_unknown_name_says_both_were_looked_for(cli) -> None:
+    code, _, err = cli("lock", "nosuch")
+    assert code == 2 and err.startswith("error: No environment or recipe named 'nosuch'.")
+    assert "`cuenv list`" in err and "Traceback" not in err
+
+
+def test_a_bare_cuda_stack_is_not_built_with_itself(cli) -> None:
+    code, out, _ = cli("check", "cuda==12.9", "--driver", "535.104.05", "--cc", "8.6")
+    assert code == 0 and "CUDA 12.9's full feature set needs a driver >= " in out
+    assert "CUDA 12.9 is built with CUDA 12.9" not in out

@@ -55,16 +55,18 @@ def lmod_env(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize("fmt", ["lmod", "tcl"])
 def test_module_load_finds_the_environments_cuda_and_unload_restores(fmt: str, venv_env: str, tmp_path: Path) -> None:
     mods = tmp_path / "modules"
-    cuenv("export", venv_env, "--format", fmt, "-o", str(mods))
+    wrote = cuenv("export", venv_env, "--format", fmt, "-o", str(mods)).stdout
     assert (mods / "cuenv" / (f"{venv_env}.lua" if fmt == "lmod" else venv_env)).is_file()
+    # the note names the folder written to, so the shell below runs it as written (issue 30 §4)
+    [use_it] = [line.removeprefix("Use it: ") for line in wrote.splitlines() if line.startswith("Use it: ")]
+    assert use_it == f"module use {shlex.quote(str(mods.resolve()))} && module load cuenv/{venv_env}"
     prefix = meta_of(venv_env)["layout"]["prefix"]
     python = subprocess.run(["python3", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True).stdout.strip()
     probe = ("import ctypes; r = ctypes.CDLL('libcudart.so.12'); v = ctypes.c_int(); r.cudaRuntimeGetVersion(ctypes.byref(v)); "
              "print(v.value, next(l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l))")
     out = bash(f"""
         echo "before=$PATH|$CUDA_HOME"
-        module use {shlex.quote(str(mods))}
-        module load cuenv/{venv_env}
+        {use_it}
         echo "ptxas=$(command -v ptxas)"
         {shlex.quote(python)} -c {shlex.quote(probe)}
         printf 'hostile=%s\\n' "$NCCL_SOCKET_IFNAME"

@@ -83,6 +83,10 @@ def test_unpack_bad_input(venv_env: str, tmp_path: Path) -> None:
     assert done.returncode == 2 and "already exists" in done.stderr
     done = cuenv("unpack", str(archive), "-n", venv_env, check=False)  # same home: the name is taken
     assert done.returncode == 2 and "already exists" in done.stderr
+    # a folder that cannot take the archive: its own path is named, not a temporary file (issue 30 §4)
+    done = cuenv("pack", venv_env, "-o", "/proc/env.cuenv.tar", check=False)
+    assert done.returncode == 1 and done.stderr.startswith("error: Cannot write /proc/env.cuenv.tar: "), done.stderr
+    assert "cuenv-pack-" not in done.stderr and ".part" not in done.stderr
 
 
 def test_interrupted_unpack_leaves_nothing_usable(venv_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -151,3 +151,15 @@ def test_guarded_progress_stops_at_the_next_step():
         report("install", "")
     assert seen == ["solve"]
     assert not issubclass(CreateCancelled, Exception)  # engines' `except Exception` cannot swallow it
+
+
+def test_cuenv_home_is_shown_as_the_user_knows_it(monkeypatch, tmp_path) -> None:
+    """Under ~ as ~/... (the default home; a user who never set CUENV_HOME never meets it, issue 30 §4),
+    elsewhere as $CUENV_HOME/... (a home set on purpose)."""
+    from cuenv.tui.models import shorten
+
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    default = tmp_path / "me" / ".local" / "share" / "cuenv"
+    assert shorten(f"{default}/envs/a", default) == "~/.local/share/cuenv/envs/a"
+    assert shorten(f"{tmp_path}/big/envs/a", tmp_path / "big") == "$CUENV_HOME/envs/a"
+    assert shorten(f"{tmp_path}/me2/envs/a", tmp_path / "me2") == "$CUENV_HOME/envs/a"  # a sibling of ~, not under it
