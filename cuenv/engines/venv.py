@@ -154,35 +154,41 @@ def index_args(index_urls: tuple[str, ...]) -> list[str]:
 
 
 def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
-    """pylock.toml (PEP 751, as uv writes it) -> one Package per entry, preferring a wheel."""
+    """The pylock.toml `uv pip compile --format pylock.toml` writes -> one Package per entry, its wheel
+    first. Read by ``packaging.pylock`` (PEP 751's own validation), as the lockfile readers do (issue 25)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # the same API on Python 3.10
         import tomli as tomllib
 
-    data = tomllib.loads(text)
+    from packaging.pylock import Pylock, PylockUnsupportedVersionError, PylockValidationError
+
+    try:
+        lock = Pylock.from_dict(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, PylockValidationError, PylockUnsupportedVersionError) as exc:
+        raise SolveError(f"uv wrote a pylock.toml that is not valid PEP 751: {exc}",
+                         hint="Run again with -v to see uv's command, and report it if it repeats.") from None
     default_index = index_urls[0] if len(index_urls) == 1 else None
     packages = []
-    for entry in data.get("packages", ()):
-        name, version = _normalize(entry["name"]), str(entry.get("version", ""))
-        artifact = (entry.get("wheels") or [None])[0] or entry.get("sdist") or entry.get("archive")
-        if not artifact or "url" not in artifact:
+    for entry in lock.packages:
+        name, version = _normalize(entry.name), str(entry.version or "")
+        artifact = (entry.wheels[0] if entry.wheels else None) or entry.sdist or entry.archive
+        if artifact is None or not artifact.url:
             raise SolveError(
-                f"{name} resolved to a source the lock cannot pin by URL and hash ({', '.join(sorted(entry))}).",
+                f"{name} resolved to a source the lock cannot pin by URL and hash (a path or VCS checkout).",
                 hint="Require a released version from an index instead of a path or VCS checkout.",
             )
-        hashes = artifact.get("hashes", {})
-        url = artifact["url"]
+        url = artifact.url
         packages.append(
             Package(
                 name=name,
                 version=version,
                 kind="pypi",
                 url=url,
-                sha256=hashes.get("sha256"),
-                index_url=entry.get("index") or default_index,
+                sha256=artifact.hashes.get("sha256"),
+                index_url=entry.index or default_index,
                 filename=url.rsplit("/", 1)[-1].split("#")[0],
-                size=artifact.get("size") if isinstance(artifact.get("size"), int) else None,
+                size=artifact.size,
             )
         )
     return tuple(packages)

@@ -20,6 +20,7 @@ from cuenv.engines.base import (
     PackagesNotFound,
     Request,
     Solution,
+    SolveError,
     Target,
     Unsatisfiable,
 )
@@ -103,7 +104,7 @@ version = "12.1.105"
 wheels = [{ url = "https://files.pythonhosted.org/packages/eb/d5/x/nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl", upload-time = 2023-04-19T15:47:22Z, size = 823596, hashes = { sha256 = "6e258468ddf5796e25f1dc591a31029fa317d97a0a94ed93468fc86301d61e40" } }]
 
 [[packages]]
-name = "Some_Thing"
+name = "some-thing"
 version = "1.0"
 sdist = { url = "https://files.pythonhosted.org/s/some_thing-1.0.tar.gz", hashes = { sha256 = "aa" } }
 '''
@@ -118,6 +119,8 @@ def test_parse_pylock() -> None:
         filename="nvidia_cuda_runtime_cu12-12.1.105-py3-none-manylinux1_x86_64.whl",
     )
     assert (st.name, st.url, st.sha256) == ("some-thing", "https://files.pythonhosted.org/s/some_thing-1.0.tar.gz", "aa")
+    with pytest.raises(SolveError, match="not valid PEP 751"):  # packaging.pylock's own validation decides
+        parse_pylock(PYLOCK.replace('name = "some-thing"', 'name = "Some_Thing"'))
 
 
 def test_requirements_lines_require_a_hash() -> None:
