@@ -339,7 +339,13 @@ def entry() -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminated)
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C between main's own handler and here: the same exit, no death by signal
+        code = EXIT_INTERRUPTED
+    # The work is done (or taken back): a Ctrl-C from now on changes nothing and must not turn a finished
+    # command into one killed by SIGINT while the interpreter exits (seen in tests/envs/test_interrupt.py).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if "rattler" in sys.modules:
         try:
             sys.stdout.flush()
