@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                                 baseline="uv venv + uv pip install", warmup=1)
         envs = root / "home" / "envs"
         first = disk([envs / "first"])
-        second = sorted(p for p in envs.iterdir() if p.name != "first")[0]
+        second = sorted(p for p in envs.iterdir() if p.name != "first" and not p.name.startswith("."))[0]
         added = disk([envs / "first", second]) - first
     out = {
         "cuenv_ms_median": round(statistics.median(result.a_ms), 1),
