@@ -99,7 +99,7 @@ class EnvRow:
     cudnn: str
     framework: str
     size_bytes: int | None
-    status: str  # ok | warning | error | incomplete
+    status: str  # ok | warning | error | unknown (no GPU here) | incomplete
     reason: str  # the first such finding's code
 
     @property

@@ -80,6 +80,16 @@ def test_adopted_environments_are_listed_checked_and_never_changed(cli, user_env
     code, text, _ = cli("check", "--all", *machine)
     assert "project (adopted)" in text and "does not run" in text and "driver-too-old" in text
 
+    # the TUI's rows and detail (the same services the app draws from): adopted, with a verdict
+    from cuenv import config
+    from cuenv.tui.services import Services
+
+    services = Services(config.resolve({}, dict(os.environ)), dict(os.environ))
+    rows = {r.name: r for r in services.environments()}
+    assert rows["project"].recipe == "adopted" and rows["project"].status in ("ok", "warning", "error", "unknown")
+    detail = services.detail("old")
+    assert detail.path.endswith("old-cuda") and detail.recipe == "adopted" and detail.packages
+
     # one judgement: `check NAME` says what `check --all` says of it
     code, out, _ = cli("check", "project", *machine, "--json")
     assert code == 1 and json.loads(out)["findings"][0]["code"] == "driver-too-old"
