@@ -333,17 +333,24 @@ class _Checker:
                      f" for {legacy.architecture} GPUs, and drivers from R{legacy.ignored_from} on do not see them"
                      " ('The ... NVIDIA driver will ignore this GPU').",
                      f"Install an R{legacy.last_branch} driver ({legacy.last_branch}.xx, NVIDIA's legacy branch for"
-                     f" {legacy.architecture}), or check on another machine: `cuenv check TARGET --driver VERSION --cc X.Y`.")
+                     f" {legacy.architecture})" + self._branch_check(int(legacy.last_branch), cc))
             return True
         first = matrix.first_branch(cc)
         if first is not None and major < first[1]:
             self.add("gpu-ignored-by-driver", "error",
                      f"The {driver.version} driver predates the {gname}: its first driver branch is R{first[1]}"
                      f" (CUDA {first[0]}, the first release that targets {cc}), so this driver does not know it.",
-                     f"Install an NVIDIA driver >= {first[1]}, or check on another machine:"
-                     " `cuenv check TARGET --driver VERSION --cc X.Y`.")
+                     f"Install an NVIDIA driver >= {first[1]}" + self._branch_check(first[1], cc))
             return True
         return False
+
+    def _branch_check(self, branch: int, cc: str) -> str:
+        """", or check it with such a driver: `cuenv check cuda==X.Y --driver V --cc C`." with a driver
+        version the release table names on that branch (so it runs as written, issue 30 §4), else "."."""
+        version = matrix.driver_on_branch(branch, self.machine.os)
+        if not self.stack.cuda or version is None or not cc:
+            return "."
+        return f", or check it with such a driver: `cuenv check cuda=={matrix.mm_str(self.stack.cuda)} --driver {version} --cc {cc}`."
 
     def _lists(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The (sass, ptx) of the wheel this machine's platform installs; ((), ()) when not known."""

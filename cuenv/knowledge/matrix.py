@@ -70,6 +70,17 @@ def driver_rows() -> tuple[DriverRow, ...]:
     )
 
 
+def driver_on_branch(branch: int, os: str = "linux") -> str | None:
+    """The first driver version of branch ``branch`` the release table names (580 -> "580.65.06"), for
+    a hint that runs as written; None when the table names none on that branch."""
+    os_name = _os(os)
+    for row in driver_rows():
+        value = _row_value(row, os_name)
+        if row.kind != "rc" and value and "." in value and value.split(".", 1)[0] == str(branch):
+            return value
+    return None
+
+
 def _row_value(row: DriverRow, os_name: str) -> str | None:
     return row.linux if os_name == "linux" else row.windows
 

@@ -114,3 +114,13 @@ def test_a_bare_cuda_stack_is_not_built_with_itself(cli) -> None:
     code, out, _ = cli("check", "cuda==12.9", "--driver", "535.104.05", "--cc", "8.6")
     assert code == 0 and "CUDA 12.9's full feature set needs a driver >= " in out
     assert "CUDA 12.9 is built with CUDA 12.9" not in out
+
+
+def test_a_gpu_the_driver_ignores_gets_a_check_that_runs_as_written(cli) -> None:
+    code, out, _ = cli("check", "cuda-12.1", "--driver", "590.44.01", "--gpu", "Tesla V100-SXM2-16GB")
+    assert code == 1 and "error: gpu-ignored-by-driver" in out
+    [fix] = [line for line in out.splitlines() if line.startswith("  fix: ")]
+    [command] = _hinted(fix)
+    assert command == "cuenv check cuda==12.1 --driver 580.65.06 --cc 7.0"  # a driver the release table names on R580
+    code, out, _ = cli(*shlex.split(command)[1:])
+    assert code == 0 and out.startswith("cuda==12.1: runs")
