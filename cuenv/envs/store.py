@@ -250,6 +250,9 @@ class Store:
         if not self.owns(name):
             raise NotOurs(path)
         self.mark_incomplete(name)  # a half-deleted environment must never look usable
+        # Claimed while it is deleted: rmtree may take .cuenv before the rest, and a kill -9 then would
+        # leave a folder nobody could prove was cuenv's (the next `create --force` refused it as not ours).
+        self.claim(name)
         import shutil  # on use (start-up, issue 29)
 
         shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
