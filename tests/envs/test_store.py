@@ -88,6 +88,31 @@ def test_remove_does_not_follow_symlinks_inside(store, tmp_path):
     assert not store.path("env").exists()
 
 
+def test_a_remove_killed_half_way_is_still_ours(store, monkeypatch):
+    """rmtree may take .cuenv before the rest: a kill -9 there must not leave a folder that no one can
+    prove was cuenv's (the next `create --force` refused it as not ours; seen in .ci/run)."""
+    import shutil
+
+    _make(store, "victim")
+    (store.path("victim") / "bin").mkdir()
+    (store.path("victim") / "bin" / "python").write_text("")
+
+    rmtree = shutil.rmtree
+
+    def killed(path, *args, **kwargs):
+        rmtree(Path(path) / ".cuenv")  # the first entries go, then the process dies
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(shutil, "rmtree", killed)
+    with pytest.raises(SystemExit):
+        store.remove("victim")
+    monkeypatch.undo()
+    assert store.path("victim").is_dir() and not (store.path("victim") / ".cuenv").exists()
+    assert store.owns("victim")  # claimed while it was being deleted
+    store.remove("victim")
+    assert not store.path("victim").exists() and not store.owns("victim")
+
+
 def test_lock_is_exclusive(store):
     store.envs_dir.mkdir(parents=True)
     entered = threading.Event()
