@@ -59,7 +59,7 @@ def _scan(ctx: Context) -> Result:
     rows = [{"path": str(c.path), "kind": c.kind, "source": c.source, "adopted": str(c.path.resolve()) in known} for c in found]
     if not rows:
         return Result(data={"found": []}, text="No conda environments or virtualenvs found. "
-                      "Name a folder to look under: `cuenv adopt --scan DIR`.")
+                      "Name the folder that holds your projects, as `cuenv adopt --scan .` does for this one.")
     from cuenv.cli.table import render
 
     table = render(["PATH", "KIND", "FOUND IN", "ADOPTED"],

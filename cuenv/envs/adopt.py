@@ -14,6 +14,7 @@ Discovery looks where the tools themselves keep their lists: conda's ``environme
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -113,7 +114,7 @@ def inspect(prefix: Path, *, label: str) -> Found:
         raise UsageError(f"{prefix} is neither a conda environment (no conda-meta folder), a virtualenv (no pyvenv.cfg) "
                          "nor a Python installation (bin/python3 and site-packages).",
                          hint="Name the environment's root folder, the one with conda-meta/ or pyvenv.cfg in it; "
-                              "`cuenv adopt --scan DIR` lists the ones under DIR.")
+                              f"`cuenv adopt --scan {shlex.quote(str(prefix))}` lists the ones under it.")  # runs as written
     # A conda prefix's pip layer counts too: what Python imports decides (issue 25 §2).
     packages = (read_conda_meta(prefix) if kind == "conda" else ()) + _wheels(prefix)
     nvidia = tuple(c for site in site_dirs(prefix) for c in nvidia_components(site))
