@@ -21,7 +21,7 @@ from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
 from cuenv.envs.store import EnvRecord
 from cuenv.errors import CuenvError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding
+from cuenv.knowledge.stack import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
 from cuenv.trust import limits
 
@@ -55,13 +55,6 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     except OSError:
         pass
     write(record.meta_dir, fp, lines_for(findings))
-
-
-def no_gpu_here(findings: Sequence[Finding]) -> bool:
-    """True when the only errors say this machine has no driver or GPU to judge (a login node, a CI
-    runner): building and activating there is normal (issue 30 §4), so it is no failure of the stack."""
-    errors = {f.code for f in findings if f.severity == "error"}
-    return bool(errors) and errors <= NO_GPU_HERE
 
 
 def lines_for(findings: Sequence[Finding]) -> list[str]:

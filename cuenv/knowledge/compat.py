@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Sequence
 
 from cuenv.knowledge import builds, gpus, matrix, versions
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
+from cuenv.knowledge.stack import Finding, Stack, no_gpu_here
 from cuenv.machine.model import Driver, Gpu, Machine
 
 CODES: Final = (
@@ -56,8 +56,7 @@ def state_of(findings: Sequence[Finding], ok: bool) -> str:
     """runs | does-not-run | unknown: the three-valued verdict. Unknown where a build cannot be
     confirmed, or where the only errors say this machine has no driver or GPU to judge by (issue 30 §4)."""
     if not ok:
-        errors = {f.code for f in findings if f.severity == "error"}
-        return "unknown" if errors <= NO_GPU_HERE else "does-not-run"
+        return "unknown" if no_gpu_here(findings) else "does-not-run"
     return "unknown" if any(f.code in UNKNOWN_CODES for f in findings) else "runs"
 
 

@@ -7,7 +7,7 @@ so one pure ``check(stack, machine)`` answers "will this run there?" for every o
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Final
+from typing import Final, Iterable
 
 SEVERITIES: Final = ("error", "warning", "info")
 
@@ -52,3 +52,10 @@ class Finding:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def no_gpu_here(findings: Iterable[Finding]) -> bool:
+    """True when the only errors say this machine has no driver or GPU to judge (a login node, a CI
+    runner): building and activating there is normal (issue 30 §4), so it is no failure of the stack."""
+    errors = {f.code for f in findings if f.severity == "error"}
+    return bool(errors) and errors <= NO_GPU_HERE
