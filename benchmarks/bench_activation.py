@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from cuenv.activation.render import hook_text, render_scripts  # noqa: E402 - after sys.path is set above
-from cuenv.envs.cudalayout import CudaLayout  # noqa: E402 - after sys.path is set above
+from cuenv.activation.target import CudaLayout  # noqa: E402 - after sys.path is set above
+from cuenv.envs import folder  # noqa: E402 - after sys.path is set above
 from cuenv.envs.meta import layout_to_json
 from cuenv.envs.store import Store  # noqa: E402 - after sys.path is set above
 
@@ -72,8 +73,8 @@ def bench_cuenv(root: Path, env: dict[str, str], n: int) -> float:
              "os": ["linux"], "framework": None, "framework_version": None, "variant": "cu121"}
     store.write_meta("bench", {"name": "bench", "stack": stack, "layout": layout_to_json(layout),
                                "env_vars": {"CUDA_MODULE_LOADING": "LAZY"}, "activate_scripts": []})
-    render_scripts(store.get("bench", allow_incomplete=True).target(), prefix / ".cuenv",
-                   envs_dir=home / "envs", prompt=True)
+    folder.write_activation(folder.meta_dir(prefix), render_scripts(store.get("bench", allow_incomplete=True).target(),
+                                                                    envs_dir=home / "envs", prompt=True))
     store.mark_complete("bench")
     hook = root / "hook.bash"
     hook.write_text(hook_text("bash", home=home, auto_activate=False))

@@ -1,4 +1,5 @@
-"""The package layout holds (issue 13): no import circles, and the core never imports its edges.
+"""The package layout holds (issue 13): no import circles, the core never imports its edges, and the
+core packages import in one declared order (issue 24 §5).
 
 Imports are read from the source with ``ast``, function-level imports included: a lazy import is
 still a dependency, and a circle through one is still a circle.
@@ -120,6 +121,51 @@ def test_no_import_circles() -> None:
     # A package's __init__ re-exporting its own modules is not a circle between modules.
     g = {m: {d for d in ds if not (m.startswith(d + ".") and d in g)} for m, ds in g.items()}
     assert _cycles(g) == []
+
+
+# The core's layers, lowest first: a module imports only from its own layer or a lower one, lazy imports
+# inside functions included (docs/reference/architecture.md draws the same order). A name in a layer is a
+# package or one module; a module is placed by the longest name that holds it. cuenv.envs.folder is the
+# environment folder's map: every layer above the machine may name those paths, only envs/ writes them.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cuenv.errors", "cuenv.atomic", "cuenv.runner", "cuenv.shipped", "cuenv.result"),
+    ("cuenv.trust",),
+    ("cuenv.knowledge",),
+    ("cuenv.machine",),
+    ("cuenv.envs.folder",),
+    ("cuenv.activation",),
+    ("cuenv.engines",),
+    ("cuenv.lock",),
+    ("cuenv.recipes",),
+    ("cuenv.binaries",),
+    ("cuenv.envs",),
+    ("cuenv.export", "cuenv.doctor"),
+)
+
+
+def layer_of(module: str) -> int | None:
+    placed = [(len(name), i) for i, names in enumerate(LAYERS) for name in names
+              if module == name or module.startswith(name + ".")]
+    return max(placed)[1] if placed else None
+
+
+def test_every_core_package_has_a_layer() -> None:
+    assert [p for p in CORE if layer_of(p) is None] == []
+
+
+def upward(g: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{src} -> {dst}" for src, dsts in g.items() for dst in dsts
+                  if (a := layer_of(src)) is not None and (b := layer_of(dst)) is not None and b > a)
+
+
+def test_the_core_imports_only_downward() -> None:
+    assert upward(graph()) == []
+
+
+def test_an_upward_import_is_caught_and_the_folder_map_is_not_one() -> None:
+    g = {"cuenv.knowledge.compat": {"cuenv.machine.model"}, "cuenv.engines.venv": {"cuenv.envs.folder"},
+         "cuenv.lock.io": {"cuenv.envs.locksync"}, "cuenv.envs.create": {"cuenv.lock.model"}}
+    assert upward(g) == ["cuenv.knowledge.compat -> cuenv.machine.model", "cuenv.lock.io -> cuenv.envs.locksync"]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Iterable, Mapping, Sequence
 
-from cuenv.envs.cudalayout import ActivationTarget
+from cuenv.activation.target import ActivationTarget
 from cuenv.errors import UsageError
 
 PATH_VARS: Final = ("PATH", "LD_LIBRARY_PATH")

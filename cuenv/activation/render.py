@@ -6,11 +6,9 @@ import os
 from pathlib import Path
 from typing import Final, Sequence
 
-from cuenv import atomic
 from cuenv.activation import fish, posix
 from cuenv.activation.plan import Plan, plan_for
-from cuenv.envs import folder
-from cuenv.envs.cudalayout import ActivationTarget
+from cuenv.activation.target import ActivationTarget
 
 SHELLS: Final = ("bash", "zsh", "fish")
 HOOK_FILES: Final = {"bash": "cuenv.sh", "zsh": "cuenv.sh", "fish": "cuenv.fish"}
@@ -65,18 +63,15 @@ def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, promp
     return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
 
 
-def render_scripts(target: ActivationTarget, dest_dir: Path, *, envs_dir: Path, prompt: bool) -> None:
-    """Write dest_dir/activate.{bash,zsh,fish}: what the hook sources on `cuenv use` (no Python).
+def render_scripts(target: ActivationTarget, *, envs_dir: Path, prompt: bool) -> dict[str, str]:
+    """The activate.{bash,zsh,fish} texts: what the hook sources on `cuenv use` (no Python).
 
-    Called by `cuenv create` after an install, before the completion marker is written.
+    `cuenv create` has cuenv.envs.folder.write_activation write them after an install, before the completion marker.
     """
     from cuenv.activation.system import toolkit_roots
 
     roots = toolkit_roots(os.environ)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    for shell in SHELLS:
-        text = render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots)
-        atomic.write_text(folder.activate_script(dest_dir, shell), text)
+    return {shell: render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots) for shell in SHELLS}
 
 
 def _shell_dir() -> Path:

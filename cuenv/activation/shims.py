@@ -13,7 +13,7 @@ Shims live in one folder inside the environment that activation puts right after
 own bin folders, so they win over ``/usr/local/bin`` (which cannot be stripped from PATH). At run
 time a shim still runs the next tool on PATH when it is of the environment's release (a toolkit
 installed after `create`), or any of them when ``CUENV_ALLOW_FOREIGN_NVCC=1`` is set: the
-documented escape. Everything here is pure except ``scan_tools`` and ``write``.
+documented escape. Everything here is pure except ``scan_tools``; ``cuenv.envs.folder.write_shims`` writes them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from cuenv import atomic
+from cuenv.machine.toolkits import SHIM_MARK, is_shim
 
 # The CUDA toolkit's command-line tools (CUDA Toolkit documentation, "CUDA Binary Utilities" and
 # "NVCC": https://docs.nvidia.com/cuda/cuda-binary-utilities/, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/).
@@ -35,7 +35,6 @@ CUDA_TOOLS: Final = (
     "cuobjdump", "nvdisasm", "cu++filt", "cuda-gdb", "compute-sanitizer",
 )
 ESCAPE_VAR: Final = "CUENV_ALLOW_FOREIGN_NVCC"  # =1: run the next tool on PATH, whatever its release
-SHIM_MARK: Final = "# cuenv-shim"  # second line of every shim: how doctor and tests recognise one
 SHIM_EXIT: Final = 127  # "command not found": build systems treat the tool as missing
 _RELEASE_RE: Final = re.compile(r"^(\d+)\.(\d+)")
 
@@ -163,17 +162,7 @@ exit {SHIM_EXIT}
 """
 
 
-def is_shim(path: Path) -> bool:
-    """Is this file a cuenv shim (and not the real tool)?"""
-    try:
-        with path.open("rb") as f:
-            head = f.read(256)
-    except OSError:
-        return False
-    return head.startswith(b"#!/bin/sh\n" + SHIM_MARK.encode())
-
-
-# ---- the two edges: read an environment's bin folders, write the shims folder ----
+# ---- the edge: read an environment's bin folders (cuenv.envs.folder.write_shims writes the shims) ----
 
 
 def scan_tools(bin_dirs: Iterable[Path]) -> dict[str, str]:
@@ -185,13 +174,3 @@ def scan_tools(bin_dirs: Iterable[Path]) -> dict[str, str]:
             if tool not in found and path.is_file() and os.access(path, os.X_OK) and not is_shim(path):
                 found[tool] = str(path)
     return found
-
-
-def write(shims_dir: Path, scripts: Mapping[str, str]) -> None:
-    """Replace the shims folder's content with ``scripts`` (tool -> text), each written atomically."""
-    shims_dir.mkdir(parents=True, exist_ok=True)
-    for old in shims_dir.iterdir():
-        if old.name not in scripts and old.is_file() and is_shim(old):
-            old.unlink()
-    for tool, text in scripts.items():
-        atomic.write_text(shims_dir / tool, text, mode=0o755)

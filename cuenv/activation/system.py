@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Mapping
 
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.errors import NotFound
 from cuenv.machine.toolkits import SystemToolkit, discover
 

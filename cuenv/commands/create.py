@@ -120,7 +120,7 @@ def _head(file: str) -> str:
 
 
 def _plan_from_lock(ctx: Context, machine):
-    from cuenv.lock.sync import plan_lockfile
+    from cuenv.envs.locksync import plan_lockfile
 
     a = ctx.args
     return plan_lockfile(ctx.settings, ctx.environ, lock_path=a.from_lock, name=a.name, engine=a.engine, machine=machine,
@@ -199,7 +199,7 @@ def run(ctx: Context) -> Result:
                      f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
                      "Download: the engine did not give the sizes.")
         if read is not None:
-            from cuenv.lock.make import contract_line
+            from cuenv.lock.model import contract_line
 
             lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
         request = plan.meta.get("request")

@@ -61,7 +61,7 @@ def run(ctx: Context) -> Result:
 
 
 def _lock(ctx: Context) -> Result:
-    from cuenv.lock import make
+    from cuenv.envs import lockmake
     from cuenv.lock import model as lockfile
     from cuenv.lock.io import overwrite_problem, write_text
     from cuenv.machine.driver import detect
@@ -69,8 +69,8 @@ def _lock(ctx: Context) -> Result:
     a = ctx.args
     here = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
     targeted = bool(a.target_driver or a.target_gpu or a.target_cc)
-    if not (a.recipe or targeted or a.engine or a.python) and make.is_environment(ctx.settings, a.target):
-        made = make.lock_environment(ctx.settings, ctx.environ, name=a.target, platforms=a.platform, here=here)
+    if not (a.recipe or targeted or a.engine or a.python) and lockmake.is_environment(ctx.settings, a.target):
+        made = lockmake.lock_environment(ctx.settings, ctx.environ, name=a.target, platforms=a.platform, here=here)
     else:
         target = None
         if targeted:
@@ -80,7 +80,7 @@ def _lock(ctx: Context) -> Result:
         from cuenv.errors import NotFound
 
         try:
-            made = make.lock_recipe(ctx.settings, ctx.environ, ref=a.target, engine=a.engine, python=a.python,
+            made = lockmake.lock_recipe(ctx.settings, ctx.environ, ref=a.target, engine=a.engine, python=a.python,
                                     force=a.force, here=here, target=target, platforms=a.platform)
         except NotFound as exc:
             if a.recipe or not exc.message.startswith("Unknown recipe"):
@@ -92,7 +92,7 @@ def _lock(ctx: Context) -> Result:
     for f in made.warnings:
         sys.stderr.write(output(f"warning: {f.message}\n"))
     lock = made.lock
-    text = make.lock_text(made)
+    text = lockmake.lock_text(made)
     if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
         for n, why in made.unpinned:
             sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")
@@ -114,7 +114,7 @@ def _lock(ctx: Context) -> Result:
             raise UsageError(f"Not written: {problem}.", hint=f"Write over it with `{again}`, or choose another -o FILE.")
     write_text(Path(a.output), text)
     found = f"Installed outside cuenv, locked from their index: {', '.join(made.pinned)}.\n" if made.pinned else ""
-    return Result(data=data, text=f"{found}Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{make.contract_line(lock)}\n"
+    return Result(data=data, text=f"{found}Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{lockfile.contract_line(lock)}\n"
                                   f"{_resolved(lock)}")
 
 
@@ -141,8 +141,8 @@ def _resolved(lock) -> str:
 
 
 def _check(ctx: Context) -> Result:
+    from cuenv.envs.locksync import check_drift
     from cuenv.errors import UsageError
-    from cuenv.lock.sync import check_drift
 
     a = ctx.args
     if not a.file:
@@ -171,7 +171,7 @@ def drift_fixes(drift, *, name: str, lock_path: str) -> list[str]:  # noqa: ANN0
 
 def _sync(ctx: Context) -> Result:
     from cuenv.cli.progress import for_command
-    from cuenv.lock.sync import sync
+    from cuenv.envs.locksync import sync
 
     a = ctx.args
     progress = for_command(ctx)

@@ -161,6 +161,7 @@ def _verdict(ctx: Context) -> Result:
 def _use(ctx: Context) -> Result:
     from cuenv.activation.render import render_scripts, render_target
     from cuenv.activation.system import is_system, system_target, toolkit_roots
+    from cuenv.envs import folder
     from cuenv.envs.store import Store
 
     settings = ctx.settings
@@ -186,10 +187,10 @@ def _use(ctx: Context) -> Result:
             raise exc
         _report(name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
         target = record.target()
-        script = record.meta_dir / f"activate.{ctx.args.shell}"
+        script = folder.activate_script(record.meta_dir, ctx.args.shell)
         if not script.exists():  # rendered by an older cuenv, or removed: repair the fast path
             try:
-                render_scripts(target, record.meta_dir, envs_dir=settings.envs_dir, prompt=settings.prompt)
+                folder.write_activation(record.meta_dir, render_scripts(target, envs_dir=settings.envs_dir, prompt=settings.prompt))
             except OSError:
                 pass
     text = render_target(target, ctx.args.shell, envs_dir=settings.envs_dir, prompt=settings.prompt, other_roots=roots)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Final
 
+from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.machine.model import Machine
 

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final, Mapping
 
+from cuenv.activation.target import CudaLayout
 from cuenv.engines.names import CONDA_FAMILY
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
 
 if TYPE_CHECKING:

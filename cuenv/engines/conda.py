@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final, Mapping
 
 from cuenv import runner
+from cuenv.activation.target import CudaLayout
 from cuenv.engines import piplayer
 from cuenv.engines.base import (
     DownloadFailed,
@@ -54,7 +55,6 @@ from cuenv.engines.condaprefix import (
 )
 from cuenv.engines.condatool import CondaTool
 from cuenv.engines.mirrors import Mirrors
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
 

@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from cuenv.activation.target import CudaLayout
 from cuenv.engines.base import Package, Progress, Request, Solution, emit
 from cuenv.engines.mirrors import Mirrors, channel_url
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import CuenvError
 from cuenv.trust import limits
 

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from cuenv.activation.target import CudaLayout
 from cuenv.engines import fetch, piplayer
 from cuenv.engines.base import (
     DownloadFailed,
@@ -44,7 +45,6 @@ from cuenv.engines.condaprefix import (
     specs_with_python,
     with_pip_layer,
 )
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
 from cuenv import runner
+from cuenv.activation.target import CudaLayout
 from cuenv.engines.base import (
     DownloadFailed,
     Engine,
@@ -41,17 +42,14 @@ from cuenv.engines.base import (
 from cuenv.engines.cudahome import build_cuda_home
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import ToolError, UsageError
 
 _LOGGER = logging.getLogger(__name__)
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
-CUDA_HOME_DIR: Final = Path(".cuenv") / "cuda"
 # What install verified, kept beside the venv: uv's direct_url.json records the URL but not the
 # wheel's sha256, and drift checks (issue 6) compare hashes.
-INSTALLED_LOCK: Final = Path(folder.META_DIR) / folder.SOLUTION_FILE
 # The environment's own installer (issue 26 §2): seeded into every venv so that `pip` and `python -m pip`
 # inside `cuenv use`/`run` install into the environment, never into the base interpreter. A tool of the
 # environment, not one of its packages: left out of what it holds unless a solution names it.
@@ -530,8 +528,8 @@ class VenvEngine(Engine):
             self.seed_installer(prefix, cache_dir=cache_dir, progress=progress)
         site = site_packages(prefix)
         if site is not None:
-            build_cuda_home(prefix / CUDA_HOME_DIR, nvidia_components(site))
-        (prefix / INSTALLED_LOCK).write_text(json.dumps(solution.to_json(), indent=1, sort_keys=True), encoding="utf-8")
+            build_cuda_home(folder.cuda_home(prefix), nvidia_components(site))
+        # the caller records the solution (cuenv.envs.folder.write_solution, atomic): one writer (issue 24 §4)
         emit(progress, "done", str(prefix))
         return None
 
@@ -554,7 +552,7 @@ class VenvEngine(Engine):
     def layout(self, prefix: Path) -> CudaLayout:
         site = site_packages(prefix)
         comps = nvidia_components(site) if site else ()
-        home = prefix / CUDA_HOME_DIR
+        home = folder.cuda_home(prefix)
         return CudaLayout(
             prefix=prefix,
             kind="venv",
@@ -582,7 +580,7 @@ class VenvEngine(Engine):
 
 def recorded_packages(prefix: Path) -> tuple[Package, ...]:
     """The packages of the solution installed into ``prefix`` (its .cuenv/solution.json), none if unreadable."""
-    raw = _read(prefix / INSTALLED_LOCK)
+    raw = _read(folder.solution_path(prefix))
     if not raw:
         return ()
     try:

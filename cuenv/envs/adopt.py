@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from cuenv.activation.target import CudaLayout
 from cuenv.engines.base import Package, Solution
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import UsageError
 from cuenv.lock.foreign.stack import Derived, derive

@@ -427,7 +427,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     says what was asked and when; the layout and activation scripts follow new NVIDIA folders."""
     from cuenv.engines import Solution, get_engine
     from cuenv.engines.cudahome import build_cuda_home
-    from cuenv.engines.venv import CUDA_HOME_DIR, nvidia_components, site_packages
+    from cuenv.engines.venv import nvidia_components, site_packages
     from cuenv.envs.create import render_activation
     from cuenv.envs.diskuse import disk_usage
     from cuenv.envs.meta import layout_to_json, now, resolved_versions
@@ -452,7 +452,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
     if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
-        build_cuda_home(record.path / CUDA_HOME_DIR, nvidia_components(site))
+        build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
     layout = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
     changed_layout = layout != meta.get("layout")
     meta["layout"] = layout
@@ -487,7 +487,7 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     from cuenv.errors import CuenvError as _Error
     from cuenv.lock.model import drift
 
-    own = Solution.from_json(folder.read_solution(record.path))
+    own = Solution.from_json(folder.own_solution(record.path, record.name))
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
     if engine.family != "venv":
         return AsInstalled(own, (), (), False)

@@ -412,4 +412,4 @@ def render_activation(store: Store, name: str, settings) -> None:
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)
-    render_scripts(record.target(), record.meta_dir, envs_dir=store.envs_dir, prompt=settings.prompt)
+    folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir, prompt=settings.prompt))

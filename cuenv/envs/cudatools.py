@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from cuenv.activation import shims
-from cuenv.envs.cudalayout import CudaLayout
+from cuenv.activation.target import CudaLayout
+from cuenv.envs import folder
 
 
 def env_release(meta: Mapping[str, Any]) -> str | None:
@@ -46,15 +47,13 @@ def install(*, name: str, layout: CudaLayout, meta: Mapping[str, Any], shims_dir
                                                          compiler_hint=compiler_hint if c.tool == "nvcc" else None))
         for c in shims.shimmed(choices)
     }
-    shims.write(shims_dir, scripts)
+    folder.write_shims(shims_dir, scripts)
     return {c.tool: {"source": c.source, "path": c.path, "toolkit": c.toolkit} for c in choices}
 
 
 def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: Mapping[str, Any], environ: Mapping[str, str],
                  compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
     """``install`` for an environment of this machine, with the system toolkits found here."""
-    from cuenv.envs import folder
-
     return install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(prefix),
                    toolkits=system_toolkits(environ), compiler_hint=compiler_hint)
 

@@ -8,6 +8,7 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/verdict               the hook's cached verdict: fingerprint, then one finding a line
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
     NAME/.cuenv/shims/                the CUDA tools the environment lacks, as shims (cuenv.activation.shims)
+    NAME/.cuenv/cuda/                 a venv's CUDA_HOME: symlinks into its nvidia-* wheels (cuenv.engines.cudahome)
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
     NAME/.cuenv/change.json           while `cuenv add/upgrade/uninstall` changes it: the packages before
                                       (a kill -9 leaves it; the next change or lock undoes the change)
@@ -16,13 +17,16 @@ Layout under ``CUENV_HOME/envs``::
                                       removed once NAME/.cuenv/complete proves it (a kill -9 leaves it)
 
 The hook (shell/cuenv.sh, shell/cuenv.fish) spells the same names in shell; a test holds them equal.
+Every write into ``.cuenv`` goes through this module (atomic, durable where it is a record); the engines
+only read the solution here and build ``.cuenv/cuda`` at the path named here. It imports nothing of
+cuenv's above ``cuenv.atomic`` at load, so that every layer may name these paths (tests/test_architecture.py).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Mapping
 
 from cuenv import atomic
 
@@ -35,6 +39,7 @@ LOCKS_DIR: Final = ".locks"
 CLAIMS_DIR: Final = ".claims"
 SHIMS_DIR: Final = "shims"
 CHANGE_FILE: Final = "change.json"
+CUDA_DIR: Final = "cuda"
 
 
 def meta_dir(prefix: Path) -> Path:
@@ -44,6 +49,13 @@ def meta_dir(prefix: Path) -> Path:
 def activate_script(meta: Path, shell: str) -> Path:
     """The activation script for ``shell`` inside an environment's meta folder."""
     return meta / f"activate.{shell}"
+
+
+def write_activation(meta: Path, scripts: Mapping[str, str]) -> None:
+    """Write the activation scripts (shell -> text, cuenv.activation.render.render_scripts) into ``meta``."""
+    meta.mkdir(parents=True, exist_ok=True)
+    for shell, text in scripts.items():
+        atomic.write_text(activate_script(meta, shell), text)
 
 
 def shims_dir(prefix: Path) -> Path:
@@ -58,6 +70,11 @@ def change_journal(prefix: Path) -> Path:
 
 def solution_path(prefix: Path) -> Path:
     return prefix / META_DIR / SOLUTION_FILE
+
+
+def cuda_home(prefix: Path) -> Path:
+    """A venv's CUDA_HOME: a tree of symlinks into its nvidia-* wheels, for tools that want one."""
+    return prefix / META_DIR / CUDA_DIR
 
 
 def read_solution_text(prefix: Path) -> str:
@@ -79,6 +96,17 @@ def read_solution(prefix: Path) -> dict[str, Any]:
     return data
 
 
+def own_solution(prefix: Path, name: str) -> dict[str, Any]:
+    """:func:`read_solution`, or an error that says so and how to recreate environment ``name``."""
+    from cuenv.errors import CuenvError
+
+    try:
+        return read_solution(prefix)
+    except (OSError, ValueError) as exc:
+        raise CuenvError(f"Environment {name!r} has no readable {SOLUTION_FILE} ({exc}).",
+                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
+
+
 def write_solution(prefix: Path, solution_json: Any) -> str:
     """Write the environment's own lock; returns its hash (``sha256:...``), which meta records."""
     text = json.dumps(solution_json, indent=2, sort_keys=True) + "\n"
@@ -90,3 +118,16 @@ def write_solution(prefix: Path, solution_json: Any) -> str:
 
 def write_json(path: Path, data: Any) -> None:
     atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", durable=True)
+
+
+def write_shims(shims_dir: Path, scripts: Mapping[str, str]) -> None:
+    """Replace the shims folder's content with ``scripts`` (tool -> text), each written atomically;
+    a file there that is not a shim (the user's) is kept."""
+    from cuenv.machine.toolkits import is_shim
+
+    shims_dir.mkdir(parents=True, exist_ok=True)
+    for old in shims_dir.iterdir():
+        if old.name not in scripts and old.is_file() and is_shim(old):
+            old.unlink()
+    for tool, text in scripts.items():
+        atomic.write_text(shims_dir / tool, text, mode=0o755)

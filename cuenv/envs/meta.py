@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv import __version__
-from cuenv.envs.cudalayout import CudaLayout
+from cuenv.activation.target import CudaLayout
 from cuenv.errors import CuenvError
 from cuenv.knowledge.stack import Stack
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from cuenv import atomic
+from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.envs import folder
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 from cuenv.envs.meta import layout_from_json
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 from cuenv.trust import limits

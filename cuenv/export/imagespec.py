@@ -87,7 +87,7 @@ def choose_base(meta: Mapping[str, Any], *, override: str | None = None) -> tupl
 def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The variables the image sets: `cuenv use` applied inside the image over ``base_env``."""
     from cuenv.activation.plan import apply, plan_for
-    from cuenv.envs.cudalayout import ActivationTarget
+    from cuenv.activation.target import ActivationTarget
     from cuenv.export.relocate import moved_layout
 
     record = source.record
@@ -257,7 +257,8 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
         from cuenv.engines.conda import explicit_file
 
         listed = Output(f"{CONTEXT_DIR}/explicit.txt", source.credentials_note() + explicit_file(solution, mirrors=source.mirrors))
-    from cuenv.lock.model import dump, for_environment
+    from cuenv.envs.lockmake import for_environment
+    from cuenv.lock.model import dump
     from cuenv.machine.model import Machine
 
     lock = dump(for_environment(record.meta, [solution], Machine(driver=None)))

@@ -81,8 +81,8 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
     meta = dict(record.meta)
     meta.pop("validation", None)  # about this machine; the target checks itself
     kind = meta["layout"]["kind"]
+    solution = Solution.from_json(folder.own_solution(record.path, record.name))
     raw_lock = folder.read_solution_text(record.path)
-    solution = Solution.from_json(json.loads(raw_lock))
     manifest: dict[str, Any] = {
         "format": FORMAT, "name": record.name, "kind": kind, "source_prefix": str(record.prefix),
         "cuenv_version": __version__, "meta": meta, "lock": raw_lock,

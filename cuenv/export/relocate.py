@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from cuenv.envs.cudalayout import CudaLayout
+from cuenv.activation.target import CudaLayout
 
 
 def moved(path: str | Path, old: str | Path, new: str | Path) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from cuenv.envs import folder
-from cuenv.errors import CuenvError, UsageError
+from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -20,11 +20,7 @@ def load_source(settings: Settings, name: str) -> ExportSource:
     from cuenv.export import ExportSource
 
     record = Store.from_settings(settings).get(name)
-    try:
-        solution = Solution.from_json(folder.read_solution(record.path))
-    except (OSError, ValueError) as exc:
-        raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
-                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
+    solution = Solution.from_json(folder.own_solution(record.path, name))
     # An export is a file someone else reads: the mirrors' credentials stay out of it (issue 31).
     mirrors, stripped = settings.mirrors.without_credentials()
     return ExportSource(record=record, solution=solution, home=settings.home, mirrors=mirrors,

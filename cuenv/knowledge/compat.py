@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Sequence
+from typing import TYPE_CHECKING, Final, Sequence
 
 from cuenv.knowledge import builds, gpus, matrix, versions
 from cuenv.knowledge.stack import Finding, Stack, no_gpu_here
-from cuenv.machine.model import Driver, Gpu, Machine
+
+if TYPE_CHECKING:  # knowledge sits below machine: the records are only named here (issue 24 §5)
+    from cuenv.machine.model import Driver, Gpu, Machine
 
 CODES: Final = (
     "no-driver", "driver-unknown", "driver-too-old", "driver-minor-compat", "no-gpu",

@@ -25,7 +25,7 @@ class LockCheck:
 
     def lines(self) -> list[str]:
         """What the lockfile adds to check's report: the contract, its evidence, the closest recipe, warnings."""
-        from cuenv.lock.make import contract_line
+        from cuenv.lock.model import contract_line
 
         out = [contract_line(self.read.lock)]
         out += [f"  {line}" for line in (self.read.derived.evidence if self.read.derived else ())]

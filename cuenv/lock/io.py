@@ -284,23 +284,3 @@ def overwrite_problem(path: Path, text: str) -> str | None:
     if ours is not None and theirs.split(" ")[0] != ours.split(" ")[0]:
         return f"{path} holds the lock of {theirs}, another environment than this one ({ours})"
     return f"{path} holds a different lock of {theirs}"
-
-
-def catalogue_extras(settings, lock) -> dict:
-    """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
-    (same content hash); a lock made from a recipe the reader lacks installs all the same."""
-    from cuenv.recipes.catalogue import load_catalogue
-
-    try:
-        recipe = load_catalogue(settings).find(lock.recipe["name"])
-    except UsageError:
-        return {}
-    if recipe.content_hash() != lock.recipe.get("hash"):
-        return {}
-    version = lock.recipe.get("version")
-    requested: list[str] = []
-    if lock.engine == "venv" and recipe.venv is not None:
-        requested = list(recipe.venv.requirements_for(version))
-    elif lock.engine != "venv" and recipe.conda is not None:
-        requested = list(recipe.conda.specs_for(version))
-    return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}

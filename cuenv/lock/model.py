@@ -181,18 +181,6 @@ def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Se
     )
 
 
-def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
-    """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
-    import dataclasses
-
-    from cuenv.envs.meta import stack_from_meta
-
-    stack = stack_from_meta(meta)
-    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
-    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
-    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))
-
-
 def made_on(machine: Any) -> dict[str, Any]:
     """The machine a lock was made on, as information: driver version and GPUs."""
     driver = getattr(machine, "driver", None)
@@ -552,6 +540,18 @@ def contract_findings(lock: Lock, machine: Any) -> list[Finding]:
     from cuenv.knowledge.compat import check
 
     return check(lock.contract.stack(), machine)
+
+
+def contract_line(lock: Lock) -> str:
+    """One line saying what a machine needs to run the lock."""
+    c = lock.contract
+    if not c.cuda:
+        return "Contract: no CUDA (a CPU-only stack)."
+    drivers = "; ".join(
+        f"{m.os}: driver >= {m.full or '?'}" + (f" ({m.floor} with minor-version compatibility)" if m.floor and m.floor != m.full else "")
+        for m in c.min_driver)
+    archs = ", ".join(c.sass) + (f" (+PTX {', '.join(c.ptx)})" if c.ptx else "")
+    return f"Contract: CUDA {c.cuda}" + (f", cuDNN {c.cudnn}" if c.cudnn else "") + f"; {drivers}; GPUs sm {archs or 'unknown'}."
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from cuenv.trust import limits
 
 NVCC_TIMEOUT: Final = 20.0
 ENV_VARS: Final = ("CUDA_HOME", "CUDA_PATH")
+SHIM_MARK: Final = "# cuenv-shim"  # second line of every shim: how doctor and tests recognise one (cuenv.activation.shims writes them)
 
 
 @dataclass(frozen=True)
@@ -136,13 +137,21 @@ def discover(environ: Mapping[str, str], root: Path = Path("/")) -> list[SystemT
 
 def _real_nvcc_on_path(path: str) -> str | None:
     """The first nvcc on ``path`` that is not a cuenv shim (an environment's stand-in is no toolkit)."""
-    from cuenv.activation.shims import is_shim
-
     for folder in path.split(":"):
         found = shutil.which("nvcc", path=folder) if folder else None
         if found and not is_shim(Path(found)):
             return found
     return None
+
+
+def is_shim(path: Path) -> bool:
+    """Is this file a cuenv shim (and not the real tool)?"""
+    try:
+        with path.open("rb") as f:
+            head = f.read(256)
+    except OSError:
+        return False
+    return head.startswith(b"#!/bin/sh\n" + SHIM_MARK.encode())
 
 
 def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, dict]) -> None:

@@ -2,7 +2,7 @@
 
 No Textual here: each method blocks (disk, detection, installs, subprocesses) and is called from
 a worker thread; tests drive it directly or inject it into the app. It calls the same core functions
-as the commands (cuenv.lock.make, cuenv.lock.sync, cuenv.export.write, cuenv.doctor.gather), never a
+as the commands (cuenv.envs.lockmake, cuenv.envs.locksync, cuenv.export.write, cuenv.doctor.gather), never a
 command module or the argument parser.
 """
 
@@ -234,12 +234,12 @@ class Services:
     def lock(self, name: str, path: Path, *, force: bool = False) -> Any:
         """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports. A different
         file at PATH raises cuenv.lock.io.OverwriteRefused unless ``force`` (the view asks first, issue 26 §4)."""
-        from cuenv.lock import make
+        from cuenv.envs import lockmake
         from cuenv.lock import model as lockfile
         from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
 
-        made = make.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
-        text = make.lock_text(made)
+        made = lockmake.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
+        text = lockmake.lock_text(made)
         problem = overwrite_problem(path, text)
         if problem and not force:
             raise OverwriteRefused(problem)
@@ -248,7 +248,7 @@ class Services:
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:
         """`cuenv lock --check NAME FILE` for a lockfile beside the user, else why not."""
-        from cuenv.lock.sync import check_drift
+        from cuenv.envs.locksync import check_drift
 
         path = lockfile or Path("cuenv.lock")
         if not path.is_file():

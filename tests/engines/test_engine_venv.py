@@ -33,6 +33,7 @@ from cuenv.engines.venv import (
     requirements_lines,
     uv_python_platform,
 )
+from cuenv.envs import folder
 from cuenv.errors import UsageError
 
 PYPI = ("https://pypi.org/simple",)
@@ -195,6 +196,7 @@ def test_install_loads_libcudart_12_1_and_runs_ptxas(cu12_solution: Solution, tm
     assert "CUDART_VERSION 12010" in (home / "include" / "cuda_runtime_api.h").read_text().replace("  ", " ")
     assert (home / "lib64" / "libcudart.so").resolve() == (site / "nvidia/cuda_runtime/lib/libcudart.so.12").resolve()
     assert (home / "bin" / "ptxas").exists() and (home / "nvvm").is_dir()
+    folder.write_solution(prefix, cu12_solution.to_json())  # as create records it
     assert engine.installed(prefix) == cu12_solution.packages
 
 

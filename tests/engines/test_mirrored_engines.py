@@ -19,6 +19,7 @@ from cuenv.engines import mirrors as m
 from cuenv.engines.conda import explicit_file, solve_argv
 from cuenv.engines.rattler import RattlerEngine
 from cuenv.engines.venv import VenvEngine
+from cuenv.envs import folder
 
 RUNTIME = "nvidia-cuda-runtime-cu12==12.1.105"
 RUNTIME_SHA = channel.WHEELS[RUNTIME]
@@ -56,6 +57,7 @@ def test_venv_solves_and_installs_through_a_pypi_mirror(tmp_path: Path, runtime_
         assert (pkg.url, pkg.index_url, pkg.sha256, pkg.filename) == (RUNTIME_URL, None, RUNTIME_SHA, RUNTIME_FILE)
         engine.install(tmp_path / "env", solution, cache_dir=tmp_path / "cache")
     assert f"GET /packages/eb/d5/c68b1d2cdfcc59e72e8a5949a37ddb22ae6cade80cd4a57a84d4c8b55472/{RUNTIME_FILE}" in log.read_text()
+    folder.write_solution(tmp_path / "env", solution.to_json())  # as create records it
     assert engine.installed(tmp_path / "env") == solution.packages  # no drift against the canonical lock
 
 
@@ -72,6 +74,7 @@ def test_a_canonical_lock_installs_behind_a_mirror_that_keeps_no_pypi_paths(tmp_
                               cache_dir=tmp_path / "cache2")
     assert f"GET /files/{RUNTIME_FILE}" in log.read_text()
     assert solved.find("nvidia-cuda-runtime-cu12").url == "https://pypi.org/simple/nvidia-cuda-runtime-cu12/"
+    folder.write_solution(tmp_path / "env", locked.to_json())  # as create records it
     assert engine.installed(tmp_path / "env") == locked.packages
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cuenv.envs.cudalayout import CudaLayout
+from cuenv.activation.target import CudaLayout
 from cuenv.envs.meta import layout_from_json, layout_to_json
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError

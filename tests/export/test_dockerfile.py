@@ -12,7 +12,7 @@ import pytest
 from exportkit import HOSTILE, cuenv, meta_of
 
 from cuenv.activation.plan import activated_env
-from cuenv.envs.cudalayout import ActivationTarget
+from cuenv.activation.target import ActivationTarget
 from cuenv.envs.meta import layout_from_json
 from cuenv.export.dockerfile import quote
 from cuenv.export.imagespec import choose_base, cuda_base_tag, image_prefix

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.envs.cudalayout import CudaLayout
+from cuenv.activation.target import CudaLayout
 from cuenv.envs.meta import layout_to_json
 from cuenv.export.relocate import moved, moved_layout, moved_meta
 

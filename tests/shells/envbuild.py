@@ -12,8 +12,8 @@ from typing import Mapping
 
 from cuenv.activation.render import render_scripts
 from cuenv.activation.shims import release
+from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.envs import cudatools, folder
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 from cuenv.envs.meta import layout_to_json
 from cuenv.envs.store import Store
 
@@ -78,7 +78,7 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
                                       toolkits=toolkits, compiler_hint=None)
     store.write_meta(name, meta)
     target = store.get(name, allow_incomplete=True).target()
-    render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt)
+    folder.write_activation(folder.meta_dir(store.path(name)), render_scripts(target, envs_dir=envs_dir, prompt=prompt))
     store.mark_complete(name)
     return target
 

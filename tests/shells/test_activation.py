@@ -17,7 +17,7 @@ from cuenv.activation.plan import (
     plan_for,
     restore,
 )
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.errors import UsageError
 
 ENVS = Path("/h/envs")

@@ -12,7 +12,7 @@ from cuenv.activation import fish as fish_render
 from cuenv.activation import posix
 from cuenv.activation.plan import apply, plan_for
 from cuenv.activation.render import render
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.activation.target import ActivationTarget, CudaLayout
 
 from .conftest import read_env0, run_shell, shell_or_skip
 

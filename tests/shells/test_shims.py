@@ -22,6 +22,8 @@ from cuenv.activation.shims import (
     ToolChoice,
     Toolkit,
 )
+from cuenv.envs import folder
+from cuenv.machine import toolkits
 
 
 def fake_tool(folder: Path, tool: str, rel: str) -> Path:
@@ -76,7 +78,7 @@ def write_env_shims(tmp: Path, choices: tuple[ToolChoice, ...], *, name: str = "
                                                          compiler_hint=f"cuenv create {name} --engine rattler -n {name}-nvcc"))
         for c in shims.shimmed(choices)
     }
-    shims.write(shims_dir, scripts)
+    folder.write_shims(shims_dir, scripts)
     return shims_dir
 
 
@@ -90,7 +92,7 @@ def test_shim_refuses_other_release_and_says_which(tmp_path: Path) -> None:
     generic = tmp_path / "usr-local-bin"
     fake_tool(generic, "nvcc", "13.0")
     shims_dir = write_env_shims(tmp_path, shims.choose(env_tools={}, env_release="12.1", toolkits=[]))
-    assert shims.is_shim(shims_dir / "nvcc") and not shims.is_shim(generic / "nvcc")
+    assert toolkits.is_shim(shims_dir / "nvcc") and not toolkits.is_shim(generic / "nvcc")
     r = run_by_name("nvcc", [shims_dir, generic, "/usr/bin", "/bin"], "-c", "x.cu")
     assert r.returncode == SHIM_EXIT and r.stdout == ""
     lines = r.stderr.splitlines()
@@ -157,5 +159,5 @@ def test_scan_tools_skips_shims_and_rewrite_removes_stale(tmp_path: Path) -> Non
     shims_dir = write_env_shims(tmp_path, shims.choose(env_tools={}, env_release="12.1", toolkits=[]))
     assert shims.scan_tools([env_bin, shims_dir]) == {"ptxas": str(env_bin / "ptxas")}
     (shims_dir / "mine").write_text("a user's file")
-    shims.write(shims_dir, {"nvcc": (shims_dir / "nvcc").read_text()})
+    folder.write_shims(shims_dir, {"nvcc": (shims_dir / "nvcc").read_text()})
     assert sorted(os.listdir(shims_dir)) == ["mine", "nvcc"]

@@ -263,7 +263,7 @@ def test_meta_json_of_the_fixture_is_what_create_writes(world: World):
 
 
 def test_conda_activate_d_scripts_run_as_conda_runs_them(shell: str, world: World, tmp_path: Path):
-    from cuenv.envs.cudalayout import CudaLayout
+    from cuenv.activation.target import CudaLayout
 
     from . import envbuild
 

@@ -206,7 +206,7 @@ def test_a_cut_archive_is_damaged_not_an_internal_error(tmp_path: Path) -> None:
 def test_only_proven_conda_scripts_are_rendered(tmp_path: Path) -> None:
     """`cuenv use` of an unpacked archive sources only the scripts recorded as proven; none from an older unpack."""
     from cuenv.activation.render import render_target
-    from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+    from cuenv.activation.target import ActivationTarget, CudaLayout
     from cuenv.envs.store import proven_scripts
 
     prefix = tmp_path / "env"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.lock.sync import check_drift
+from cuenv.envs.locksync import check_drift
 from cuenv.tui import messages as msg
 from cuenv.tui.app import CuenvApp
 from cuenv.tui.screens.modals import ConfirmScreen, PathScreen

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from cuenv.activation.plan import plan_for
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
+from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.knowledge.stack import Finding
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.tui import models

@@ -1,13 +1,14 @@
 """Making a lock: an environment's own solution (plus other platforms solved from its unchanged
-recipe), or a recipe solved for one or several platforms without installing anything (issue 6)."""
+recipe), or a recipe solved for one or several platforms without installing anything (issue 6).
+
+It lives in envs/ because it acts on environments and on create's solver; cuenv.lock is the format (issue 24 §5)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cuenv.envs import folder
-from cuenv.errors import CuenvError, UsageError
+from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -44,13 +45,8 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
     ``platforms`` are solved from its recipe, unchanged since."""
     from cuenv.envs.change import record_installed
     from cuenv.envs.store import Store
-    from cuenv.lock import model as lockfile
 
-    try:
-        now = record_installed(settings, environ, name)
-    except (OSError, ValueError) as exc:
-        raise CuenvError(f"Environment {name!r} has no readable {folder.SOLUTION_FILE} ({exc}).",
-                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
+    now = record_installed(settings, environ, name)  # no readable solution.json: folder.own_solution says so
     own = now.solution
     meta = Store.from_settings(settings).get(name).meta
     wanted = list(platforms) or [own.platform]
@@ -58,7 +54,7 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
         solutions += _solve_env_recipe(settings, environ, meta, own, others)
-    return Made(lockfile.for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned,
+    return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned,
                 unpinned=now.unpinned)
 
 
@@ -141,13 +137,12 @@ def lock_text(made: Made) -> str:
     return "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + lockfile.dump(made.lock)
 
 
-def contract_line(lock: Lock) -> str:
-    """One line saying what a machine needs to run the lock."""
-    c = lock.contract
-    if not c.cuda:
-        return "Contract: no CUDA (a CPU-only stack)."
-    drivers = "; ".join(
-        f"{m.os}: driver >= {m.full or '?'}" + (f" ({m.floor} with minor-version compatibility)" if m.floor and m.floor != m.full else "")
-        for m in c.min_driver)
-    archs = ", ".join(c.sass) + (f" (+PTX {', '.join(c.ptx)})" if c.ptx else "")
-    return f"Contract: CUDA {c.cuda}" + (f", cuDNN {c.cudnn}" if c.cudnn else "") + f"; {drivers}; GPUs sm {archs or 'unknown'}."
+def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
+    """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
+    from cuenv.envs.meta import stack_from_meta
+    from cuenv.lock.model import build, made_on
+
+    stack = stack_from_meta(meta)
+    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
+    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
+    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))

@@ -23,7 +23,7 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
     for this machine's platform (another only for a dry run), its contract checked against ``machine``
     before anything is downloaded. Also how the file was read, for what to tell the user."""
     from cuenv.envs.create import plan_from_lock
-    from cuenv.lock.io import catalogue_extras, host_platform, read_any
+    from cuenv.lock.io import host_platform, read_any
 
     here = host_platform()
     read = read_any(lock_path, platform=platform or here, environment=environment, python=python, engine=engine,
@@ -111,3 +111,22 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     plan = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)
     return Synced(plan, changed=True, updated=update)
 
+
+def catalogue_extras(settings, lock) -> dict:
+    """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
+    (same content hash); a lock made from a recipe the reader lacks installs all the same."""
+    from cuenv.recipes.catalogue import load_catalogue
+
+    try:
+        recipe = load_catalogue(settings).find(lock.recipe["name"])
+    except UsageError:
+        return {}
+    if recipe.content_hash() != lock.recipe.get("hash"):
+        return {}
+    version = lock.recipe.get("version")
+    requested: list[str] = []
+    if lock.engine == "venv" and recipe.venv is not None:
+        requested = list(recipe.venv.requirements_for(version))
+    elif lock.engine != "venv" and recipe.conda is not None:
+        requested = list(recipe.conda.specs_for(version))
+    return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}
