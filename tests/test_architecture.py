@@ -126,13 +126,13 @@ def test_no_import_circles() -> None:
 # The core's layers, lowest first: a module imports only from its own layer or a lower one, lazy imports
 # inside functions included (docs/reference/architecture.md draws the same order). A name in a layer is a
 # package or one module; a module is placed by the longest name that holds it. cuenv.envs.folder is the
-# environment folder's map: every layer above the machine may name those paths, only envs/ writes them.
+# environment folder's map: every layer above it may name those paths (and tell a shim), only envs/ writes them.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cuenv.errors", "cuenv.atomic", "cuenv.runner", "cuenv.shipped", "cuenv.result"),
     ("cuenv.trust",),
+    ("cuenv.envs.folder",),
     ("cuenv.knowledge",),
     ("cuenv.machine",),
-    ("cuenv.envs.folder",),
     ("cuenv.activation",),
     ("cuenv.engines",),
     ("cuenv.lock",),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from cuenv.machine.toolkits import SHIM_MARK, is_shim
+from cuenv.envs.folder import META_DIR, SHIM_MARK, SHIMS_DIR, is_shim
 
 # The CUDA toolkit's command-line tools (CUDA Toolkit documentation, "CUDA Binary Utilities" and
 # "NVCC": https://docs.nvidia.com/cuda/cuda-binary-utilities/, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/).
@@ -138,7 +138,7 @@ __cuenv_rest=${{PATH-}}
 while [ -n "$__cuenv_rest" ]; do
     __cuenv_d=${{__cuenv_rest%%:*}}
     case $__cuenv_rest in *:*) __cuenv_rest=${{__cuenv_rest#*:}} ;; *) __cuenv_rest= ;; esac
-    case $__cuenv_d in ''|{q(shims_dir)}|*/.cuenv/shims) continue ;; esac
+    case $__cuenv_d in ''|{q(shims_dir)}|*/{META_DIR}/{SHIMS_DIR}) continue ;; esac
     if [ -f "$__cuenv_d/$__cuenv_tool" ] && [ -x "$__cuenv_d/$__cuenv_tool" ]; then
         __cuenv_next=$__cuenv_d/$__cuenv_tool
         break

@@ -14,20 +14,12 @@ from typing import Final
 from cuenv.binaries import coverage
 from cuenv.binaries.scan import FileReport, ScanReport
 from cuenv.knowledge import compat, matrix, versions
+from cuenv.knowledge.packages import kernel_packages
 from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
 from cuenv.machine.model import Gpu, Machine
 
 CODES: Final = ("kernels-missing", "kernels-ptx-too-new", "kernels-ptx-jit", "kernels-arch-mismatch",
                 "kernels-unreadable", "kernels-not-checked", "kernels-none-found")
-
-# The packages whose files are "the framework" when a recipe's declared arch list is cross-checked.
-FRAMEWORK_PACKAGES: Final = {
-    "torch": ("torch",),
-    "paddle": ("paddlepaddle-gpu",),
-    "tensorflow": ("tensorflow",),
-    "jax": ("jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt"),
-}
-
 
 @dataclass(frozen=True)
 class Run:
@@ -177,7 +169,7 @@ def _gpu_findings(lib: Library, run: Run, gname: str, machine: Machine) -> list[
 def _declared(stack: Stack, files: tuple[FileReport, ...], root: str) -> list[Finding]:
     """The recipe's arch list against the framework's main kernel library: the file it owns with the
     most modules (libtorch_cuda.so), not vendor libraries some builds bundle with other arch lists."""
-    names = FRAMEWORK_PACKAGES.get(stack.framework or "", ())
+    names = kernel_packages(stack.framework or "")  # the packages whose files are "the framework"
     own = [f for f in files if f.owner and f.owner.name.lower() in names and f.has_gpu_code]
     if not own or not (stack.sass or stack.ptx):
         return []

@@ -26,6 +26,7 @@ from typing import Final
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
 from cuenv.binaries.names import looks_binary
+from cuenv.knowledge.packages import canonical
 from cuenv.trust import limits
 from cuenv.trust.archives import zip_member_problem
 
@@ -214,7 +215,7 @@ def owners(root: Path) -> dict[str, Owner]:
     for record in _records(root):
         site = record.parent.parent
         name, _, version = record.parent.name[: -len(".dist-info")].partition("-")
-        owner = Owner(name.replace("_", "-"), version, "pip")
+        owner = Owner(canonical(name), version, "pip")
         try:
             rows = list(csv.reader(io.StringIO(limits.read_small(record, limit=limits.LOCK, errors="replace"))))
         except (OSError, csv.Error):
@@ -341,4 +342,4 @@ def _wheel_members(wheel: Path) -> tuple[list[tuple[str, FileReport]], int]:
 
 def _wheel_owner(filename: str) -> Owner | None:
     parts = filename[: -len(".whl")].split("-")
-    return Owner(parts[0].replace("_", "-"), parts[1], "wheel") if len(parts) >= 5 else None
+    return Owner(canonical(parts[0]), parts[1], "wheel") if len(parts) >= 5 else None

@@ -7,17 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
+from cuenv.knowledge import packages
 from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.knowledge.stack import Stack as _Stack
     from cuenv.recipes.projectfile import ProjectNeed
-
-_ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
-            "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
-            "cuda": "cuda"}
-
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("framework", nargs="?", default=None, metavar="FRAMEWORK",
@@ -112,10 +108,10 @@ def run(ctx: Context) -> Result:
     else:
         if ctx.args.cuda:
             raise UsageError("--cuda goes with --for FILE.", hint="Without a file, cuenv suggests from every build.")
-        framework = _ALIASES.get((ctx.args.framework or "torch").lower())
+        framework = packages.family(ctx.args.framework or "torch")
     if framework is None:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",
-                         hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
+                         hint=f"Choose one of: {', '.join([*packages.FRAMEWORKS, 'cuda'])}.")
     if locked is None:
         machine, warnings = machine_from_args(ctx)
     best, reasoning = suggest(candidates(framework, ctx, warnings), machine)

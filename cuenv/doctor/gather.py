@@ -237,7 +237,7 @@ def toolkit_facts(host: Host) -> ToolkitFacts:
     from cuenv.machine.toolkits import version_from_files
 
     found = toolkits.discover(host.environ, host.root)
-    from cuenv.machine.toolkits import is_shim
+    from cuenv.envs.folder import is_shim
 
     on_path: list[CudaTool] = []
     stand_ins: list[str] = []

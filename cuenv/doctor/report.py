@@ -24,16 +24,19 @@ from cuenv.doctor.model import (
     FrameworkProbe,
     ToolkitFacts,
 )
+from cuenv.knowledge import packages
 from cuenv.machine.model import Driver, Gpu, Machine
 
 if TYPE_CHECKING:
     from cuenv.machine.nvsmi import SmiReport
 
 _QUOTE: Final = re.compile(r"^\s*(?:>\s?)+")  # markdown quotes around pasted output
+# The packages a pasted `pip list`, `pip freeze` or `conda list` is read for (cuenv.knowledge.packages).
+_NAMES: Final = sorted({*packages.framework_packages(), *packages.JAX_CUDA_WHEELS, *packages.cuda_package_names("libcudart"),
+                        *packages.cuda_package_names("cudnn"), *packages.CONDA_CUDA_META}, key=lambda n: (-len(n), n))
 _PKG: Final = re.compile(
-    r"^\s*(?:\[(?:pip3?|conda)\]\s*)?(?P<name>torch|pytorch|paddlepaddle-gpu|paddlepaddle|tensorflow(?:-gpu|-cpu)?|"
-    r"jax|jaxlib|jax-cuda1[23]-plugin|nvidia-cudnn-cu1[123]|nvidia-cuda-runtime(?:-cu1[12])?|cudatoolkit|pytorch-cuda|"
-    r"cudnn|cuda-version|cuda-cudart)\s*(?:==|\s)\s*(?P<version>\d[\w.+!-]*)(?:\s+(?P<build>\S+))?",
+    r"^\s*(?:\[(?:pip3?|conda)\]\s*)?(?P<name>" + "|".join(map(re.escape, _NAMES)) +
+    r")\s*(?:==|\s)\s*(?P<version>\d[\w.+!-]*)(?:\s+(?P<build>\S+))?",
     re.IGNORECASE,
 )
 
@@ -281,7 +284,7 @@ def _jax(pkgs: dict) -> FrameworkProbe | None:
 
 def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
     found: list[Any] = [p for p in (_jax(pkgs),) if p]
-    for name, dist in (("paddle", "paddlepaddle-gpu"), ("paddle", "paddlepaddle"), ("tensorflow", "tensorflow")):
+    for name, dist in [*(("paddle", d) for d in packages.FRAMEWORKS["paddle"]), ("tensorflow", "tensorflow")]:
         if dist in pkgs and not any(p.name == name for p in found):
             version = pkgs[dist][0]
             cuda = _cuda_of_tag(version) if dist != "tensorflow" else None
@@ -368,7 +371,7 @@ def parse(text: str) -> Facts:
     cudnn_libs = []
     for m in re.finditer(r"(/\S*libcudnn\.so\.(\d+\.\d+\.\d+))", joined):
         cudnn_libs.append((m.group(1), m.group(2)))
-    for dist in ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"):
+    for dist in packages.cuda_package_names("cudnn"):
         if dist in pkgs:
             cudnn_libs.append((f"{dist} (package)", pkgs[dist][0]))
     cudnn_field = _field(joined, "cuDNN version")

@@ -94,11 +94,11 @@ class Request:
 def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
     """The solve's artifacts against the ``--hash`` values a requirements file gave, before any download:
     pip's hash-checking mode, applied to the lock."""
-    import re
+    from cuenv.knowledge.packages import canonical
 
     allowed = dict(hashes)
     for pkg in packages:
-        wanted = allowed.get(re.sub(r"[-_.]+", "-", pkg.name).lower())
+        wanted = allowed.get(canonical(pkg.name))
         if wanted and f"sha256:{pkg.sha256}" not in wanted:
             raise HashMismatch(f"{pkg.name} {pkg.version} ({pkg.filename or pkg.url})",
                                expected=" or ".join(wanted), actual=f"sha256:{pkg.sha256}")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from cuenv.errors import UsageError
+from cuenv.knowledge.packages import canonical
 from cuenv.trust import limits
 
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's and pip's default index
@@ -111,7 +112,7 @@ class Mirrors:
             if exact:
                 return exact
         if canonical_index != _strip(index):  # a mirrored index serving files from elsewhere
-            return f"{canonical_index}/{normalize_project(project)}/"
+            return f"{canonical_index}/{canonical(project)}/"
         return url
 
     def without_credentials(self) -> tuple[Mirrors, tuple[str, ...]]:
@@ -140,8 +141,6 @@ def canonical_pypi_file(url: str) -> str | None:
     return f"{PYPI_FILES}/{match.group(1)}" if match else None
 
 
-def normalize_project(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # -- parsing what users write ----------------------------------------------------------------------

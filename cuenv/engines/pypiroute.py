@@ -33,9 +33,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Final
 
-from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, normalize_project
+from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors
 from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import CuenvError
+from cuenv.knowledge.packages import canonical
 from cuenv.trust import limits
 
 SETTINGS: Final = FRAMEWORK_INDEXES  # pypi-first, vendor-first, pypi, vendor
@@ -99,7 +100,7 @@ def strip_local(requirements: Sequence[str], project: str) -> tuple[str, ...] | 
     pattern = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][0-9A-Za-z.!]*)(\+[0-9A-Za-z.]+)?\s*$")
     for req in requirements:
         m = pattern.match(req)
-        if m and normalize_project(m.group(1)) == normalize_project(project):
+        if m and canonical(m.group(1)) == canonical(project):
             out.append(f"{m.group(1)}=={m.group(2)}")
             found = True
         else:
@@ -109,11 +110,11 @@ def strip_local(requirements: Sequence[str], project: str) -> tuple[str, ...] | 
 
 def pinned_project(requirements: Sequence[str], projects: Iterable[str]) -> tuple[str, str] | None:
     """(project, public version) of the first requirement that pins one of ``projects`` exactly."""
-    wanted = {normalize_project(p) for p in projects}
+    wanted = {canonical(p) for p in projects}
     for req in requirements:
         m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][0-9A-Za-z.!]*)(?:\+[0-9A-Za-z.]+)?\s*$", req)
-        if m and normalize_project(m.group(1)) in wanted:
-            return normalize_project(m.group(1)), m.group(2)
+        if m and canonical(m.group(1)) in wanted:
+            return canonical(m.group(1)), m.group(2)
     return None
 
 
@@ -172,7 +173,7 @@ def parse_index(body: str, content_type: str, page_url: str) -> list[IndexFile]:
 
 def linux_wheels(files: Iterable[IndexFile], project: str, version: str, *, python: str) -> list[IndexFile]:
     """The release's Linux x86_64 wheels, this Python's tag first."""
-    prefix = normalize_project(project).replace("-", "_") + "-" + version + "-"
+    prefix = canonical(project).replace("-", "_") + "-" + version + "-"
     tag = "cp" + python.replace(".", "")
     found = [f for f in files if f.filename.lower().startswith(prefix.lower()) and f.filename.endswith(".whl")
              and "x86_64" in f.filename and "linux" in f.filename]
@@ -198,13 +199,13 @@ def pypi_build(project: str, version: str, *, mirrors: Mirrors | None = None, in
     any other of the release (one release is one build). Where the index serves no PEP 658 ``.metadata``,
     the wheel's own METADATA is range-read (``read_wheel``). Network failures give ``cuda=None`` with the
     reason, never an exception."""
-    key = f"{index.rstrip('/')}|{normalize_project(project)}|{version}"
+    key = f"{index.rstrip('/')}|{canonical(project)}|{version}"
     cached = _cache_read(cache_dir, key)
     if cached is not None:
         return cached
     python = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     read_wheel = read_wheel or (lambda wheel: _range_read_metadata(wheel, cache_dir))
-    page = (mirrors or Mirrors()).to_mirror(index.rstrip("/")) + f"/{normalize_project(project)}/"
+    page = (mirrors or Mirrors()).to_mirror(index.rstrip("/")) + f"/{canonical(project)}/"
     try:
         body, ctype = fetch(page, _JSON_ACCEPT)
         files = parse_index(body, ctype, page)

@@ -43,6 +43,7 @@ from cuenv.engines.cudahome import build_cuda_home
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import ToolError, UsageError
+from cuenv.knowledge.packages import canonical
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Packag
     default_index = index_urls[0] if len(index_urls) == 1 else None
     packages = []
     for entry in lock.packages:
-        name, version = _normalize(entry.name), str(entry.version or "")
+        name, version = canonical(entry.name), str(entry.version or "")
         artifact = (entry.wheels[0] if entry.wheels else None) or entry.sdist or entry.archive
         if artifact is None or not artifact.url:
             raise SolveError(
@@ -195,8 +196,6 @@ def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Packag
 _EXACT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
@@ -630,7 +629,7 @@ def dist_info_package(dist_info: Path) -> Package | None:
         sha256 = str(archive["hash"]).split("=", 1)[1]
     url = str(direct.get("url", ""))
     return Package(
-        name=_normalize(fields.get("name", dist_info.name.split("-")[0])),
+        name=canonical(fields.get("name", dist_info.name.split("-")[0])),
         version=fields.get("version", ""),
         kind="pypi",
         url=url,
@@ -639,8 +638,6 @@ def dist_info_package(dist_info: Path) -> Package | None:
     )
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _read(path: Path) -> str | None:

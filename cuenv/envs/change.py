@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
+from cuenv.knowledge.packages import canonical
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -83,10 +84,6 @@ class ChangePlan:
                 "already": list(self.already), "changes": self.lines()}
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def requirement_name(text: str) -> str:
     """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
     from packaging.requirements import InvalidRequirement, Requirement
@@ -107,12 +104,12 @@ def requirement_name(text: str) -> str:
 def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
     """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
     framework that the environment was checked and recorded for."""
-    from cuenv.envs.meta import FRAMEWORK_PACKAGES, cuda_package_names
+    from cuenv.knowledge.packages import cuda_package_names, framework_packages
 
     names = {p.name for p in before}
     out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
     out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
-    out.update({n: "the environment's framework build" for n in FRAMEWORK_PACKAGES if n in names})
+    out.update({n: "the environment's framework build" for n in framework_packages() if n in names})
     return out
 
 

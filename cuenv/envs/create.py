@@ -214,9 +214,9 @@ def _pypi_only_refusal(settings: Settings, exc: CuenvError, recipe: str, version
                        request: Request) -> CuenvError:
     """The refusal of ``--framework-index pypi``, its hint naming this recipe's versions whose PyPI build is ``cuda``."""
     from cuenv.engines import pypiroute
-    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+    from cuenv.knowledge.packages import framework_packages
 
-    pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
+    pinned = pypiroute.pinned_project(request.requirements, framework_packages())
     if pinned is None:
         return exc
     project = pinned[0]
@@ -243,9 +243,9 @@ def framework_route(settings: Settings, request: Request, cuda: str | None) -> R
     if not cuda or not vendor or PYPI_SIMPLE in vendor:
         return None
     from cuenv.engines import pypiroute  # only a vendor-index request pays for it (start-up, issue 29)
-    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+    from cuenv.knowledge.packages import framework_packages
 
-    pinned = pypiroute.pinned_project(request.requirements, FRAMEWORK_PACKAGES)
+    pinned = pypiroute.pinned_project(request.requirements, framework_packages())
     if pinned is None:
         return None
     project, version = pinned
@@ -389,7 +389,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
                 from cuenv.envs import verdict
 
-                verdict.write(prefix / ".cuenv", fp, verdict.lines_for(plan.findings))
+                verdict.write(folder.meta_dir(prefix), fp, verdict.lines_for(plan.findings))
             from cuenv.envs.diskuse import disk_usage
 
             meta["size_bytes"] = disk_usage(prefix)

@@ -9,6 +9,8 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/activate.{bash,zsh,fish}   activation scripts rendered at create time (the hook sources them)
     NAME/.cuenv/shims/                the CUDA tools the environment lacks, as shims (cuenv.activation.shims)
     NAME/.cuenv/cuda/                 a venv's CUDA_HOME: symlinks into its nvidia-* wheels (cuenv.engines.cudahome)
+    NAME/.cuenv/bin/cuenv-smoke-test  in an image only (cuenv.export.imagespec): the recipe's smoke test,
+    NAME/.cuenv/smoke_test.py         and its Python script, if it has one
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
     NAME/.cuenv/change.json           while `cuenv add/upgrade/uninstall` changes it: the packages before
                                       (a kill -9 leaves it; the next change or lock undoes the change)
@@ -40,6 +42,10 @@ CLAIMS_DIR: Final = ".claims"
 SHIMS_DIR: Final = "shims"
 CHANGE_FILE: Final = "change.json"
 CUDA_DIR: Final = "cuda"
+BIN_DIR: Final = "bin"
+SMOKE_TOOL: Final = "cuenv-smoke-test"
+SMOKE_SCRIPT: Final = "smoke_test.py"
+SHIM_MARK: Final = "# cuenv-shim"  # second line of every shim (cuenv.activation.shims writes them): how one is recognised
 
 
 def meta_dir(prefix: Path) -> Path:
@@ -120,11 +126,19 @@ def write_json(path: Path, data: Any) -> None:
     atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", durable=True)
 
 
+def is_shim(path: Path) -> bool:
+    """Is this file a cuenv shim (and not the real tool)?"""
+    try:
+        with path.open("rb") as f:
+            head = f.read(256)
+    except OSError:
+        return False
+    return head.startswith(b"#!/bin/sh\n" + SHIM_MARK.encode())
+
+
 def write_shims(shims_dir: Path, scripts: Mapping[str, str]) -> None:
     """Replace the shims folder's content with ``scripts`` (tool -> text), each written atomically;
     a file there that is not a shim (the user's) is kept."""
-    from cuenv.machine.toolkits import is_shim
-
     shims_dir.mkdir(parents=True, exist_ok=True)
     for old in shims_dir.iterdir():
         if old.name not in scripts and old.is_file() and is_shim(old):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 from cuenv import __version__
 from cuenv.activation.target import CudaLayout
 from cuenv.errors import CuenvError
+from cuenv.knowledge.packages import CUDA_PARTS, canonical, framework_packages
 from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
@@ -138,32 +139,16 @@ def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
     )
 
 
-_CUDA_PACKAGES = {
-    "libcudart": ("nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime", "cuda-cudart", "cudatoolkit"),
-    "cudnn": ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "cudnn"),
-    "nvcc": ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc", "cuda-nvcc"),
-}
-
-
-def cuda_package_names(key: str) -> tuple[str, ...]:
-    """The PyPI and conda names of one CUDA part ("libcudart", "cudnn", "nvcc"), as solutions list them."""
-    return _CUDA_PACKAGES.get(key, ())
-
-
-FRAMEWORK_PACKAGES: Final = (  # PyPI and conda names of frameworks, as solutions list them
-    "torch", "pytorch", "paddlepaddle-gpu", "paddlepaddle", "tensorflow", "jax", "jaxlib")
-
-
 def resolved_versions(packages: Sequence[Any]) -> dict[str, str]:
     """The versions that matter, read from the solution: CUDA runtime, cuDNN, nvcc, the framework."""
-    by_name = {p.name.lower(): p.version for p in packages}
+    by_name = {canonical(p.name) if p.kind == "pypi" else p.name: p.version for p in packages}  # conda's names are exact
     out: dict[str, str] = {}
-    for key, names in _CUDA_PACKAGES.items():
+    for key, names in CUDA_PARTS.items():
         for n in names:
             if n in by_name:
                 out[key] = by_name[n]
                 break
-    for n in FRAMEWORK_PACKAGES:
+    for n in framework_packages():
         if n in by_name:
             out["framework"] = f"{n} {by_name[n]}"
             break

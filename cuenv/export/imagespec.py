@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final, Mapping
 
 from cuenv.envs import folder
-from cuenv.envs.folder import META_DIR, META_FILE, SHIMS_DIR, SOLUTION_FILE
+from cuenv.envs.folder import BIN_DIR, META_DIR, META_FILE, SHIMS_DIR, SMOKE_SCRIPT, SMOKE_TOOL, SOLUTION_FILE
 from cuenv.errors import UsageError
 from cuenv.export import ExportSource, Output
 
@@ -96,7 +96,7 @@ def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]
                               shims_dir=Path(prefix) / META_DIR / SHIMS_DIR)
     plan = plan_for(target, envs_dir=Path(IMAGE_HOME) / "envs")
     new, _ = apply(base_env, plan)
-    new["PATH"] = new.get("PATH", "") + f":{prefix}/.cuenv/bin"  # last: the image's cuenv-smoke-test
+    new["PATH"] = new.get("PATH", "") + f":{prefix}/{META_DIR}/{BIN_DIR}"  # last: the image's cuenv-smoke-test
     return tuple((k, new[k]) for k in plan.touched if k in new and new[k] != base_env.get(k))
 
 
@@ -187,8 +187,8 @@ def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
 
     test = smoke_test(meta) or {}  # an archive's only after the user's consent (issue 31 §4)
     if test.get("python"):
-        script = f"exec python {sh(prefix + '/.cuenv/smoke_test.py')} \"$@\"\n"
-        extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/smoke_test.py", test["python"]),)
+        script = f"exec python {sh(f'{prefix}/{META_DIR}/{SMOKE_SCRIPT}')} \"$@\"\n"
+        extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/{SMOKE_SCRIPT}", test["python"]),)
     elif test.get("command"):
         script = "exec " + " ".join(sh(str(a)) for a in test["command"]) + "\n"
         extra = ()
@@ -226,7 +226,7 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
         ]
     else:
         lines.append('"${MAMBA_EXE:-micromamba}" create --yes --prefix "$prefix" --file "$here/explicit.txt"')
-    lines.append('mkdir -p "$prefix/.cuenv/bin"')
+    lines.append(f'mkdir -p "$prefix/{META_DIR}/{BIN_DIR}"')
     for path in sorted({str(Path(p).parent) for p, _ in links}):
         lines.append(f'mkdir -p "$prefix"/{sh(path)}')
     for path, target in links:
@@ -236,9 +236,9 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
         lines.append(f'cp -R "$here/{SHIMS_DIR}" "$prefix/{META_DIR}/"')
     if smoke:
         lines += [
-            'cp "$here/smoke-test" "$prefix/.cuenv/bin/cuenv-smoke-test"',
-            '[ ! -f "$here/smoke_test.py" ] || cp "$here/smoke_test.py" "$prefix/.cuenv/"',
-            'chmod 755 "$prefix/.cuenv/bin/cuenv-smoke-test"',
+            f'cp "$here/smoke-test" "$prefix/{META_DIR}/{BIN_DIR}/{SMOKE_TOOL}"',
+            f'[ ! -f "$here/{SMOKE_SCRIPT}" ] || cp "$here/{SMOKE_SCRIPT}" "$prefix/{META_DIR}/"',
+            f'chmod 755 "$prefix/{META_DIR}/{BIN_DIR}/{SMOKE_TOOL}"',
         ]
     return "\n".join(lines) + "\n"
 
@@ -313,7 +313,7 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
         env=container_env(source, prefix, base_env),
         labels=labels(meta, base=base),
         require_cuda=require_cuda(meta),
-        smoke_test=f"{prefix}/.cuenv/bin/cuenv-smoke-test" if smoke else None,
+        smoke_test=f"{prefix}/{META_DIR}/{BIN_DIR}/{SMOKE_TOOL}" if smoke else None,
         files=files,
         notes=tuple(notes),
     )

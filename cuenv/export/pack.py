@@ -64,7 +64,7 @@ def _conda_pack(prefix: Path, dest: Path) -> list[str]:
         raise ToolError("Packing a conda prefix needs conda-pack.", hint=detect().hint_for("conda-pack>=0.7")) from None
     try:
         conda_pack.pack(prefix=str(prefix), output=str(dest), format="tar.gz", force=True,
-                        filters=[("exclude", ".cuenv/*")], n_threads=min(4, os.cpu_count() or 1))
+                        filters=[("exclude", f"{folder.META_DIR}/*")], n_threads=min(4, os.cpu_count() or 1))
     except conda_pack.CondaPackException as exc:
         raise ToolError(f"conda-pack failed: {exc}") from None
     with tarfile.open(dest, "r:gz") as tar:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Final, Iterable, Mapping, Sequence
 
+from cuenv.envs import folder
 from cuenv.trust import Untrusted, limits
 
 HINT: Final = "The archive was altered or damaged; pack the environment again on the machine that has it."
@@ -201,7 +202,7 @@ def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
     for root, dirs, files in os.walk(prefix):
         rel_root = os.path.relpath(root, prefix)
         if rel_root == ".":
-            dirs[:] = [d for d in dirs if d != ".cuenv"]  # cuenv's own folder, written after this check
+            dirs[:] = [d for d in dirs if d != folder.META_DIR]  # cuenv's own folder, written after this check
         for name in sorted(files) + sorted(d for d in dirs if os.path.islink(os.path.join(root, d))):
             rel = name if rel_root == "." else f"{rel_root}/{name}"
             full = prefix / rel

@@ -20,6 +20,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from cuenv.knowledge.packages import canonical
+
 # The machine cuenv's builds are judged for: Linux x86_64 (the only platform every vendor ships CUDA for).
 LINUX_X86_64: Final = {
     "platform_system": "Linux", "sys_platform": "linux", "os_name": "posix",
@@ -109,7 +111,7 @@ def needs(requires: Iterable[str], *, python: str = "3.12", extras: Iterable[str
             continue
         if not applies(req, python=python, extras=extras, machine=machine):
             continue
-        name = req.name.lower().replace("_", "-")
+        name = canonical(req.name)
         if name == "cuda-toolkit":
             toolkit = exact(_spec(req)) or toolkit
             continue

@@ -23,6 +23,8 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Final
 
+from cuenv.knowledge.packages import canonical
+
 INDEX: Final = "https://pypi.org"
 TIMEOUT: Final = 60.0
 _BLOCK: Final = 256 * 1024  # smallest range fetched: a wheel's tail holds the directory and METADATA
@@ -98,7 +100,7 @@ class Client:
 
     def files(self, project: str) -> tuple[File, ...]:
         """Every file of ``project`` (PEP 691 JSON); () when PyPI has no such project."""
-        url = f"{self.index}/simple/{_normalise(project)}/"
+        url = f"{self.index}/simple/{canonical(project)}/"
         try:
             raw = self.get(url, accept="application/vnd.pypi.simple.v1+json")
         except FetchError as exc:
@@ -200,5 +202,3 @@ class _RemoteFile(io.RawIOBase):
         return bytes(out[offset: offset + length])
 
 
-def _normalise(name: str) -> str:
-    return "".join("-" if c in "._" else c for c in name.lower())

@@ -15,27 +15,13 @@ import re
 from typing import Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge import builds, facts, matrix
+from cuenv.knowledge import builds, facts, matrix, packages
 from cuenv.knowledge.stack import Stack
 
 _SPEC: Final = re.compile(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?:==\s*(?P<version>[A-Za-z0-9.+!_-]+))?$"
 )
 _INDEX: Final = re.compile(r"^(cu\d{3,}|cpu)$")
-_ALIASES: Final = {
-    "torch": "torch",
-    "pytorch": "torch",
-    "paddlepaddle-gpu": "paddle-gpu",
-    "paddlepaddle": "paddle-cpu",
-    "tensorflow": "tensorflow",
-    "tensorflow-gpu": "tensorflow",
-    "tensorflow-cpu": "tensorflow-cpu",
-    "jax": "jax",
-    "jaxlib": "jax",
-    "cuda": "cuda",
-    "cuda-toolkit": "cuda",
-    "cudatoolkit": "cuda",
-}
 EXAMPLES: Final = "torch==2.1.0+cu121, paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30, cuda==12.1"
 
 
@@ -49,13 +35,13 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
     m = _SPEC.match(text.strip())
     if not m:
         raise UsageError(f"Cannot read {text!r} as a package spec.", hint=f"Write NAME==VERSION, for example {EXAMPLES}.")
-    raw_name = m.group("name").lower().replace("_", "-")
-    kind = _ALIASES.get(raw_name)
-    if kind is None:
+    raw_name = packages.distribution(m.group("name"))
+    if raw_name is None:
         raise UsageError(
             f"cuenv does not know the package {m.group('name')!r}.",
-            hint="Known packages: torch, paddlepaddle-gpu, paddlepaddle, tensorflow, tensorflow-cpu, jax, cuda.",
+            hint=f"Known packages: {', '.join(packages.framework_packages() + packages.CUDA_TOOLKIT)}.",
         )
+    kind, cpu = packages.family(raw_name), raw_name in packages.CPU_ONLY
     extras = tuple(e.strip().lower() for e in (m.group("extras") or "").split(",") if e.strip())
     version = m.group("version")
     if index is not None:
@@ -69,10 +55,10 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
         raise UsageError(f"{text!r} names no version.", hint=f"Pin the version you installed, for example {raw_name}==<version>.")
     if kind == "torch":
         return _torch(version, index, label)
-    if kind in ("paddle-gpu", "paddle-cpu"):
-        return _paddle(version, index, label, gpu=kind == "paddle-gpu")
-    if kind in ("tensorflow", "tensorflow-cpu"):
-        return _tensorflow(version, label, cpu=kind == "tensorflow-cpu" or index == "cpu")
+    if kind == "paddle":
+        return _paddle(version, index, label, gpu=not cpu)
+    if kind == "tensorflow":
+        return _tensorflow(version, label, cpu=cpu or index == "cpu")
     return _jax(version, extras, label)
 
 

@@ -12,13 +12,11 @@ from typing import Any, Final
 
 from packaging.version import Version
 
-from cuenv.knowledge import derive
+from cuenv.knowledge import derive, packages
 from cuenv.knowledge.pypi import Client, File
 
 Row = dict[str, Any]
 
-# Where nvcc's host_config.h ships: the nvcc wheel (CUDA 11/12), the crt wheel (CUDA 13).
-HOST_CONFIG_WHEELS: Final = ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-crt")
 TOOLKIT_PIECES: Final = ("cudart", "nvcc", "nvrtc", "cublas", "nvvm", "crt")
 FIRST: Final = {  # the first release whose PyPI wheels pull NVIDIA's wheels
     "torch": "1.13", "tensorflow": "2.14", "jax-cuda12-plugin": "0.4", "jax-cuda13-plugin": "0.7",
@@ -95,7 +93,7 @@ def _spec(pin: derive.Pin | None) -> str | None:
 def host_compilers(client: Client) -> list[Row]:
     """Newest gcc/clang and the MSVC range nvcc accepts, per CUDA minor (its newest wheel)."""
     rows: list[Row] = []
-    for project in HOST_CONFIG_WHEELS:
+    for project in packages.HOST_CONFIG_WHEELS:
         for mm, version in newest_per_minor(client, project).items():
             f = _pick(wheels(client, project)[version], "linux-64")
             text = client.member(f, "crt/host_config.h") if f else None
@@ -201,7 +199,7 @@ def tensorflow(client: Client) -> list[Row]:
 def jax(client: Client) -> list[Row]:
     """jax[cuda12] / jax[cuda13]: the plugin of each minor with its with-cuda pins."""
     rows = []
-    for project in ("jax-cuda12-plugin", "jax-cuda13-plugin"):
+    for project in packages.JAX_CUDA_PLUGINS:
         for row in _rows(client, project, "version", extras=("with-cuda",)):
             rows.append({"plugin": project, **row})
     return rows
@@ -209,9 +207,7 @@ def jax(client: Client) -> list[Row]:
 
 def releases(client: Client) -> dict[str, dict[str, str]]:
     """Which releases exist: project -> {minor: newest final version}."""
-    projects = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "paddlepaddle-gpu", "cuda-toolkit",
-                "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu13")
-    return {p: newest_per_minor(client, p) for p in projects}
+    return {p: newest_per_minor(client, p) for p in packages.TRACKED_RELEASES}
 
 
 SECTIONS: Final[dict[str, Callable[[Client], Any]]] = {

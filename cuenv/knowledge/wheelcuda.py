@@ -26,6 +26,7 @@ from typing import Final
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cuenv.knowledge import derive
+from cuenv.knowledge.packages import canonical
 
 _RUNTIME: Final = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
 _SUFFIXED: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
@@ -79,7 +80,7 @@ def from_requirements(requires: Iterable[str], *, python: str = "3.12", machine:
             continue
         if not derive.applies(req, python=python, extras=extras, machine=machine):
             continue
-        name = req.name.lower().replace("_", "-")
+        name = canonical(req.name)
         pinned = derive.exact(str(req.specifier)) if req.specifier else None
         found, rank = None, 99
         if name == "cuda-toolkit" and pinned:

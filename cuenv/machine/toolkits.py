@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Mapping
 
+from cuenv.envs.folder import META_DIR, is_shim
 from cuenv.errors import ToolError
 from cuenv.trust import limits
 
 NVCC_TIMEOUT: Final = 20.0
 ENV_VARS: Final = ("CUDA_HOME", "CUDA_PATH")
-SHIM_MARK: Final = "# cuenv-shim"  # second line of every shim: how doctor and tests recognise one (cuenv.activation.shims writes them)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _is_toolkit(path: Path) -> bool:
 def _is_cuenv_env(path: Path) -> bool:
     """An active cuenv environment's CUDA_HOME (its prefix, or the prefix's .cuenv/cuda tree) is not a
     system toolkit."""
-    return (path / ".cuenv").is_dir() or ".cuenv" in path.parts
+    return (path / META_DIR).is_dir() or META_DIR in path.parts
 
 
 def _candidates(environ: Mapping[str, str], root: Path) -> list[tuple[Path, str]]:
@@ -142,16 +142,6 @@ def _real_nvcc_on_path(path: str) -> str | None:
         if found and not is_shim(Path(found)):
             return found
     return None
-
-
-def is_shim(path: Path) -> bool:
-    """Is this file a cuenv shim (and not the real tool)?"""
-    try:
-        with path.open("rb") as f:
-            head = f.read(256)
-    except OSError:
-        return False
-    return head.startswith(b"#!/bin/sh\n" + SHIM_MARK.encode())
 
 
 def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, dict]) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge import builds, matrix
+from cuenv.knowledge import builds, matrix, packages
 from cuenv.knowledge.stack import Stack
 from cuenv.recipes.envyml import CondaSpec, EnvironmentFile
 from cuenv.recipes.pipreqs import (
@@ -37,10 +37,6 @@ from cuenv.recipes.pipreqs import (
 )
 
 STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
-_CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolkit", "cuda-runtime", "cuda-cudart",
-                      "cuda-cudart-dev", "cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev",
-                      "cuda", "cuda-libraries")
-_CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev", "cuda-toolkit", "cuda")
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
 # Packages that require torch (a CUDA build on Linux, from PyPI) or build against it: a file that lists one
 # and names no torch leaves its CUDA to the resolver, as an unpinned torch does.
@@ -54,8 +50,6 @@ _NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "
 _PINS_TORCH: Final = {"xformers": {"0.0.28.post3": "2.5.1", "0.0.29.post3": "2.6.0", "0.0.30": "2.7.0",
                                    "0.0.31.post1": "2.7.1", "0.0.32.post2": "2.8.0", "0.0.33": "2.9.0",
                                    "0.0.33.post1": "2.9.0", "0.0.33.post2": "2.9.1", "0.0.34": "2.10.0"}}
-# conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
-_CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
 _NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
@@ -145,9 +139,9 @@ def cuda_of_version(text: str | None) -> tuple[str, str | None, int | None]:
 def conda_evidence(spec: CondaSpec) -> list[Evidence]:
     out: list[Evidence] = []
     name = spec.name
-    if name in _CONDA_CUDA:
+    if name in packages.CONDA_CUDA_PINS:
         strength, cuda, major = cuda_of_version(spec.version)
-        nvcc = name in _CONDA_NVCC
+        nvcc = name in packages.CONDA_WITH_NVCC
         if strength != "none":
             says = f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
                                                                  else f"CUDA {major} (major only)")
@@ -169,7 +163,7 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         strength, cudnn, _ = cuda_of_version(spec.version)
         if strength == "exact":
             out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
-    if name in _CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
+    if name in packages.CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
     return out
@@ -240,8 +234,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif name == "torch":
             out.append(_undetermined(req, "torch"))
         return out
-    if name in ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt") \
-            or re.match(r"^jax-cuda\d+-(plugin|pjrt)$", name):
+    if packages.family(name) == "jax" or re.match(r"^jax-cuda\d+-(plugin|pjrt)$", name):
         extras = [m.group(1) for e in req.extras for m in [re.match(r"^cuda(\d+)", e)] if m]
         plugin = re.match(r"^jax-cuda(\d+)-", name)
         local_cuda = re.match(r"cuda(\d+)(?:\.cudnn(\d)(\d+))?", local) if local else None
@@ -259,9 +252,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         else:
             out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, int(major), cudnn=cudnn))
         return out
-    if name in ("tensorflow", "tensorflow-gpu", "tensorflow-cpu"):
+    if name in packages.FRAMEWORKS["tensorflow"]:
         release = _pinned_release(req)
-        if name == "tensorflow-cpu" or "cpu" in req.extras:
+        if name in packages.CPU_ONLY or "cpu" in req.extras:
             out.append(Evidence(w, pin, "a CPU-only TensorFlow", "cpu"))
         elif not release:
             out.append(_undetermined(req, "TensorFlow"))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 from cuenv.errors import UsageError
+from cuenv.knowledge.packages import canonical
 from cuenv.trust import limits
 
 PYPI: Final = "https://pypi.org/simple"
@@ -525,8 +526,6 @@ def _binary_names(value: str, where: Where, flag: str) -> Iterator[str]:
 
 # -- one requirement --------------------------------------------------------------------------------
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def parse_requirement(text: str, where: Where) -> PipRequirement:

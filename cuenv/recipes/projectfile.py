@@ -199,13 +199,9 @@ READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {
 
 def framework_family(name: str | None) -> str | None:
     """ "paddlepaddle-gpu" -> "paddle", "pytorch" -> "torch": recipes and builds name frameworks differently."""
-    if not name:
-        return None
-    for family, prefixes in (("torch", ("torch", "pytorch")), ("paddle", ("paddle",)), ("tensorflow", ("tensorflow",)),
-                             ("jax", ("jax",))):
-        if name.startswith(prefixes):
-            return family
-    return name
+    from cuenv.knowledge.packages import family
+
+    return (family(name) or name) if name else None
 
 
 __all__ = ["CODES", "KINDS", "READERS", "ProjectNeed", "framework_family", "kind_of", "python_of", "read_need"]

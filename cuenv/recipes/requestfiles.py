@@ -76,14 +76,14 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
 
 def _allowed_builds(names: tuple[str, ...]) -> tuple[str, ...]:
     """--allow-build names, canonical (PEP 503), each a project name: never an option or a path."""
-    from packaging.utils import canonicalize_name
+    from cuenv.knowledge.packages import canonical
 
     out = []
     for name in names:
         if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name):
             raise UsageError(f"--allow-build {name!r} is not a package name.",
                              hint="Name the project whose source distribution may be built, e.g. --allow-build gym.")
-        out.append(str(canonicalize_name(name)))
+        out.append(canonical(name))
     return tuple(dict.fromkeys(out))
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.cli.table import human_size
+from cuenv.envs import folder
 from cuenv.knowledge.stack import Finding
 
 if TYPE_CHECKING:  # types only: the first frame imports none of the kernel reader
@@ -270,7 +271,7 @@ def detail_text(d: EnvDetail) -> list[tuple[str, str]]:
             out.append(("", f"    fix: {f.fix}"))
     out += kernel_lines(d.kernels)
     out.append(("bold", "Lock"))
-    out.append(("", f"  solution {_short_hash(d.lock_hash)} (.cuenv/solution.json)"))
+    out.append(("", f"  solution {_short_hash(d.lock_hash)} ({folder.META_DIR}/{folder.SOLUTION_FILE})"))
     out.append(("", f"  lockfile {d.lock_status}"))
     out.append(("bold", f"Activation (what `cuenv use {d.name}` sets)"))
     for a in d.activation:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from cuenv.envs import change
 from cuenv.errors import UsageError
+from cuenv.knowledge.packages import canonical
 
 
 @pytest.fixture
@@ -200,7 +201,7 @@ def test_any_text_is_a_requirement_name_or_a_one_line_refusal(text: str) -> None
     except UsageError as exc:
         assert "\n" not in exc.message.replace(repr(text[:80]), "")
     else:
-        assert name == change.canonical(name) and name
+        assert name == canonical(name) and name
 
 
 def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path) -> None:

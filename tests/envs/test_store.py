@@ -149,3 +149,12 @@ def test_the_hook_spells_the_folder_names_of_cuenv_envs_folder() -> None:
         for name in (folder.COMPLETE, folder.VERDICT_FILE, "activate."):
             assert f"/{name}" in text, (hook, name)
     assert folder.activate_script(Path("m"), "bash") == Path("m/activate.bash")
+
+
+def test_completion_spells_the_folder_names_of_cuenv_envs_folder() -> None:
+    """TAB lists environments by their completion marker without Python: the same names as folder's."""
+    from cuenv.cli import completion
+    from cuenv.envs import folder
+
+    for script in (completion._POSIX_CORE, completion._FISH_CORE):  # noqa: SLF001 - the shell text itself is under test
+        assert f"/{folder.META_DIR}/{folder.COMPLETE}" in script

@@ -23,7 +23,6 @@ from cuenv.activation.shims import (
     Toolkit,
 )
 from cuenv.envs import folder
-from cuenv.machine import toolkits
 
 
 def fake_tool(folder: Path, tool: str, rel: str) -> Path:
@@ -92,7 +91,7 @@ def test_shim_refuses_other_release_and_says_which(tmp_path: Path) -> None:
     generic = tmp_path / "usr-local-bin"
     fake_tool(generic, "nvcc", "13.0")
     shims_dir = write_env_shims(tmp_path, shims.choose(env_tools={}, env_release="12.1", toolkits=[]))
-    assert toolkits.is_shim(shims_dir / "nvcc") and not toolkits.is_shim(generic / "nvcc")
+    assert folder.is_shim(shims_dir / "nvcc") and not folder.is_shim(generic / "nvcc")
     r = run_by_name("nvcc", [shims_dir, generic, "/usr/bin", "/bin"], "-c", "x.cu")
     assert r.returncode == SHIM_EXIT and r.stdout == ""
     lines = r.stderr.splitlines()

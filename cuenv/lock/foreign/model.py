@@ -269,11 +269,9 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
 def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index: str | None, where: Where,
                   hint: str) -> Package:
     """A validated wheel. Only wheels: an sdist would run its build code."""
-    from packaging.utils import (
-        InvalidWheelFilename,
-        canonicalize_name,
-        parse_wheel_filename,
-    )
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    from cuenv.knowledge.packages import canonical
 
     name = pypi_name(name, where.part("name"), hint=hint)
     link, filename = url(location, where.part("url"), hint=hint)
@@ -286,7 +284,7 @@ def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index:
     version = pypi_version(version, where.part("version"), hint=hint)
     from packaging.version import Version
 
-    if canonicalize_name(name) != wheel_name or Version(version) != wheel_version:
+    if canonical(name) != wheel_name or Version(version) != wheel_version:
         raise where.part("url").fail(f"the file {filename} is not {name} {version}.", hint)
     sha = digest(sha256, "sha256", where.part("hash"), hint=hint)
     if not sha:

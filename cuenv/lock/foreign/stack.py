@@ -35,6 +35,7 @@ from typing import Final
 
 from cuenv.engines.base import Package
 from cuenv.knowledge import wheelcuda
+from cuenv.knowledge.packages import CONDA_CUDA_META, CUDA_CONDA, canonical
 from cuenv.knowledge.stack import Stack
 from cuenv.lock.model import PLATFORMS, os_of
 
@@ -44,9 +45,6 @@ _PYTORCH_CHANNEL: Final = re.compile(r"^py\d+\.\d+_cuda(\d+)\.(\d+)(?:\.\d+)*(?:
 _CONDA_FORGE: Final = re.compile(r"^cuda(\d{2,3})_")
 _CPU_BUILD: Final = re.compile(r"(^|_)cpu(_|$)|^py\d+\.\d+_\d+$")
 _CUDA_SPEC: Final = re.compile(r"^__cuda(?:\s*(?P<op>>=|==|=|>|~=)?\s*(?P<version>\d+(?:\.\d+)?))?")
-_RUNTIME_CONDA: Final = ("cuda-cudart", "cudatoolkit")
-_META_CONDA: Final = ("pytorch-cuda", "cuda-version")
-_NVCC_CONDA: Final = ("cuda-nvcc", "cuda-nvcc-tools", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev")
 _RUNTIME_WHEEL: Final = re.compile(r"^nvidia-cuda-runtime(-cu(\d+))?$")
 _CUDNN_WHEEL: Final = re.compile(r"^nvidia-cudnn(-cu\d+)?$")
 _JAX_PLUGIN: Final = re.compile(r"^jax-(cuda\d+)-plugin$")
@@ -72,17 +70,17 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
            depends: Mapping[str, Iterable[str]] | None = None, virtual_packages: Iterable[str] = ()) -> Derived:
     """The stack ``packages`` need on ``platform``; see the module docstring for the evidence read."""
     pkgs = sorted(packages, key=lambda p: p.key)
-    by_name = {(p.kind, _canon(p.name)): p for p in pkgs}
+    by_name = {(p.kind, canonical(p.name)): p for p in pkgs}
     cuda: list[tuple[str, str]] = []  # (version, where from), strongest first
     cudnn: list[tuple[str, str]] = []
     evidence: list[str] = []
     framework = _framework(by_name, platform)
     runtime = [(mm(p.version), f"{p.name} {p.version}", p.kind) for p in pkgs
-               if (p.kind == "conda" and p.name in _RUNTIME_CONDA)
-               or (p.kind == "pypi" and _RUNTIME_WHEEL.match(_canon(p.name)))]
+               if (p.kind == "conda" and p.name in CUDA_CONDA["libcudart"])
+               or (p.kind == "pypi" and _RUNTIME_WHEEL.match(canonical(p.name)))]
     # the wheel forms as one reader knows them (cuda-toolkit 13.0.2 of torch 2.11+): cuenv.knowledge.wheelcuda
     runtime += [(found.cuda, f"{p.name} {p.version}", p.kind) for p in pkgs
-                if p.kind == "pypi" and _canon(p.name) == "cuda-toolkit"
+                if p.kind == "pypi" and canonical(p.name) == "cuda-toolkit"
                 and (found := wheelcuda.from_requirements([f"cuda-toolkit=={p.version}"])).cuda]
     if framework is not None and framework.layer == "pypi" and framework.stack.cuda:
         # Two truths (conda's pytorch/cudatoolkit and a torch wheel in the pip layer): PyPI packages install
@@ -97,16 +95,16 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
         cuda += [(v, why) for v, why, _ in runtime if v]
         if framework is not None and framework.stack.cuda:
             cuda.append((framework.stack.cuda, framework.why))
-    cuda += [(v, f"{p.name} {p.version}") for p in pkgs if p.kind == "conda" and p.name in _META_CONDA
+    cuda += [(v, f"{p.name} {p.version}") for p in pkgs if p.kind == "conda" and p.name in CONDA_CUDA_META
              for v in [mm(p.version)] if v]
     cuda += list(_cuda_floors(depends or {}))
     cudnn += [(v, f"{p.name} {p.version}") for p in pkgs
-              if (p.kind == "conda" and p.name == "cudnn") or (p.kind == "pypi" and _CUDNN_WHEEL.match(_canon(p.name)))
+              if (p.kind == "conda" and p.name == "cudnn") or (p.kind == "pypi" and _CUDNN_WHEEL.match(canonical(p.name)))
               for v in [mm(p.version)] if v]
     if framework is not None and framework.stack.cudnn:
         cudnn.append((mm(framework.stack.cudnn) or framework.stack.cudnn, framework.why))
-    nvcc = [p for p in pkgs if (p.kind == "conda" and p.name in _NVCC_CONDA)
-            or (p.kind == "pypi" and _canon(p.name) == "nvidia-cuda-nvcc")]  # cu11/cu12 nvcc wheels hold no nvcc
+    nvcc = [p for p in pkgs if (p.kind == "conda" and p.name in CUDA_CONDA["nvcc"])
+            or (p.kind == "pypi" and canonical(p.name) == "nvidia-cuda-nvcc")]  # cu11/cu12 nvcc wheels hold no nvcc
     chosen_cuda = cuda[0][0] if cuda else None
     chosen_cudnn = cudnn[0][0] if cudnn else None
     if chosen_cuda:
@@ -211,5 +209,3 @@ def _is_floor_of(floor: str, chosen: str | None, why: str) -> bool:
     return tuple(int(x) for x in floor.split(".")) <= tuple(int(x) for x in chosen.split("."))
 
 
-def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()

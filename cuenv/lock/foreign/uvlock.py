@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from cuenv.knowledge.packages import canonical
 from cuenv.lock.foreign.model import ForeignLock, Where, load_toml
 
 KIND: Final = "uv-lock"
@@ -48,7 +49,7 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
     exported, roots = export(source, file=file, project=project)
     found = pylock.parse("", file=file, platform=platform, python=python, data=exported)
     lines = _lines_by_name(source)
-    unusable = tuple(replace(u, where=replace(u.where, line=lines.get(_canon(u.name)), key=f"package {u.name}"))
+    unusable = tuple(replace(u, where=replace(u.where, line=lines.get(canonical(u.name)), key=f"package {u.name}"))
                      for u in found.unusable)
     project_note = f"the project itself ({', '.join(roots)}) is not installed: it is source, not a locked artifact"
     return replace(found, kind=KIND, unusable=unusable, notes=(*found.notes, project_note))
@@ -64,14 +65,10 @@ def _lines_by_name(source: str) -> dict[str, int]:
     starts = table_lines(source, "package")
     found: dict[str, int] = {}
     for name, line in zip(names, starts):
-        found.setdefault(_canon(name), line)
+        found.setdefault(canonical(name), line)
     return found
 
 
-def _canon(name: str) -> str:
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def export(source: str, *, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:

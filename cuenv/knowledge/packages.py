@@ -1,0 +1,120 @@
+"""Package names: which distributions make up each framework, which are CUDA's own parts, and the one
+name normaliser (issue 24 §4). Every list of package names cuenv matches against lives here, and
+every comparison of package names goes through :func:`canonical`; tests/knowledge/test_packages.py
+holds the rest of cuenv to that.
+
+The names are the vendors' own, as published on PyPI and conda-forge:
+
+- torch: PyPI ``torch``; conda ``pytorch`` (conda-forge and the pytorch channel).
+- paddle: ``paddlepaddle-gpu`` (the CUDA builds, on PyPI and on Paddle's own index) and ``paddlepaddle``
+  (the CPU build). Two alias tables disagreed here: `cuenv suggest` read both as "paddle" (the family,
+  right), the spec reader read ``paddlepaddle`` as "paddle-cpu" (the build, right too); the family and the
+  CPU-only flag are now two facts, :data:`FRAMEWORKS` and :data:`CPU_ONLY`.
+- tensorflow: ``tensorflow`` (CUDA on Linux, through its ``and-cuda`` extra), ``tensorflow-cpu``, and
+  ``tensorflow-gpu`` (empty on PyPI since 2.12, still pinned by older files; a meta-package on conda-forge).
+- jax: ``jax`` with ``jaxlib``; CUDA comes as ``jax-cudaNN-plugin`` and ``jax-cudaNN-pjrt`` (``jax[cudaNN]``).
+- CUDA parts: NVIDIA's wheels carry a ``-cu11``/``-cu12`` suffix, and from CUDA 13 none for the toolkit's
+  own parts (``nvidia-cuda-runtime``, ``nvidia-cuda-nvcc``) but ``-cu13`` for cuDNN and NCCL, which
+  version apart from the toolkit; conda names them ``cuda-cudart``, ``cuda-nvcc``, ``cudnn`` (and, before
+  CUDA 11.8 on conda, ``cudatoolkit``).
+
+Start-up: nothing is imported at load; :func:`canonical` loads ``packaging`` on first use, and
+:func:`family` answers the names it knows without it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# A framework family -> its distributions on PyPI and conda, the CUDA build first.
+FRAMEWORKS: Final = {
+    "torch": ("torch", "pytorch"),
+    "paddle": ("paddlepaddle-gpu", "paddlepaddle"),
+    "tensorflow": ("tensorflow", "tensorflow-gpu", "tensorflow-cpu"),
+    "jax": ("jax", "jaxlib"),
+}
+CPU_ONLY: Final = frozenset({"paddlepaddle", "tensorflow-cpu"})  # builds without CUDA
+# JAX's CUDA wheels (``jax[cuda12]``, ``jax[cuda13]``): the plugin, and the PJRT runtime it requires.
+JAX_CUDA_PLUGINS: Final = ("jax-cuda12-plugin", "jax-cuda13-plugin")
+JAX_CUDA_WHEELS: Final = (*JAX_CUDA_PLUGINS, "jax-cuda12-pjrt", "jax-cuda13-pjrt")
+_WORDS: Final = {"tf": "tensorflow"}  # what people also call a framework (`cuenv suggest tf`)
+# A bare CUDA toolkit, as a spec names it: `cuda==12.1`, PyPI's and conda's meta-package, conda's old one.
+CUDA_TOOLKIT: Final = ("cuda", "cuda-toolkit", "cudatoolkit")
+
+# One CUDA part -> NVIDIA's PyPI wheels (cu11, cu12, CUDA 13's) and the conda packages that carry it
+# (conda-forge and NVIDIA's channel; ``cudatoolkit`` before CUDA 11.8, the ``nvcc_linux-*`` wrappers and
+# ``cudatoolkit-dev`` of older conda-forge toolkits).
+CUDA_WHEELS: Final = {
+    "libcudart": ("nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime"),
+    "cudnn": ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"),
+    "nvcc": ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc"),
+}
+CUDA_CONDA: Final = {
+    "libcudart": ("cuda-cudart", "cudatoolkit"),
+    "cudnn": ("cudnn",),
+    "nvcc": ("cuda-nvcc", "cuda-nvcc-tools", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev"),
+}
+CUDA_PARTS: Final = {part: CUDA_WHEELS[part] + CUDA_CONDA[part] for part in CUDA_WHEELS}  # as solutions list them
+# conda meta-packages whose version is the CUDA release: conda-forge's and NVIDIA's cuda-version, the
+# pytorch channel's pytorch-cuda.
+CONDA_CUDA_META: Final = ("pytorch-cuda", "cuda-version")
+# conda packages whose pin states a CUDA release (cuenv.recipes.cudainfer), and those of them that install nvcc.
+CONDA_CUDA_PINS: Final = (*CONDA_CUDA_META, *CUDA_CONDA["libcudart"], *CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda",
+                          "cuda-runtime", "cuda-cudart-dev", "cuda-libraries")
+CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda")
+# conda builds for CUDA or the CPU, whose CUDA (if any) follows the driver when nothing else pins it.
+CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
+
+# What `python -m cuenv.knowledge.refresh` reads from PyPI (cuenv.knowledge.vendor): where nvcc's host_config.h
+# ships (the nvcc wheel for CUDA 11/12, the crt wheel for CUDA 13), and the projects whose releases it follows.
+HOST_CONFIG_WHEELS: Final = ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-crt")
+TRACKED_RELEASES: Final = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "paddlepaddle-gpu", "cuda-toolkit",
+                           "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu13")
+
+
+def canonical(name: str) -> str:
+    """The name as PyPI compares names (PEP 503: runs of ``-_.`` become ``-``, lower case)."""
+    from packaging.utils import canonicalize_name  # on use: packaging.tags is most of a start-up (issue 29)
+
+    return str(canonicalize_name(name))
+
+
+def framework_packages() -> tuple[str, ...]:
+    """Every framework distribution, family by family, each family's CUDA build first."""
+    return tuple(n for names in FRAMEWORKS.values() for n in names)
+
+
+def kernel_packages(family_name: str) -> tuple[str, ...]:
+    """The distributions whose files hold a framework's own GPU kernels (JAX's are in its CUDA wheels)."""
+    return FRAMEWORKS.get(family_name, ()) + (JAX_CUDA_WHEELS if family_name == "jax" else ())
+
+
+def cuda_package_names(part: str) -> tuple[str, ...]:
+    """The PyPI and conda names of one CUDA part ("libcudart", "cudnn", "nvcc"), as solutions list them."""
+    return CUDA_PARTS.get(part, ())
+
+
+_DISTRIBUTIONS: Final = {**{n: f for f, names in FRAMEWORKS.items() for n in names}, **{n: "cuda" for n in CUDA_TOOLKIT}}
+_FAMILY_OF: Final = {**{f: f for f in FRAMEWORKS}, **_WORDS, **_DISTRIBUTIONS, **{n: "jax" for n in JAX_CUDA_WHEELS}}
+
+
+def _known(name: str, table: dict[str, str]) -> str | None:
+    """``canonical(name)`` when ``table`` has it. Every key is its own canonical form, so a hit on the
+    lower-cased name is already the canonical one: packaging is loaded only for names written otherwise."""
+    lowered = name.lower()
+    if lowered in table:
+        return lowered
+    found = canonical(name)
+    return found if found in table else None
+
+
+def distribution(name: str) -> str | None:
+    """The canonical name of a framework distribution or bare CUDA toolkit a spec may pin, None for others."""
+    return _known(name, _DISTRIBUTIONS)
+
+
+def family(name: str) -> str | None:
+    """The framework family a distribution or word names ("pytorch" -> "torch", "tf" -> "tensorflow",
+    "paddlepaddle" -> "paddle", "jax-cuda12-plugin" -> "jax"), "cuda" for a bare toolkit, None for others."""
+    known = _known(name, _FAMILY_OF)
+    return None if known is None else _FAMILY_OF[known]
