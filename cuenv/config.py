@@ -180,10 +180,6 @@ class Settings:
     def envs_dir(self) -> Path:
         return self.home / "envs"
 
-    @property
-    def state_dir(self) -> Path:
-        return self.home / "state"
-
 
 def load_file(path: Path) -> dict[str, Any]:
     """Read the config file; a missing file is empty, a broken one is a clear error.

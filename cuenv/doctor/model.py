@@ -9,14 +9,11 @@ Checks skip what was not observed and say so in ``Facts.missing``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Final
 
 from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.machine.model import Machine
-
-STATUSES: Final = ("ok", "warning", "error")
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors
-from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import CuenvError
 from cuenv.knowledge.packages import canonical
 from cuenv.trust import limits
 
-SETTINGS: Final = FRAMEWORK_INDEXES  # pypi-first, vendor-first, pypi, vendor
 TIMEOUT: Final = 30.0
 CACHE_VERSION: Final = 2  # 2: cuda-toolkit[...] requirements (torch 2.11+) read; answers of 1 may say "no CUDA"
 # NVIDIA's CUDA runtime wheel: -cu11/-cu12 suffixed, unsuffixed from CUDA 13 (version = CUDA version).

@@ -1,6 +1,6 @@
 """Export formats: one module per format, each turning an environment into files (issues 6 and 7).
 
-A format module defines ``SUMMARY`` (one line for --help) and
+A format module defines
 ``export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]``; it writes nothing
 itself. The command writes the outputs under ``-o DIR`` (or prints a single text output).
 """

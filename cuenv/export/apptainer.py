@@ -21,7 +21,6 @@ from cuenv.export.imagespec import (
     single_line,
 )
 
-SUMMARY: Final = "Apptainer/Singularity definition: the environment rebuilt from its lock, activation, labels, %test"
 # `apptainer run --nv` puts the host driver's libraries here and on LD_LIBRARY_PATH before
 # %environment runs: the activation keeps it (it is applied over this value).
 NV_LIBS: Final = "/.singularity.d/libs"

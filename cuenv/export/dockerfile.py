@@ -19,7 +19,6 @@ from cuenv.export.imagespec import (
     single_line,
 )
 
-SUMMARY: Final = "Dockerfile + build context: the environment rebuilt from its lock, activation as ENV, driver check, labels"
 # The NVIDIA container runtime reads these at `docker run --gpus`: it mounts the driver's compute
 # libraries and refuses to start when the host driver is older than NVIDIA_REQUIRE_CUDA.
 NVIDIA_ENV: Final = (("NVIDIA_VISIBLE_DEVICES", "all"), ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"))

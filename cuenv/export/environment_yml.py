@@ -13,8 +13,6 @@ from cuenv.engines.mirrors import PYPI_SIMPLE
 from cuenv.export import Output
 from cuenv.export._common import channels_of
 
-SUMMARY = "conda environment.yml, every package pinned (conda env create -f)"
-
 
 def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
     import yaml

@@ -11,8 +11,6 @@ from typing import Any, Mapping
 from cuenv.export import Output
 from cuenv.export._common import packages_of
 
-SUMMARY = "conda's @EXPLICIT list with #sha256 per URL (conda/mamba/micromamba create --file)"
-
 
 def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
     from cuenv.engines.conda import explicit_file

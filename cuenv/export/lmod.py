@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping
+from typing import Any, Mapping
 
 from cuenv.export import OUTPUT_DIR, ExportSource, Output, modstrip
 from cuenv.export.modulefile import (
@@ -12,8 +12,6 @@ from cuenv.export.modulefile import (
     ModuleSpec,
     module_spec,
 )
-
-SUMMARY: Final = "Lmod modulefile (Lua): the activation as pushenv, other CUDAs stripped, family(\"cuda\")"
 
 
 def lua(value: str) -> str:

@@ -11,8 +11,6 @@ from typing import Any, Mapping
 from cuenv.export import Output
 from cuenv.export._common import packages_of
 
-SUMMARY = "pip requirements: every wheel by URL with --hash=sha256 (pip install --require-hashes -r)"
-
 
 def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
     from cuenv.engines.venv import requirements_lines

@@ -13,7 +13,6 @@ from cuenv.export.modulefile import (
     module_spec,
 )
 
-SUMMARY: Final = "Environment Modules modulefile (Tcl): prepend-path/pushenv, family cuda, conflicts"
 _SPECIAL: Final = {"\\": "\\\\", '"': '\\"', "$": "\\$", "[": "\\[", "]": "\\]", "\n": "\\n", "\t": "\\t"}
 
 

@@ -126,11 +126,6 @@ def families() -> tuple[int, ...]:
     return tuple(sorted(_families()))
 
 
-def not_covered() -> tuple[tuple[str, str], ...]:
-    """(id, text) of what minor-version compatibility does not give."""
-    return tuple((n["id"], n["text"]) for n in kb()["driver"]["not_covered"])
-
-
 @cache
 def cuda_releases() -> tuple[str, ...]:
     """Every CUDA major.minor the driver table knows, oldest first."""

@@ -21,7 +21,6 @@ from cuenv.errors import UsageError
 
 CONDA_FIRST: Final = (12, 0)  # conda-forge's first CUDA with a cuda-nvcc package
 WHEEL_FIRST: Final = (13, 0)  # the first CUDA whose PyPI wheels carry bin/nvcc
-CONDA_ENGINES: Final = ("conda", "mamba", "micromamba", "rattler")
 SUGGESTED_CONDA_ENGINE: Final = "rattler"  # a dependency of cuenv: always there
 
 

@@ -62,11 +62,6 @@ def strip_credentials(text: Any) -> str:
     return _URL_USERINFO.sub(lambda m: m.group(0) if _PUBLIC_USER.fullmatch(m.group("userinfo")) else m.group("scheme"), s)
 
 
-def has_credentials(url: str) -> bool:
-    """Whether ``url`` carries a user or password."""
-    return redact(url) != url
-
-
 # Output for a terminal keeps its line breaks and tabs; every other control character is escaped.
 _CONTROL_IN_OUTPUT: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 

@@ -41,10 +41,6 @@ HINT: Final = "Regenerate it with `conda-lock lock`, or create from its source: 
 _INSTALLED_CATEGORIES: Final = ("main", "dev")
 
 
-def looks_like(data: Any) -> bool:
-    return isinstance(data, dict) and "package" in data and isinstance(data.get("metadata"), dict)
-
-
 def parse(source: str, *, file: str, platform: str, environment: str | None = None, data: Any = None) -> ForeignLock:
     where = Where(file)
     if environment is not None:

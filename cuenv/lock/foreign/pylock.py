@@ -39,10 +39,6 @@ HINT: Final = "Regenerate it (`uv export --format pylock.toml`, `pip lock`), or 
 _SOURCE_HINT: Final = "Lock a wheel for it (`--only-binary :all:`), or install it inside the environment afterwards."
 
 
-def looks_like(data: Any) -> bool:
-    return isinstance(data, dict) and "lock-version" in data
-
-
 def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None,
           data: Any = None) -> ForeignLock:
     from packaging.pylock import Pylock, PylockSelectError, PylockUnsupportedVersionError, PylockValidationError

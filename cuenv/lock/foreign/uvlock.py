@@ -31,11 +31,6 @@ _LOCK_TIMEOUT: Final = 600.0  # `uv lock` resolves: metadata of every package fr
 _ROOT_SOURCES: Final = ("editable", "virtual")
 
 
-def looks_like(data: Any) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("package"), list) and "lock-version" not in data \
-        and isinstance(data.get("version"), int)
-
-
 def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None) -> ForeignLock:
     from dataclasses import replace
 
