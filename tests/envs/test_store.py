@@ -151,6 +151,32 @@ def test_the_hook_spells_the_folder_names_of_cuenv_envs_folder() -> None:
     assert folder.activate_script(Path("m"), "bash") == Path("m/activate.bash")
 
 
+def test_no_other_module_spells_an_environment_file_name() -> None:
+    """One home per name (issue 24 §4): code outside cuenv.envs.folder asks it for every path inside an
+    environment. Exceptions: the completion's shell text (held to folder's names below) and a project's
+    own ``.cuenv`` pin file (cuenv.envs.project.PROJECT_FILE, a file in the user's folder, not an environment's)."""
+    import ast
+
+    import cuenv
+    from cuenv.envs import folder
+
+    root = Path(cuenv.__file__).parent
+    names = {folder.META_DIR, folder.META_FILE, folder.SOLUTION_FILE, folder.CHANGE_FILE, folder.SMOKE_SCRIPT}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in ("envs/folder.py", "cli/completion.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        found += [(rel, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                  and id(n) not in docstrings and (n.value in names or f"/{folder.META_DIR}" in n.value
+                                                   or n.value.startswith(f"{folder.META_DIR}/"))]
+    from cuenv.envs.project import PROJECT_FILE
+
+    assert PROJECT_FILE == folder.META_DIR and [rel for rel, _ in found] == ["envs/project.py"]
+
+
 def test_completion_spells_the_folder_names_of_cuenv_envs_folder() -> None:
     """TAB lists environments by their completion marker without Python: the same names as folder's."""
     from cuenv.cli import completion
