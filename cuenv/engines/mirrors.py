@@ -141,8 +141,6 @@ def canonical_pypi_file(url: str) -> str | None:
     return f"{PYPI_FILES}/{match.group(1)}" if match else None
 
 
-
-
 # -- parsing what users write ----------------------------------------------------------------------
 def upstream_url(key: str) -> str:
     """``pypi`` / ``pytorch`` / ``conda`` / a conda channel name / a URL -> the canonical URL prefix."""

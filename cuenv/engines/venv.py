@@ -49,8 +49,6 @@ _LOGGER = logging.getLogger(__name__)
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
-# What install verified, kept beside the venv: uv's direct_url.json records the URL but not the
-# wheel's sha256, and drift checks (issue 6) compare hashes.
 # The environment's own installer (issue 26 §2): seeded into every venv so that `pip` and `python -m pip`
 # inside `cuenv use`/`run` install into the environment, never into the base interpreter. A tool of the
 # environment, not one of its packages: left out of what it holds unless a solution names it.
@@ -194,8 +192,6 @@ def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Packag
 
 
 _EXACT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
-
-
 
 
 def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
@@ -578,7 +574,10 @@ class VenvEngine(Engine):
 
 
 def recorded_packages(prefix: Path) -> tuple[Package, ...]:
-    """The packages of the solution installed into ``prefix`` (its .cuenv/solution.json), none if unreadable."""
+    """The packages of the solution installed into ``prefix`` (its .cuenv/solution.json), none if unreadable.
+
+    What install verified, recorded beside the venv by create: uv's direct_url.json records the URL but not
+    the wheel's sha256, and drift checks (issue 6) compare hashes."""
     raw = _read(folder.solution_path(prefix))
     if not raw:
         return ()
@@ -636,8 +635,6 @@ def dist_info_package(dist_info: Path) -> Package | None:
         sha256=sha256,
         filename=url.rsplit("/", 1)[-1] if url else None,
     )
-
-
 
 
 def _read(path: Path) -> str | None:

@@ -527,7 +527,6 @@ def _binary_names(value: str, where: Where, flag: str) -> Iterator[str]:
 # -- one requirement --------------------------------------------------------------------------------
 
 
-
 def parse_requirement(text: str, where: Where) -> PipRequirement:
     """A requirement as pip accepts it on a line: PEP 508, or a bare URL with a name in it."""
     from packaging.requirements import InvalidRequirement, Requirement

@@ -64,8 +64,6 @@ def _lines_by_name(source: str) -> dict[str, int]:
     return found
 
 
-
-
 def export(source: str, *, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The PEP 751 document ``uv export`` writes for this lock (and the project's root packages)."""
     return _export(source, file, project)
