@@ -19,20 +19,19 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def _row(record, ctx) -> dict:
     from cuenv.envs import cudatools, verdict
 
-    meta = record.meta
+    meta = record.known  # None: its meta.json is damaged or missing (then it is "incomplete")
     real = cudatools.facts(meta)
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
-    fw = meta.get("framework") or {}
     return {
         "name": record.name,
         "path": str(record.prefix),
-        "recipe": (meta.get("recipe") or {}).get("name"),
-        "engine": meta.get("engine"),
+        "recipe": meta.recipe.name if meta else None,
+        "engine": meta.engine if meta else None,
         "cuda": real["cuda"],
         "cudnn": real["cudnn"],
         "nvcc": real["nvcc"],
-        "framework": f"{fw['name']} {fw['version']}" if fw.get("name") else None,
-        "size_bytes": meta.get("size_bytes"),
+        "framework": meta.framework if meta else None,
+        "size_bytes": meta.size_bytes if meta else None,
         "status": state,
         "reason": reason,
     }

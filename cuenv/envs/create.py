@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from cuenv.envs import cudatools, folder
-from cuenv.envs.meta import build_meta
-from cuenv.envs.plan import CreatePlan
+from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest, Validation, built_meta
+from cuenv.envs.plan import Built, CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
@@ -154,20 +154,21 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     errors = blocking(findings)
     if errors and not force:
         raise CheckFailed(stack.label, errors, where=machine_label(machine))
-    plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
-                      stack=stack, findings=findings)
-    plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
-                 "requested": [*request.conda_specs, *request.requirements], "env_vars": recipe.env_vars,
-                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
-                 "route": route}
+    compiler_hint = None
     if from_catalogue and not stack.has_nvcc:
         from cuenv.recipes import compiler
 
         engines = recipe.engines(version)
-        plan.meta["compiler_hint"] = compiler.create_hint(
+        compiler_hint = compiler.create_hint(
             recipe=recipe.label(version), cuda=stack.cuda, has_conda="conda" in engines,
             venv_has_nvcc="venv" in engines and recipe.venv.nvcc, env_name=env_name)
-    return plan
+    smoke = recipe.smoke_test
+    return CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
+                      stack=stack, findings=tuple(findings),
+                      recipe_ref=RecipeRef(recipe.name, version, recipe.content_hash()),
+                      requested=(*request.conda_specs, *request.requirements), env_vars=dict(recipe.env_vars),
+                      smoke_test=SmokeTest(smoke.python, tuple(smoke.command or ())) if smoke else None,
+                      request=request, route=route, compiler_hint=compiler_hint)
 
 
 def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack, *, name: str | None):
@@ -300,15 +301,15 @@ def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | N
         raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.",
                           where=machine_label(machine))
     engine_name, why = (engine, f"{engine}: requested") if engine else (lock.engine, f"{lock.engine}: from the lockfile")
-    plan = CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
-                      engine_reason=why, stack=lock.contract.stack(), findings=findings, locked=solution,
-                      lock_hash=content_hash(lock))
-    plan.meta = {"recipe": {k: lock.recipe.get(k) for k in ("name", "version", "hash")}, "requested": [],
-                 "env_vars": dict(lock.recipe.get("env") or {}), "smoke_test": None}
-    return plan
+    return CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
+                      engine_reason=why, stack=lock.contract.stack(), findings=tuple(findings), locked=solution,
+                      lock_hash=content_hash(lock),
+                      recipe_ref=RecipeRef(str(lock.recipe.get("name") or env_name), lock.recipe.get("version"),
+                                           lock.recipe.get("hash")),
+                      env_vars=dict(lock.recipe.get("env") or {}))
 
 
-def check_solution_cuda(plan: CreatePlan) -> None:
+def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:
     """The resolver's NVIDIA wheels must be of the stack's CUDA major: an unpinned framework can pull
     another CUDA's wheels than the one the environment is checked and recorded for (issue 15)."""
     from cuenv.engines.venv import cuda_major_of
@@ -316,7 +317,7 @@ def check_solution_cuda(plan: CreatePlan) -> None:
     if plan.stack.cuda is None or plan.locked is not None:
         return
     want = int(plan.stack.cuda.split(".")[0])
-    for pkg in plan.solution.packages:
+    for pkg in solution.packages:
         major = cuda_major_of(pkg.name, pkg.version) if pkg.kind == "pypi" else None
         if major is not None and major != want:
             raise UsageError(f"The resolver picked CUDA {major} wheels ({pkg.name} {pkg.version}) for an environment "
@@ -336,19 +337,22 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
         if progress:
             progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
         return plan.locked
-    info = plan.meta.get("route")
+    info = plan.route
     if progress:
         progress("solve", f"{plan.stack.label} with {plan.engine}")
         if info is not None:
             progress("route", info.route.reason)
-    return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
+    if plan.request is None:
+        raise UsageError(f"Nothing to solve for {plan.name!r}: it names neither packages nor a lockfile.")
+    return solve_routed(engine, plan.request, info, target=Target.from_machine(machine), cache_dir=cache,
                         progress=progress)
 
 
-def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None,
-            update: bool = False) -> CreatePlan:
+def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *, machine: Any, dry_run: bool,
+            force: bool, progress: Any = None, update: bool = False) -> Built:
     """Solve (or take the locked solution), then (unless dry_run) install it in place and mark the env
-    complete last. ``update`` installs over the existing environment (`cuenv sync`) instead of replacing it."""
+    complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
+    environment (`cuenv sync`) instead of replacing it."""
     from cuenv.engines import get_engine
     from cuenv.machine.fingerprint import fingerprint
 
@@ -359,31 +363,28 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     with store.locked(plan.name):
         if not dry_run and not update:
             prepare_prefix(store, plan.name, force=force)
-        plan.solution = obtain_solution(plan, engine, machine, cache, progress)
-        check_solution_cuda(plan)
+        solution = obtain_solution(plan, engine, machine, cache, progress)
+        check_solution_cuda(plan, solution)
         if dry_run:
-            return plan
+            return Built(plan, solution)
         prefix = store.path(plan.name)
-        plan.prefix = prefix
         before = engine.installed(prefix) if update else ()
         if update:
             store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
             if not update:
                 store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
-            request = plan.meta.get("request")
+            request = plan.request
             layer = request if engine.family == "conda" and request is not None and request.requirements else None
-            with_layer = engine.install(prefix, plan.solution, cache_dir=cache, progress=progress, layer=layer)
+            with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
-                plan.solution = with_layer
+                solution = with_layer
             layout = engine.layout(prefix)
-            lock_hash = folder.write_solution(prefix, plan.solution.to_json())
+            lock_hash = folder.write_solution(prefix, solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
-            meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
-            if plan.meta.get("compiler_hint"):  # doctor's nvcc-runtime-mismatch fix names it
-                meta["compiler_hint"] = plan.meta["compiler_hint"]
-            meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
-                                                   compiler_hint=plan.meta.get("compiler_hint"))
+            meta = _meta_of(plan, solution, layout=layout, fingerprint=fp, lock_hash=lock_hash)
+            meta = meta.replace(tools=cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta,
+                                                             environ=environ, compiler_hint=plan.compiler_hint))
             store.write_meta(plan.name, meta)
             render_activation(store, plan.name, settings)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
@@ -392,7 +393,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
                 verdict.write(prefix / ".cuenv", fp, verdict.lines_for(plan.findings))
             from cuenv.envs.diskuse import disk_usage
 
-            meta["size_bytes"] = disk_usage(prefix)
+            meta = meta.replace(size_bytes=disk_usage(prefix))
             store.write_meta(plan.name, meta)
             store.mark_complete(plan.name)
         except BaseException:
@@ -404,8 +405,15 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             elif engine.installed(prefix) == before:
                 store.mark_complete(plan.name)
             raise
-        plan.meta = meta
-    return plan
+    return Built(plan, solution, prefix, meta)
+
+
+def _meta_of(plan: CreatePlan, solution: Solution, *, layout: Any, fingerprint: str, lock_hash: str) -> EnvMeta:
+    return built_meta(name=plan.name, recipe=plan.recipe_ref, engine=plan.engine, engine_reason=plan.engine_reason,
+                      python=solution.python, platform=solution.platform, stack=plan.stack, packages=solution.packages,
+                      requested=plan.requested, validation=Validation(fingerprint, plan.findings), layout=layout,
+                      env_vars=plan.env_vars, smoke_test=plan.smoke_test, lock_hash=plan.lock_hash or lock_hash,
+                      compiler_hint=plan.compiler_hint)
 
 
 def render_activation(store: Store, name: str, settings) -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from cuenv import atomic
-from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
-from cuenv.envs.store import EnvRecord
+from cuenv.envs.meta import Validation
+from cuenv.envs.store import EnvRecord, write_meta
 from cuenv.errors import CuenvError
 from cuenv.knowledge.stack import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
@@ -38,9 +38,9 @@ def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | Non
 def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
     """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten)."""
     fp = fingerprint(environ)
-    cached = record.meta.get("validation") or {}
-    if cached.get("fingerprint") == fp:
-        return [Finding(**row) for row in cached.get("findings") or ()]
+    cached = record.meta.validation
+    if cached.fingerprint == fp:
+        return list(cached.findings)
     findings = compute(record, environ, cache_dir)
     save(record, fp, findings)
     return findings
@@ -48,10 +48,8 @@ def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path 
 
 def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     """Store the verdict in meta.json and in the hook's cache; a read-only environment just skips it."""
-    meta = dict(record.meta)
-    meta["validation"] = {"fingerprint": fp, "findings": [f.to_json() for f in findings]}
     try:
-        folder.write_json(record.meta_dir / folder.META_FILE, meta)
+        write_meta(record.path, record.meta.replace(validation=Validation(fp, tuple(findings))))
     except OSError:
         pass
     write(record.meta_dir, fp, lines_for(findings))

@@ -286,8 +286,8 @@ def overwrite_problem(path: Path, text: str) -> str | None:
     return f"{path} holds a different lock of {theirs}"
 
 
-def catalogue_extras(settings, lock) -> dict:
-    """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
+def catalogue_extras(settings, lock) -> dict[str, Any]:
+    """CreatePlan's smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
     (same content hash); a lock made from a recipe the reader lacks installs all the same."""
     from cuenv.recipes.catalogue import load_catalogue
 
@@ -303,4 +303,8 @@ def catalogue_extras(settings, lock) -> dict:
         requested = list(recipe.venv.requirements_for(version))
     elif lock.engine != "venv" and recipe.conda is not None:
         requested = list(recipe.conda.specs_for(version))
-    return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}
+    from cuenv.envs.meta import SmokeTest
+
+    smoke = recipe.smoke_test
+    return {"smoke_test": SmokeTest(smoke.python, tuple(smoke.command or ())) if smoke else None,
+            "requested": tuple(requested)}

@@ -18,10 +18,13 @@ import hashlib
 import re
 import urllib.parse
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Finding, Stack
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import EnvMeta
 
 LOCK_VERSION: Final = 1
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's default index, when a recipe names none
@@ -181,16 +184,11 @@ def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Se
     )
 
 
-def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
+def for_environment(meta: EnvMeta, solutions: Sequence[Any], machine: Any) -> Lock:
     """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
-    import dataclasses
-
-    from cuenv.envs.meta import stack_from_meta
-
-    stack = stack_from_meta(meta)
-    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
-    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
-    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))
+    stack = replace(meta.stack, label=meta.stack.label or meta.recipe.name)
+    recipe = dict(meta.recipe.to_json(), env=dict(meta.env_vars))
+    return build(recipe=recipe, engine=meta.engine, stack=stack, solutions=solutions, made_on=made_on(machine))
 
 
 def made_on(machine: Any) -> dict[str, Any]:
