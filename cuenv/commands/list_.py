@@ -16,12 +16,12 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--du", action="store_true", help="measure disk use now (shared hardlinks counted once)")
 
 
-def _row(record, ctx) -> dict:
+def _row(record, ctx, fp: str) -> dict:
     from cuenv.envs import cudatools, verdict
 
     meta = record.known  # None: its meta.json is damaged or missing (then it is "incomplete")
     real = cudatools.facts(meta)
-    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
+    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir, fp=fp)
     return {
         "name": record.name,
         "path": str(record.prefix),
@@ -42,7 +42,10 @@ def run(ctx: Context) -> Result:
     from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
-    rows = [_row(r, ctx) for r in store.list()]
+    from cuenv.machine.fingerprint import fingerprint
+
+    fp = fingerprint(ctx.environ)  # once: it reads /proc, and the machine is the same for every row
+    rows = [_row(r, ctx, fp) for r in store.list()]
     if ctx.args.du:
         _measure(rows)
     data: dict = {"environments": rows}

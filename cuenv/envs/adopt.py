@@ -17,13 +17,16 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from cuenv.engines.base import Package, Solution
 from cuenv.envs.cudalayout import CudaLayout
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import UsageError
 from cuenv.lock.foreign.stack import Derived, derive
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
 
 KINDS = ("conda", "venv", "python")
 # Engines that read (and, only when the user asks, change) each kind of prefix; a plain Python
@@ -141,7 +144,7 @@ def default_name(prefix: Path) -> str:
     return cleaned or "adopted"
 
 
-def adopt(settings: object, environ: Mapping[str, str], prefix: Path, *, name: str | None = None) -> tuple[str, Found]:
+def adopt(settings: Settings, environ: Mapping[str, str], prefix: Path, *, name: str | None = None) -> tuple[str, Found]:
     """Register ``prefix`` as environment ``name``: cuenv's records only, the prefix is not written."""
     from cuenv.envs import cudatools, folder
     from cuenv.envs.create import render_activation

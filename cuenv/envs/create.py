@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.engines import Engine, Request, Solution, Target
     from cuenv.engines.pypiroute import Route
+    from cuenv.envs.cudalayout import CudaLayout
+    from cuenv.lock.model import Lock
+    from cuenv.machine.model import Machine
     from cuenv.recipes.catalogue import Recipe
 
 
@@ -49,7 +52,7 @@ def build_warnings(findings: Sequence[Finding], *, anyway: str = "Building anywa
             for f in findings if f.severity in ("error", "warning")]
 
 
-def machine_label(machine) -> str:
+def machine_label(machine: Machine | None) -> str:
     """ "this machine", or "the target machine" when flags (--target-*, --driver) described it."""
     driver = getattr(machine, "driver", None)
     return "the target machine" if driver is not None and driver.source in ("flag", "unknown") else "this machine"
@@ -75,7 +78,7 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
 Reporter = Callable[[str, str], None]
 
 
-def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
+def choose_python(recipe: Recipe, version: str | None, requested: str | None, engine: str) -> str | None:
     """--python wins; a venv otherwise uses this interpreter when the recipe allows it (no download),
     else the recipe's default; conda engines install the recipe's default (none if it names none)."""
     import sys
@@ -99,26 +102,28 @@ def _allows(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(version, prereleases=True)
 
 
-def request_for(recipe, version: str | None, engine: str, python: str | None):
+def request_for(recipe: Recipe, version: str | None, engine: str, python: str | None) -> tuple[str, Request]:
     from cuenv.engines import Request
     from cuenv.engines.names import CONDA_FAMILY
 
     kind = "conda" if engine in CONDA_FAMILY or engine == "rattler" else "venv"
-    if kind not in recipe.engines(version):
-        can = recipe.engines(version)
-        raise UsageError(
-            f"Recipe {recipe.label(version)} has no {kind} install section, so engine {engine!r} cannot build it.",
-            hint=f"Use --engine {'venv' if 'venv' in can else 'rattler or conda'}." if can else None,
-        )
-    if kind == "conda":
-        return kind, Request(engine=engine, python=python, conda_channels=recipe.conda.channels,
-                             conda_specs=recipe.conda.specs_for(version))
-    return kind, Request(engine=engine, python=python, index_urls=recipe.venv.index_urls,
-                         requirements=recipe.venv.requirements_for(version))
+    can = recipe.engines(version)
+    conda, venv = recipe.conda, recipe.venv
+    if kind in can and kind == "conda" and conda is not None:
+        return kind, Request(engine=engine, python=python, conda_channels=conda.channels,
+                             conda_specs=conda.specs_for(version))
+    if kind in can and kind == "venv" and venv is not None:
+        return kind, Request(engine=engine, python=python, index_urls=venv.index_urls,
+                             requirements=venv.requirements_for(version))
+    raise UsageError(
+        f"Recipe {recipe.label(version)} has no {kind} install section, so engine {engine!r} cannot build it.",
+        hint=f"Use --engine {'venv' if 'venv' in can else 'rattler or conda'}." if can else None,
+    )
 
 
-def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None, new_env: bool = True, stack: Stack | None = None,
+def plan_create(settings: Settings, environ: Mapping[str, str], *, ref: str | None, name: str | None,
+                engine: str | None, python: str | None, machine: Machine, force: bool, recipe: Recipe | None = None,
+                new_env: bool = True, stack: Stack | None = None,
                 request_extras: Mapping[str, Any] | None = None, with_nvcc: bool = False) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
@@ -161,7 +166,8 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
         engines = recipe.engines(version)
         compiler_hint = compiler.create_hint(
             recipe=recipe.label(version), cuda=stack.cuda, has_conda="conda" in engines,
-            venv_has_nvcc="venv" in engines and recipe.venv.nvcc, env_name=env_name)
+            venv_has_nvcc="venv" in engines and recipe.venv is not None and recipe.venv.nvcc,
+            env_name=env_name)
     smoke = recipe.smoke_test
     return CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
                       stack=stack, findings=tuple(findings),
@@ -171,7 +177,8 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
                       request=request, route=route, compiler_hint=compiler_hint)
 
 
-def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack, *, name: str | None):
+def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Request, stack: Stack, *,
+                   name: str | None) -> tuple[Request, Stack]:
     """The request and stack with the compiler packages of the recipe's CUDA added."""
     from cuenv.recipes import compiler
 
@@ -286,8 +293,8 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
                                 builds=builds, recipe=info.recipe) from None
 
 
-def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
-                   force: bool) -> CreatePlan:
+def plan_from_lock(settings: Settings, environ: Mapping[str, str], *, lock: Lock, name: str | None,
+                   engine: str | None, machine: Machine, platform: str, force: bool) -> CreatePlan:
     """Everything decided before any download, for a lockfile: its packages for this platform, and its
     hardware contract checked against ``machine`` (an error stops here unless ``force``)."""
     from cuenv.lock.model import content_hash, contract_findings
@@ -326,7 +333,8 @@ def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:
                              "with its index), or pass the --cuda the packages really use.")
 
 
-def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
+def obtain_solution(plan: CreatePlan, engine: Engine, machine: Machine, cache: Path,
+                    progress: Reporter | None = None) -> Solution:
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
@@ -348,8 +356,8 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
                         progress=progress)
 
 
-def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *, machine: Any, dry_run: bool,
-            force: bool, progress: Any = None, update: bool = False) -> Built:
+def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *, machine: Machine, dry_run: bool,
+            force: bool, progress: Reporter | None = None, update: bool = False) -> Built:
     """Solve (or take the locked solution), then (unless dry_run) install it in place and mark the env
     complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
     environment (`cuenv sync`) instead of replacing it."""
@@ -408,7 +416,7 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
     return Built(plan, solution, prefix, meta)
 
 
-def _meta_of(plan: CreatePlan, solution: Solution, *, layout: Any, fingerprint: str, lock_hash: str) -> EnvMeta:
+def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, fingerprint: str, lock_hash: str) -> EnvMeta:
     return built_meta(name=plan.name, recipe=plan.recipe_ref, engine=plan.engine, engine_reason=plan.engine_reason,
                       python=solution.python, platform=solution.platform, stack=plan.stack, packages=solution.packages,
                       requested=plan.requested, validation=Validation(fingerprint, plan.findings), layout=layout,
@@ -416,7 +424,7 @@ def _meta_of(plan: CreatePlan, solution: Solution, *, layout: Any, fingerprint: 
                       compiler_hint=plan.compiler_hint)
 
 
-def render_activation(store: Store, name: str, settings) -> None:
+def render_activation(store: Store, name: str, settings: Settings) -> None:
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)

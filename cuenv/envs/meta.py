@@ -88,8 +88,9 @@ class _Record:
 
 
 def _init(obj: _Record, **values: object) -> None:
+    put = object.__setattr__  # past the immutability guard, once per field
     for key, value in values.items():
-        object.__setattr__(obj, key, value)
+        put(obj, key, value)
 
 
 class RecipeRef(_Record):
@@ -414,16 +415,22 @@ class _Reader:
         v = self.data.get(key)
         if v is None:
             return tuple(default)
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        if type(v) is not list:
             raise self._bad(key, "a list of strings")
+        for x in v:  # a loop, not all(...): `cuenv list` reads every environment's meta (issue 29)
+            if type(x) is not str:
+                raise self._bad(key, "a list of strings")
         return tuple(v)
 
     def text_map(self, key: str) -> dict[str, str]:
         v = self.data.get(key)
         if v is None:
             return {}
-        if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
+        if type(v) is not dict:
             raise self._bad(key, "an object of strings")
+        for x in v.values():
+            if type(x) is not str:
+                raise self._bad(key, "an object of strings")
         return dict(v)
 
     def objects(self, key: str) -> list[_Reader]:

@@ -35,9 +35,11 @@ def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | Non
     return check(stack_from_meta(record.meta), detect(environ, cache_dir=cache_dir))
 
 
-def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
-    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten)."""
-    fp = fingerprint(environ)
+def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None, *,
+                 fp: str | None = None) -> list[Finding]:
+    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten).
+    ``fp``: this machine's fingerprint, when the caller judges many environments at once."""
+    fp = fp or fingerprint(environ)
     cached = record.meta.validation
     if cached.fingerprint == fp:
         return list(cached.findings)
@@ -99,12 +101,13 @@ def worst(findings: Sequence[Finding]) -> str:
     return "error" if "error" in sev else "warning" if "warning" in sev else "ok"
 
 
-def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> tuple[str, str]:
+def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None, *,
+           fp: str | None = None) -> tuple[str, str]:
     """(ok | warning | error | unknown | incomplete, the short reason: the first such finding's code).
     ``unknown``, "no GPU here": this machine has no driver to judge by (issue 30 §4)."""
     if not record.complete:
         return "incomplete", "interrupted or failed create"
-    findings = findings_for(record, environ, cache_dir)
+    findings = findings_for(record, environ, cache_dir, fp=fp)
     if no_gpu_here(findings):
         return "unknown", "no GPU here"
     state = worst(findings)
