@@ -301,19 +301,18 @@ def plan_from_lock(settings: Settings, environ: Mapping[str, str], *, lock: Lock
 
     solution = lock.solution_for(platform)
     engine = None if engine == "auto" else engine
-    env_name = validate_name(lock.recipe["name"] if name is None else name)
+    env_name = validate_name(lock.recipe.name if name is None else name)
     findings = contract_findings(lock, machine)
     errors = blocking(findings)
     if errors and not force:
         raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.",
                           where=machine_label(machine))
     engine_name, why = (engine, f"{engine}: requested") if engine else (lock.engine, f"{lock.engine}: from the lockfile")
-    return CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
+    return CreatePlan(name=env_name, recipe=None, version=lock.recipe.version, engine=engine_name,
                       engine_reason=why, stack=lock.contract.stack(), findings=tuple(findings), locked=solution,
                       lock_hash=content_hash(lock),
-                      recipe_ref=RecipeRef(str(lock.recipe.get("name") or env_name), lock.recipe.get("version"),
-                                           lock.recipe.get("hash")),
-                      env_vars=dict(lock.recipe.get("env") or {}))
+                      recipe_ref=RecipeRef(lock.recipe.name, lock.recipe.version, lock.recipe.hash),
+                      env_vars=dict(lock.recipe.env))
 
 
 def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:

@@ -276,7 +276,7 @@ def overwrite_problem(path: Path, text: str) -> str | None:
         except (UsageError, ValueError):
             return None
         counts = ", ".join(f"{len(s.packages)} packages" for s in lock.solutions)
-        return f"{lock.recipe.get('name')} ({lock.engine}; {counts})"
+        return f"{lock.recipe.name} ({lock.engine}; {counts})"
 
     theirs, ours = owner(old), owner(text)
     if theirs is None:
@@ -292,12 +292,12 @@ def catalogue_extras(settings, lock) -> dict[str, Any]:
     from cuenv.recipes.catalogue import load_catalogue
 
     try:
-        recipe = load_catalogue(settings).find(lock.recipe["name"])
+        recipe = load_catalogue(settings).find(lock.recipe.name)
     except UsageError:
         return {}
-    if recipe.content_hash() != lock.recipe.get("hash"):
+    if recipe.content_hash() != lock.recipe.hash:
         return {}
-    version = lock.recipe.get("version")
+    version = lock.recipe.version
     requested: list[str] = []
     if lock.engine == "venv" and recipe.venv is not None:
         requested = list(recipe.venv.requirements_for(version))

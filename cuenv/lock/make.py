@@ -130,7 +130,8 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
     info = lockfile.made_on(here)
     if target is not None:
         info["solved_for"] = lockfile.made_on(target)
-    recipe = dict(plan.recipe_ref.to_json(), env=dict(plan.env_vars))
+    made = plan.recipe_ref
+    recipe = lockfile.LockRecipe(made.name, made.version, made.hash, dict(plan.env_vars))
     lock = lockfile.build(recipe=recipe, engine=plan.engine, stack=plan.stack, solutions=solutions, made_on=info)
     return Made(lock, f"recipe {ref}", tuple(f for f in plan.findings if f.severity == "error"))
 
