@@ -33,6 +33,8 @@ def _env_info(ctx: Context, name: str) -> Result:
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
+    if record.broken is not None:
+        raise record.broken  # what is damaged, and the fix
     meta = record.known
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)

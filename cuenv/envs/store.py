@@ -75,6 +75,13 @@ class EnvRecord:
         return f"EnvRecord(name={self.name!r}, path={self.path!r}, complete={self.complete!r})"
 
     @property
+    def broken(self) -> CuenvError | None:
+        """Why an environment that was built (its marker is there) cannot be used: its meta.json is damaged."""
+        if self.damage is not None and (self.path / META_DIR / COMPLETE).is_file():
+            return self.damage
+        return None
+
+    @property
     def meta(self) -> EnvMeta:
         if self.known is None:
             raise self.damage or MetaDamaged(self.name, "no meta.json")
@@ -165,8 +172,8 @@ class Store:
             raise NotOurs(self.path(name))
         record = self._read(name)
         if not record.complete and not allow_incomplete:
-            if record.damage is not None and (record.meta_dir / COMPLETE).is_file():
-                raise record.damage  # built, then its meta.json was damaged: say what is wrong
+            if record.broken is not None:
+                raise record.broken  # built, then its meta.json was damaged: say what is wrong
             raise CuenvError(
                 f"Environment {name!r} is incomplete (its creation was interrupted or failed).",
                 hint=f"Run `cuenv create ... -n {name} --force` to rebuild it, or `cuenv remove {name}`.",

@@ -106,6 +106,8 @@ def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None
     """(ok | warning | error | unknown | incomplete, the short reason: the first such finding's code).
     ``unknown``, "no GPU here": this machine has no driver to judge by (issue 30 §4)."""
     if not record.complete:
+        if record.broken is not None:
+            return "incomplete", "damaged metadata"  # built, then meta.json broke: `cuenv info NAME` says how
         return "incomplete", "interrupted or failed create"
     findings = findings_for(record, environ, cache_dir, fp=fp)
     if no_gpu_here(findings):
