@@ -129,7 +129,7 @@ def test_damage_is_named_with_a_fix(change: dict[str, Any], detail: str) -> None
 def test_immutable_and_replace_checks_the_fields() -> None:
     meta = EnvMeta.from_json(_load("v1-first.json"))
     with pytest.raises(AttributeError):
-        meta.name = "x"  # type: ignore[misc]
+        meta.name = "x"  # type: ignore[misc]  # the point: assigning to a field fails
     assert meta.replace(size_bytes=1).size_bytes == 1 and meta.size_bytes == 3055616
     with pytest.raises(TypeError, match="no field 'sizes'"):
         meta.replace(sizes=1)
