@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuenv.engines.names import CHOICES
 from cuenv.result import Result
@@ -61,47 +61,51 @@ def _machine(ctx: Context):
     return detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
 
 
-def _plan(ctx: Context, machine):
-    """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt,
-    and for a lockfile how it was read (cuenv.lock.io.LockRead)."""
+def _plan(ctx: Context, machine, checked_here: bool):
+    """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt;
+    for a lockfile how it was read (cuenv.lock.io.LockRead); for a file how its CUDA was read."""
+    from dataclasses import replace
+
     from cuenv.envs.create import plan_create
     from cuenv.errors import UsageError
 
     a = ctx.args
-    if a.file and _is_project(a.file):  # a uv or pixi pyproject.toml: installed from its lock, as check reads it
-        a.from_lock, a.file = a.file, None
-    if a.from_lock and a.recipe and not a.name:  # `cuenv create NAME --from-lock FILE`
-        a.name, a.recipe = a.recipe, None
-    if (a.environment or a.platform) and not a.from_lock:
+    file, from_lock, name, recipe = a.file, a.from_lock, a.name, a.recipe
+    if file and _is_project(file):  # a uv or pixi pyproject.toml: installed from its lock, as check reads it
+        from_lock, file = file, None
+    if from_lock and recipe and not name:  # `cuenv create NAME --from-lock FILE`
+        name, recipe = recipe, None
+    if (a.environment or a.platform) and not from_lock:
         raise UsageError(f"{'--environment' if a.environment else '--platform'} goes with --from-lock.",
                          hint="It chooses what of a lockfile to install.")
-    given = [flag for flag, v in (("RECIPE", a.recipe), ("--from-lock", a.from_lock), ("-f", a.file),
+    given = [flag for flag, v in (("RECIPE", recipe), ("--from-lock", from_lock), ("-f", file),
                                   ("-r", a.requirements)) if v]
     if len(given) != 1:
         raise UsageError("Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt"
                          + (f" (got {', '.join(given)})." if given else "."),
                          hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
-    if (a.cuda or a.skip_unsupported or a.allow_build) and not (a.file or a.requirements):
+    if (a.cuda or a.skip_unsupported or a.allow_build) and not (file or a.requirements):
         flag = "--cuda" if a.cuda else ("--skip-unsupported" if a.skip_unsupported else "--allow-build")
         raise UsageError(f"{flag} goes with -f or -r.", hint="A recipe or a lockfile is installed as it is.")
-    if a.with_nvcc and not a.recipe:
+    if a.with_nvcc and not recipe:
         raise UsageError("--with-nvcc goes with a RECIPE.", hint="Add nvcc to the -f/-r file or the locked recipe instead.")
-    if a.from_lock:
-        return _plan_from_lock(ctx, machine)
-    if a.file or a.requirements:
+    if from_lock:
+        plan, read = _plan_from_lock(ctx, machine, from_lock, name)
+        return replace(plan, checked_here=checked_here), read, None
+    if file or a.requirements:
         from cuenv.recipes.requestfiles import from_file
 
-        built = from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
-                          name=a.name, cuda=a.cuda, skip_unsupported=a.skip_unsupported,
+        built = from_file(Path(file or a.requirements), kind="environment-yml" if file else "requirements",
+                          name=name, cuda=a.cuda, skip_unsupported=a.skip_unsupported,
                           trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build))
-        plan = plan_create(ctx.settings, ctx.environ, ref=None, name=a.name, engine=a.engine, python=a.python,
+        plan = plan_create(ctx.settings, ctx.environ, ref=None, name=name, engine=a.engine, python=a.python,
                            machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
                            request_extras=built.request_extras)
-        plan.meta["source"] = {"file": str(a.file or a.requirements), "cuda_from": built.how,
-                               "notes": list(built.notes)}
-        return plan, None
-    return plan_create(ctx.settings, ctx.environ, ref=a.recipe, name=a.name, engine=a.engine, python=a.python,
-                       machine=machine, force=a.force, with_nvcc=a.with_nvcc), None
+        source = {"file": str(file or a.requirements), "cuda_from": built.how, "notes": list(built.notes)}
+        return replace(plan, checked_here=checked_here), None, source
+    plan = plan_create(ctx.settings, ctx.environ, ref=recipe, name=name, engine=a.engine, python=a.python,
+                       machine=machine, force=a.force, with_nvcc=a.with_nvcc)
+    return replace(plan, checked_here=checked_here), None, None
 
 
 def _is_project(file: str) -> bool:
@@ -119,11 +123,11 @@ def _head(file: str) -> str:
         return ""
 
 
-def _plan_from_lock(ctx: Context, machine):
+def _plan_from_lock(ctx: Context, machine, from_lock: str, name: str | None):
     from cuenv.envs.locksync import plan_lockfile
 
     a = ctx.args
-    return plan_lockfile(ctx.settings, ctx.environ, lock_path=a.from_lock, name=a.name, engine=a.engine, machine=machine,
+    return plan_lockfile(ctx.settings, ctx.environ, lock_path=from_lock, name=name, engine=a.engine, machine=machine,
                          force=a.force, platform=a.platform, environment=a.environment, python=a.python,
                          dry_run=a.dry_run)
 
@@ -145,16 +149,14 @@ def run(ctx: Context) -> Result:
 
     a = ctx.args
     machine = _machine(ctx)
-    plan, read = _plan(ctx, machine)
-    plan.checked_here = not (a.target_driver or a.target_gpu or a.target_cc)
+    plan, read, source = _plan(ctx, machine, checked_here=not (a.target_driver or a.target_gpu or a.target_cc))
     # Non-blocking errors (no driver here) and warnings are said once, on stderr; the build goes on.
     progress = for_command(ctx)
-    source = plan.meta.get("source")
     if source:  # how a project file was read: said before anything is downloaded
         progress.note(f"CUDA {plan.stack.cuda}: {source['cuda_from']}")
         for line in source["notes"]:
             progress.note(f"note: {line}")
-    shadow = _shadow_warning(ctx) if a.recipe else None
+    shadow = _shadow_warning(ctx) if a.recipe and read is None else None  # `create NAME --from-lock` names no recipe
     for line in build_warnings(plan.findings) + list(read.warnings if read else ()) + ([shadow] if shadow else []):
         progress.note(f"warning: {line}")
     for line in read.notes if read else ():
@@ -164,17 +166,17 @@ def run(ctx: Context) -> Result:
     note = derived_note(plan.recipe)
     if note:
         progress.note(f"note: {note}")
-    compiler_hint = plan.meta.get("compiler_hint")
     try:
-        plan = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
-                       progress=progress)
+        built = execute(plan, ctx.settings, ctx.environ, machine=machine, dry_run=a.dry_run, force=a.force,
+                        progress=progress)
     finally:
         progress.done()
-    packages = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url, "size": p.size}
-                for p in plan.solution.packages]
-    data = {
+    solution = built.solution
+    packages: list[dict[str, Any]] = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url,
+                                       "size": p.size} for p in solution.packages]
+    data: dict[str, Any] = {
         "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
-        "dry_run": a.dry_run, "python": plan.solution.python, "packages": packages,
+        "dry_run": a.dry_run, "python": solution.python, "packages": packages,
         "findings": [f.to_json() for f in plan.findings],
     }
     if read is not None:
@@ -187,7 +189,7 @@ def run(ctx: Context) -> Result:
         from cuenv.engines.base import total_size
         from cuenv.engines.progress import human_bytes
 
-        total = total_size(plan.solution.packages)
+        total = total_size(solution.packages)
         data["download_bytes"] = total
         lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
         width = max((len(f"{p['name']} {p['version']}") for p in packages), default=0)
@@ -202,22 +204,24 @@ def run(ctx: Context) -> Result:
             from cuenv.lock.model import contract_line
 
             lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
-        request = plan.meta.get("request")
+        request = plan.request
         layer = request.requirements if request is not None and request.conda_specs else ()
         if layer:  # a conda file's pip: section is resolved against the installed conda packages
             data["pip_layer"] = list(layer)
             lines.append("then, with pip's rules against those conda packages, the pip: section:")
             lines += [f"  {r}" for r in layer]
         return Result(data=data, text="\n".join(lines))
-    data["path"] = str(plan.prefix)
-    data["size_bytes"] = plan.meta.get("size_bytes")
+    meta = built.meta
+    assert meta is not None  # not a dry run: it was built
+    data["path"] = str(built.prefix)
+    data["size_bytes"] = meta.size_bytes
     from cuenv.cli.table import human_size
     from cuenv.envs.cudatools import nvcc_note
 
-    nvcc = nvcc_note(plan.name, plan.meta, compiler_hint)  # issue 17: said once, where the environment is made
+    nvcc = nvcc_note(plan.name, meta, plan.compiler_hint)  # issue 17: said once, where the environment is made
     data["nvcc"] = nvcc
     text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
-            f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
+            f"{human_size(meta.size_bytes)}) at {built.prefix}\n"
             + (f"note: {nvcc}\n" if nvcc else "")
             + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
     return Result(data=data, text=text, report=True)

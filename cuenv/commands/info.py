@@ -10,6 +10,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.meta import EnvMeta
     from cuenv.machine.model import Machine
     from cuenv.machine.toolkits import SystemToolkit
 
@@ -32,14 +33,18 @@ def _env_info(ctx: Context, name: str) -> Result:
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
-    meta = dict(record.meta)
+    if record.broken is not None:
+        raise record.broken  # what is damaged, and the fix
+    meta = record.known
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
     from cuenv.envs import cudatools
 
+    recorded = meta.to_json() if meta is not None else {}
     data = {"name": name, "path": str(record.prefix), "status": state, "reason": reason, "installed": cudatools.facts(meta),
-            "nvcc": _nvcc_line(meta), "shims_dir": str(folder.shims_dir(record.path)) if meta.get("tools") else None,
-            "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
+            "nvcc": _nvcc_line(meta), "shims_dir": str(folder.shims_dir(record.path)) if meta and meta.tools else None,
+            "findings": [f.to_json() for f in findings],
+            **{k: v for k, v in recorded.items() if k not in ("validation", "name")}}
     return Result(data=data, text=_render_env(data))
 
 
@@ -47,14 +52,14 @@ def _env_info(ctx: Context, name: str) -> Result:
 _PACKAGE_LABELS = {"nvcc": "nvcc-package"}
 
 
-def _nvcc_line(meta: Mapping[str, Any]) -> str:
+def _nvcc_line(meta: EnvMeta | None) -> str:
     from cuenv.activation import shims
     from cuenv.envs import cudatools
 
-    tool = (meta.get("tools") or {}).get("nvcc")
-    if not isinstance(tool, Mapping):
+    tool = meta.tools.get("nvcc") if meta is not None and meta.tools is not None else None
+    if meta is None or tool is None:
         return "unknown (made before cuenv recorded its tools; `cuenv create ... --force` records them)"
-    choice = shims.ToolChoice("nvcc", tool.get("source", "shim"), tool.get("path"), tool.get("toolkit"))
+    choice = shims.ToolChoice("nvcc", tool.source, tool.path, tool.toolkit)
     return shims.describe(choice, cudatools.env_release(meta))
 
 

@@ -16,23 +16,22 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--du", action="store_true", help="measure disk use now (shared hardlinks counted once)")
 
 
-def _row(record, ctx) -> dict:
+def _row(record, ctx, fp: str) -> dict:
     from cuenv.envs import cudatools, verdict
 
-    meta = record.meta
+    meta = record.known  # None: its meta.json is damaged or missing (then it is "incomplete")
     real = cudatools.facts(meta)
-    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
-    fw = meta.get("framework") or {}
+    state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir, fp=fp)
     return {
         "name": record.name,
         "path": str(record.prefix),
-        "recipe": (meta.get("recipe") or {}).get("name"),
-        "engine": meta.get("engine"),
+        "recipe": meta.recipe.name if meta else None,
+        "engine": meta.engine if meta else None,
         "cuda": real["cuda"],
         "cudnn": real["cudnn"],
         "nvcc": real["nvcc"],
-        "framework": f"{fw['name']} {fw['version']}" if fw.get("name") else None,
-        "size_bytes": meta.get("size_bytes"),
+        "framework": meta.framework if meta else None,
+        "size_bytes": meta.size_bytes if meta else None,
         "status": state,
         "reason": reason,
     }
@@ -43,7 +42,10 @@ def run(ctx: Context) -> Result:
     from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
-    rows = [_row(r, ctx) for r in store.list()]
+    from cuenv.machine.fingerprint import fingerprint
+
+    fp = fingerprint(ctx.environ)  # once: it reads /proc, and the machine is the same for every row
+    rows = [_row(r, ctx, fp) for r in store.list()]
     if ctx.args.du:
         _measure(rows)
     data: dict = {"environments": rows}

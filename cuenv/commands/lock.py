@@ -203,5 +203,7 @@ def _sync(ctx: Context) -> Result:
     if not done.changed:
         return Result(data={"name": plan.name, "changed": False}, text=f"{plan.name!r} already matches {a.file}.")
     verb = "Synced" if done.updated else "Created"
-    return Result(data={"name": plan.name, "changed": True, "path": str(plan.prefix), "lock_hash": plan.lock_hash},
-                  text=f"{verb} {plan.name!r} from {a.file} ({len(plan.solution.packages)} packages, no solve).")
+    built = done.built
+    assert built is not None  # changed: it was built
+    return Result(data={"name": plan.name, "changed": True, "path": str(built.prefix), "lock_hash": plan.lock_hash},
+                  text=f"{verb} {plan.name!r} from {a.file} ({len(built.solution.packages)} packages, no solve).")

@@ -77,18 +77,18 @@ def _unpack(ctx: Context) -> Result:
     finally:
         progress.done()
     warnings = [f.message for f in findings if f.severity in ("error", "warning")]
-    from cuenv.envs.meta import TRUST_SMOKE_FLAG, archived_smoke_test
+    from cuenv.envs.meta import TRUST_SMOKE_FLAG
 
-    unpacked = record.meta.get("unpacked_from") or {}
-    proven, total = unpacked.get("proven_packages") or (None, None)
-    if proven is not None and proven < total:
+    unpacked = record.meta.unpacked_from
+    proven, total = (unpacked.proven_packages if unpacked else None) or (None, None)
+    if proven is not None and total is not None and proven < total:
         warnings.append(f"{total - proven} of {total} packages were checked against their records in the archive only "
                         "(the packages themselves are not in cuenv's cache); see docs/concepts/security.md.")
-    held = [str(s) for s in unpacked.get("held_back_scripts") or ()]
+    held = list(unpacked.held_back_scripts) if unpacked else []
     if held:
         warnings.append(f"{len(held)} conda activation scripts of packages checked against the archive only will not run "
                         f"on `cuenv use`: {', '.join(repr(s) for s in held[:4])}{' ...' if len(held) > 4 else ''}.")
-    if archived_smoke_test(record.meta):
+    if record.meta.archived_smoke_test():
         warnings.append(f"The archive's smoke test is not run until you trust it: `cuenv test {record.name} {TRUST_SMOKE_FLAG}`.")
     data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
     text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
-from cuenv.envs.meta import TRUST_SMOKE_FLAG, archived_smoke_test, smoke_test, trusted_smoke_test
+from cuenv.envs.meta import TRUST_SMOKE_FLAG, SmokeTest
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, CuenvError, UsageError
 from cuenv.result import Result
 
@@ -22,27 +22,27 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="run a smoke test that came in an archive (`cuenv unpack`), and keep trusting it")
 
 
-def smoke_argv(smoke: Mapping[str, Any] | None) -> list[str]:
+def smoke_argv(smoke: SmokeTest | None) -> list[str]:
     """The smoke test as argv: a python snippet runs with the environment's python."""
-    if not smoke:
+    argv = smoke.argv() if smoke is not None else None
+    if not argv:
         raise CuenvError("This environment's recipe has no smoke test.", hint="Add `smoke_test:` to the recipe.")
-    if smoke.get("python") is not None:
-        return ["python", "-c", smoke["python"]]
-    return list(smoke.get("command") or ())
+    return argv
 
 
 def _consent(store: Any, record: Any, *, trusted: bool) -> Any:
     """An archive's smoke test is code from someone else: shown, and run only with --trust-smoke-test,
     which records the consent (the TUI and exports then use it too)."""
-    test = archived_smoke_test(record.meta) or {}
-    shown = repr(smoke_argv(test))  # repr: a control character in it never reaches the terminal raw
+    test = record.meta.archived_smoke_test()
+    shown = repr(test.argv() if test is not None else None)  # repr: a control character in it never reaches the terminal raw
     if not trusted:
-        source = (record.meta.get("unpacked_from") or {}).get("archive") or "an archive"
+        unpacked = record.meta.unpacked_from
+        source = (unpacked.archive if unpacked else "") or "an archive"
         raise UsageError(f"The smoke test of {record.name} came in {str(source)[:200]!r} and runs only with your consent: "
                          f"{shown[:300]}{'...' if len(shown) > 300 else ''}",
                          hint=f"Run it if you trust it: `cuenv test {record.name} {TRUST_SMOKE_FLAG}`.")
     with store.locked(record.name):
-        store.write_meta(record.name, trusted_smoke_test(record.meta))
+        store.write_meta(record.name, record.meta.trusted())
     return store.get(record.name)
 
 
@@ -55,9 +55,9 @@ def run(ctx: Context) -> Result:
 
     store = Store.from_settings(ctx.settings)
     record = store.get(ctx.args.name)
-    if archived_smoke_test(record.meta) is not None:
+    if record.meta.archived_smoke_test() is not None:
         record = _consent(store, record, trusted=ctx.args.trust_smoke_test)
-    argv = smoke_argv(smoke_test(record.meta))
+    argv = smoke_argv(record.meta.runnable_smoke_test())
     env = prepared_env(ctx, ctx.args.name)
     exe = shutil.which(argv[0], path=env.get("PATH", ""))
     if exe is None:

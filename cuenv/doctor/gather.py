@@ -432,22 +432,14 @@ def activation_route(environ: Mapping[str, str], name: str, active: bool) -> str
     return "module" if f"cuenv/{name}" in loaded else "shell"
 
 
-def env_facts(record, active: bool, environ: Mapping[str, str] | None = None) -> EnvFacts:  # noqa: ANN001 - cuenv.envs.store.EnvRecord
-    stack = None
-    if "stack" in record.meta:
-        from cuenv.envs.meta import stack_from_meta
+def env_facts(record: EnvRecord, active: bool, environ: Mapping[str, str] | None = None) -> EnvFacts:
+    from cuenv.envs.meta import stack_from_meta
 
-        meta = dict(record.meta)
-        meta.setdefault("name", record.name)
-        try:
-            stack = stack_from_meta(meta)
-        except (KeyError, TypeError):
-            stack = None
-    layout = record.layout() if "layout" in record.meta else None
-    recipe = (record.meta.get("recipe") or {}).get("name")
-    return EnvFacts(record.name, active, stack, layout, route=activation_route(environ or {}, record.name, active),
-                    recipe=recipe, tools_recorded="tools" in record.meta,
-                    compiler_hint=record.meta.get("compiler_hint"))
+    meta = record.known  # a damaged meta.json leaves what it would have said unknown
+    return EnvFacts(record.name, active, stack_from_meta(meta) if meta else None, meta.layout if meta else None,
+                    route=activation_route(environ or {}, record.name, active),
+                    recipe=meta.recipe.name if meta else None, tools_recorded=meta is not None and meta.tools is not None,
+                    compiler_hint=meta.compiler_hint if meta else None)
 
 
 def activated(environ: Mapping[str, str], record: EnvRecord, home: Path) -> dict[str, str]:

@@ -17,13 +17,16 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from cuenv.activation.target import CudaLayout
 from cuenv.engines.base import Package, Solution
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import UsageError
 from cuenv.lock.foreign.stack import Derived, derive
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
 
 KINDS = ("conda", "venv", "python")
 # Engines that read (and, only when the user asks, change) each kind of prefix; a plain Python
@@ -141,7 +144,7 @@ def default_name(prefix: Path) -> str:
     return cleaned or "adopted"
 
 
-def adopt(settings: object, environ: Mapping[str, str], prefix: Path, *, name: str | None = None) -> tuple[str, Found]:
+def adopt(settings: Settings, environ: Mapping[str, str], prefix: Path, *, name: str | None = None) -> tuple[str, Found]:
     """Register ``prefix`` as environment ``name``: cuenv's records only, the prefix is not written."""
     from cuenv.envs import cudatools, folder
     from cuenv.envs.create import render_activation
@@ -157,8 +160,8 @@ def adopt(settings: object, environ: Mapping[str, str], prefix: Path, *, name: s
         raise UsageError(f"{prefix} is inside cuenv's own environments folder: it is already cuenv's.",
                          hint="`cuenv list` shows it.")
     for record in store.list():
-        adopted = record.meta.get("adopted") or {}
-        if adopted.get("prefix") and Path(adopted["prefix"]).resolve() == prefix.resolve():
+        adopted = record.known.adopted if record.known is not None else None
+        if adopted is not None and str(adopted.prefix) and adopted.prefix.resolve() == prefix.resolve():
             raise UsageError(f"{prefix} is already adopted as {record.name!r}.",
                              hint=f"`cuenv info {record.name}` shows it; `cuenv remove {record.name}` forgets it.")
     if store.exists(name):
@@ -178,8 +181,8 @@ def adopt(settings: object, environ: Mapping[str, str], prefix: Path, *, name: s
                                 python=found.python, platform=_platform(), stack=found.derived.stack,
                                 evidence=found.derived.evidence, conflicts=found.derived.conflicts,
                                 packages=found.packages, layout=found.layout, lock_hash=lock_hash)
-            meta["tools"] = cudatools.install_here(name=name, prefix=own, layout=found.layout, meta=meta, environ=environ,
-                                                   compiler_hint=None)
+            meta = meta.replace(tools=cudatools.install_here(name=name, prefix=own, layout=found.layout, meta=meta,
+                                                             environ=environ, compiler_hint=None))
             store.write_meta(name, meta)
             render_activation(store, name, settings)
             store.mark_complete(name)

@@ -37,6 +37,7 @@ from cuenv.knowledge.packages import canonical
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
+    from cuenv.envs.meta import EnvMeta
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Finding
     from cuenv.machine.model import Machine
@@ -101,7 +102,7 @@ def requirement_name(text: str) -> str:
                          hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
 
 
-def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
+def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
     """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
     framework that the environment was checked and recorded for."""
     from cuenv.knowledge.packages import cuda_package_names, framework_packages
@@ -113,7 +114,7 @@ def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
     return out
 
 
-def _way_forward(meta: Mapping[str, Any]) -> str:
+def _way_forward(meta: EnvMeta) -> str:
     return ("For another CUDA release or framework build, make a new environment beside this one: "
             "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
 
@@ -130,7 +131,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
     store = Store.from_settings(settings)
     record = store.get(name)
-    engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
     if engine.family == "venv":
         # A change interrupted by kill -9 undone, and packages pip installed since pinned into the record,
         # before this change is planned on top of them.
@@ -139,7 +140,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if engine.family != "venv":
         pip_layer = (record.path / "bin" / "pip").exists()
         raise UsageError(
-            f"Environment {name!r} is a conda prefix ({record.meta['engine']}); cuenv changes the packages of venv "
+            f"Environment {name!r} is a conda prefix ({record.meta.engine}); cuenv changes the packages of venv "
             "environments only, for now.",
             hint=(f"Install into its pip layer with `cuenv run {name} -- python -m pip install "
                   f"{' '.join(packages)}`." if pip_layer else
@@ -252,7 +253,7 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     from cuenv.machine.driver import detect
 
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in before if p.index_url), PYPI_SIMPLE]))
-    request = Request(engine="venv", python=record.meta.get("python"), platform=record.meta.get("platform", "linux-64"),
+    request = Request(engine="venv", python=record.meta.python, platform=record.meta.platform,
                       requirements=tuple(wanted), index_urls=indexes)
     glibc = getattr(detect(engine.environ, cache_dir=settings.cache_dir), "glibc", None)
     try:
@@ -266,13 +267,13 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
         ) from None
 
 
-def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[Finding]:
+def check(draft: ChangePlan, meta: EnvMeta, machine: Machine) -> list[Finding]:
     """Refuse a change that breaks the contract; return the warnings it goes on with."""
     from cuenv.engines.venv import cuda_major_of
     from cuenv.knowledge.compat import check as compat_check
     from cuenv.knowledge.versions import Dotted
 
-    stack_cuda = meta.get("cuda")
+    stack_cuda = meta.cuda
     majors = {m for p in draft.after if (m := cuda_major_of(p.name, p.version)) is not None}
     if stack_cuda:
         majors.add(int(str(stack_cuda).split(".")[0]))
@@ -284,7 +285,7 @@ def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[
             f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} wheels ({', '.join(odd)}) into "
             f"{draft.name!r}, a CUDA {stack_cuda or want} environment; one venv holds one CUDA major.",
             hint=f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " + _way_forward(meta))
-    framework = (meta.get("stack") or {}).get("variant")
+    framework = meta.stack.variant
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
         if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
@@ -427,34 +428,30 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     from cuenv.engines.venv import nvidia_components, site_packages
     from cuenv.envs.create import render_activation
     from cuenv.envs.diskuse import disk_usage
-    from cuenv.envs.meta import layout_to_json, now, resolved_versions
+    from cuenv.envs.meta import Change, now, resolved_versions
 
     try:
         old = Solution.from_json(folder.read_solution(record.path))
         python, platform = old.python, old.platform
     except (OSError, ValueError):
-        python, platform = record.meta.get("python"), record.meta.get("platform", "linux-64")
+        python, platform = record.meta.python, record.meta.platform
     after = tuple(p for p in change.after if p.sha256 or p.md5)  # a local or editable install: no lock can pin it
-    solution = Solution(engine=record.meta["engine"], platform=platform, python=python, packages=after)
+    solution = Solution(engine=record.meta.engine, platform=platform, python=python, packages=after)
     lock_hash = folder.write_solution(record.path, solution.to_json())
-    meta = dict(record.meta)
-    requested = [r for r in meta.get("requested", []) if _req_name(r) not in set(change.uninstall)]
+    meta = record.meta
+    requested = [r for r in meta.requested if _req_name(r) not in set(change.uninstall)]
     if change.verb == "add":
         requested += [a for a in change.asked if _req_name(a) not in {_req_name(r) for r in requested}]
-    meta["requested"] = requested
-    meta["changes"] = [*meta.get("changes", []), {"verb": change.verb, "asked": list(change.asked), "at": now(),
-                                                   "changes": change.lines()}]
-    meta["resolved"] = resolved_versions(after)
-    meta["lock_hash"] = lock_hash
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
     if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
         build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
-    layout = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
-    changed_layout = layout != meta.get("layout")
-    meta["layout"] = layout
-    meta["size_bytes"] = disk_usage(record.path)
-    store.write_meta(record.name, meta)
+    layout = get_engine(meta.engine, environ).layout(record.path)
+    store.write_meta(record.name, meta.replace(
+        requested=tuple(requested), changes=(*meta.changes, Change(change.verb, tuple(change.asked), now(),
+                                                                    tuple(change.lines()))),
+        resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=disk_usage(record.path)))
+    changed_layout = layout != meta.layout
     if changed_layout:  # new library folders: the activation scripts name them
         render_activation(store, record.name, settings)
 
@@ -485,7 +482,7 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     from cuenv.lock.model import drift
 
     own = Solution.from_json(folder.own_solution(record.path, record.name))
-    engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+    engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
     if engine.family != "venv":
         return AsInstalled(own, (), (), False)
     now = engine.installed(record.path)
@@ -547,12 +544,11 @@ def record_installed(settings: Settings, environ: Mapping[str, str], name: str) 
         recover(settings, environ, record)
         got = as_installed(settings, environ, record)
         if got.changed:
-            meta = dict(record.meta)
-            meta["lock_hash"] = folder.write_solution(record.path, got.solution.to_json())
             from cuenv.envs.meta import resolved_versions
 
-            meta["resolved"] = resolved_versions(got.solution.packages)
-            store.write_meta(name, meta)
+            lock_hash = folder.write_solution(record.path, got.solution.to_json())
+            store.write_meta(name, record.meta.replace(lock_hash=lock_hash,
+                                                       resolved=resolved_versions(got.solution.packages)))
     return got
 
 
@@ -568,7 +564,7 @@ def drift_warning(settings: Settings, environ: Mapping[str, str], name: str) -> 
         own = Solution.from_json(folder.read_solution(record.path))
     except (OSError, ValueError):
         return None
-    found = drift(own.packages, get_engine(record.meta["engine"], environ).installed(record.path))
+    found = drift(own.packages, get_engine(record.meta.engine, environ).installed(record.path))
     if not found:
         return None
     listed = "; ".join(found.lines()[:6]) + ("; ..." if len(found.lines()) > 6 else "")

@@ -17,16 +17,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from cuenv.envs import cudatools, folder
-from cuenv.envs.meta import build_meta
-from cuenv.envs.plan import CreatePlan
+from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest, Validation, built_meta
+from cuenv.envs.plan import Built, CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
 
 if TYPE_CHECKING:
+    from cuenv.activation.target import CudaLayout
     from cuenv.config import Settings
     from cuenv.engines import Engine, Request, Solution, Target
     from cuenv.engines.pypiroute import Route
+    from cuenv.lock.model import Lock
+    from cuenv.machine.model import Machine
     from cuenv.recipes.catalogue import Recipe
 
 
@@ -49,7 +52,7 @@ def build_warnings(findings: Sequence[Finding], *, anyway: str = "Building anywa
             for f in findings if f.severity in ("error", "warning")]
 
 
-def machine_label(machine) -> str:
+def machine_label(machine: Machine | None) -> str:
     """ "this machine", or "the target machine" when flags (--target-*, --driver) described it."""
     driver = getattr(machine, "driver", None)
     return "the target machine" if driver is not None and driver.source in ("flag", "unknown") else "this machine"
@@ -75,7 +78,7 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
 Reporter = Callable[[str, str], None]
 
 
-def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
+def choose_python(recipe: Recipe, version: str | None, requested: str | None, engine: str) -> str | None:
     """--python wins; a venv otherwise uses this interpreter when the recipe allows it (no download),
     else the recipe's default; conda engines install the recipe's default (none if it names none)."""
     import sys
@@ -99,26 +102,28 @@ def _allows(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(version, prereleases=True)
 
 
-def request_for(recipe, version: str | None, engine: str, python: str | None):
+def request_for(recipe: Recipe, version: str | None, engine: str, python: str | None) -> tuple[str, Request]:
     from cuenv.engines import Request
     from cuenv.engines.names import CONDA_FAMILY
 
     kind = "conda" if engine in CONDA_FAMILY or engine == "rattler" else "venv"
-    if kind not in recipe.engines(version):
-        can = recipe.engines(version)
-        raise UsageError(
-            f"Recipe {recipe.label(version)} has no {kind} install section, so engine {engine!r} cannot build it.",
-            hint=f"Use --engine {'venv' if 'venv' in can else 'rattler or conda'}." if can else None,
-        )
-    if kind == "conda":
-        return kind, Request(engine=engine, python=python, conda_channels=recipe.conda.channels,
-                             conda_specs=recipe.conda.specs_for(version))
-    return kind, Request(engine=engine, python=python, index_urls=recipe.venv.index_urls,
-                         requirements=recipe.venv.requirements_for(version))
+    can = recipe.engines(version)
+    conda, venv = recipe.conda, recipe.venv
+    if kind in can and kind == "conda" and conda is not None:
+        return kind, Request(engine=engine, python=python, conda_channels=conda.channels,
+                             conda_specs=conda.specs_for(version))
+    if kind in can and kind == "venv" and venv is not None:
+        return kind, Request(engine=engine, python=python, index_urls=venv.index_urls,
+                             requirements=venv.requirements_for(version))
+    raise UsageError(
+        f"Recipe {recipe.label(version)} has no {kind} install section, so engine {engine!r} cannot build it.",
+        hint=f"Use --engine {'venv' if 'venv' in can else 'rattler or conda'}." if can else None,
+    )
 
 
-def plan_create(settings, environ, *, ref: str | None, name: str | None, engine: str | None, python: str | None,
-                machine, force: bool, recipe=None, new_env: bool = True, stack: Stack | None = None,
+def plan_create(settings: Settings, environ: Mapping[str, str], *, ref: str | None, name: str | None,
+                engine: str | None, python: str | None, machine: Machine, force: bool, recipe: Recipe | None = None,
+                new_env: bool = True, stack: Stack | None = None,
                 request_extras: Mapping[str, Any] | None = None, with_nvcc: bool = False) -> CreatePlan:
     """Everything decided before anything is downloaded: recipe, name, engine, verdict.
 
@@ -154,23 +159,26 @@ def plan_create(settings, environ, *, ref: str | None, name: str | None, engine:
     errors = blocking(findings)
     if errors and not force:
         raise CheckFailed(stack.label, errors, where=machine_label(machine))
-    plan = CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
-                      stack=stack, findings=findings)
-    plan.meta = {"recipe": {"name": recipe.name, "version": version, "hash": recipe.content_hash()},
-                 "requested": [*request.conda_specs, *request.requirements], "env_vars": recipe.env_vars,
-                 "smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "request": request,
-                 "route": route}
+    compiler_hint = None
     if from_catalogue and not stack.has_nvcc:
         from cuenv.recipes import compiler
 
         engines = recipe.engines(version)
-        plan.meta["compiler_hint"] = compiler.create_hint(
+        compiler_hint = compiler.create_hint(
             recipe=recipe.label(version), cuda=stack.cuda, has_conda="conda" in engines,
-            venv_has_nvcc="venv" in engines and recipe.venv.nvcc, env_name=env_name)
-    return plan
+            venv_has_nvcc="venv" in engines and recipe.venv is not None and recipe.venv.nvcc,
+            env_name=env_name)
+    smoke = recipe.smoke_test
+    return CreatePlan(name=env_name, recipe=recipe, version=version, engine=engine_name, engine_reason=why,
+                      stack=stack, findings=tuple(findings),
+                      recipe_ref=RecipeRef(recipe.name, version, recipe.content_hash()),
+                      requested=(*request.conda_specs, *request.requirements), env_vars=dict(recipe.env_vars),
+                      smoke_test=SmokeTest(smoke.python, tuple(smoke.command or ())) if smoke else None,
+                      request=request, route=route, compiler_hint=compiler_hint)
 
 
-def _with_compiler(recipe, version: str | None, kind: str, request, stack: Stack, *, name: str | None):
+def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Request, stack: Stack, *,
+                   name: str | None) -> tuple[Request, Stack]:
     """The request and stack with the compiler packages of the recipe's CUDA added."""
     from cuenv.recipes import compiler
 
@@ -285,30 +293,29 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
                                 builds=builds, recipe=info.recipe) from None
 
 
-def plan_from_lock(settings, environ, *, lock, name: str | None, engine: str | None, machine, platform: str,
-                   force: bool) -> CreatePlan:
+def plan_from_lock(settings: Settings, environ: Mapping[str, str], *, lock: Lock, name: str | None,
+                   engine: str | None, machine: Machine, platform: str, force: bool) -> CreatePlan:
     """Everything decided before any download, for a lockfile: its packages for this platform, and its
     hardware contract checked against ``machine`` (an error stops here unless ``force``)."""
     from cuenv.lock.model import content_hash, contract_findings
 
     solution = lock.solution_for(platform)
     engine = None if engine == "auto" else engine
-    env_name = validate_name(lock.recipe["name"] if name is None else name)
+    env_name = validate_name(lock.recipe.name if name is None else name)
     findings = contract_findings(lock, machine)
     errors = blocking(findings)
     if errors and not force:
         raise CheckFailed(lock.contract.label, errors, how="Use --force to install it anyway.",
                           where=machine_label(machine))
     engine_name, why = (engine, f"{engine}: requested") if engine else (lock.engine, f"{lock.engine}: from the lockfile")
-    plan = CreatePlan(name=env_name, recipe=None, version=lock.recipe.get("version"), engine=engine_name,
-                      engine_reason=why, stack=lock.contract.stack(), findings=findings, locked=solution,
-                      lock_hash=content_hash(lock))
-    plan.meta = {"recipe": {k: lock.recipe.get(k) for k in ("name", "version", "hash")}, "requested": [],
-                 "env_vars": dict(lock.recipe.get("env") or {}), "smoke_test": None}
-    return plan
+    return CreatePlan(name=env_name, recipe=None, version=lock.recipe.version, engine=engine_name,
+                      engine_reason=why, stack=lock.contract.stack(), findings=tuple(findings), locked=solution,
+                      lock_hash=content_hash(lock),
+                      recipe_ref=RecipeRef(lock.recipe.name, lock.recipe.version, lock.recipe.hash),
+                      env_vars=dict(lock.recipe.env))
 
 
-def check_solution_cuda(plan: CreatePlan) -> None:
+def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:
     """The resolver's NVIDIA wheels must be of the stack's CUDA major: an unpinned framework can pull
     another CUDA's wheels than the one the environment is checked and recorded for (issue 15)."""
     from cuenv.engines.venv import cuda_major_of
@@ -316,7 +323,7 @@ def check_solution_cuda(plan: CreatePlan) -> None:
     if plan.stack.cuda is None or plan.locked is not None:
         return
     want = int(plan.stack.cuda.split(".")[0])
-    for pkg in plan.solution.packages:
+    for pkg in solution.packages:
         major = cuda_major_of(pkg.name, pkg.version) if pkg.kind == "pypi" else None
         if major is not None and major != want:
             raise UsageError(f"The resolver picked CUDA {major} wheels ({pkg.name} {pkg.version}) for an environment "
@@ -325,7 +332,8 @@ def check_solution_cuda(plan: CreatePlan) -> None:
                              "with its index), or pass the --cuda the packages really use.")
 
 
-def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
+def obtain_solution(plan: CreatePlan, engine: Engine, machine: Machine, cache: Path,
+                    progress: Reporter | None = None) -> Solution:
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
@@ -336,19 +344,22 @@ def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=Non
         if progress:
             progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
         return plan.locked
-    info = plan.meta.get("route")
+    info = plan.route
     if progress:
         progress("solve", f"{plan.stack.label} with {plan.engine}")
         if info is not None:
             progress("route", info.route.reason)
-    return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
+    if plan.request is None:
+        raise UsageError(f"Nothing to solve for {plan.name!r}: it names neither packages nor a lockfile.")
+    return solve_routed(engine, plan.request, info, target=Target.from_machine(machine), cache_dir=cache,
                         progress=progress)
 
 
-def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, force: bool, progress=None,
-            update: bool = False) -> CreatePlan:
+def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *, machine: Machine, dry_run: bool,
+            force: bool, progress: Reporter | None = None, update: bool = False) -> Built:
     """Solve (or take the locked solution), then (unless dry_run) install it in place and mark the env
-    complete last. ``update`` installs over the existing environment (`cuenv sync`) instead of replacing it."""
+    complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
+    environment (`cuenv sync`) instead of replacing it."""
     from cuenv.engines import get_engine
     from cuenv.machine.fingerprint import fingerprint
 
@@ -359,31 +370,28 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     with store.locked(plan.name):
         if not dry_run and not update:
             prepare_prefix(store, plan.name, force=force)
-        plan.solution = obtain_solution(plan, engine, machine, cache, progress)
-        check_solution_cuda(plan)
+        solution = obtain_solution(plan, engine, machine, cache, progress)
+        check_solution_cuda(plan, solution)
         if dry_run:
-            return plan
+            return Built(plan, solution)
         prefix = store.path(plan.name)
-        plan.prefix = prefix
         before = engine.installed(prefix) if update else ()
         if update:
             store.mark_incomplete(plan.name)  # usable again only once it matches the lock
         try:
             if not update:
                 store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
-            request = plan.meta.get("request")
+            request = plan.request
             layer = request if engine.family == "conda" and request is not None and request.requirements else None
-            with_layer = engine.install(prefix, plan.solution, cache_dir=cache, progress=progress, layer=layer)
+            with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
-                plan.solution = with_layer
+                solution = with_layer
             layout = engine.layout(prefix)
-            lock_hash = folder.write_solution(prefix, plan.solution.to_json())
+            lock_hash = folder.write_solution(prefix, solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
-            meta = build_meta(plan, layout=layout, fingerprint=fp, size=0, lock_hash=lock_hash)
-            if plan.meta.get("compiler_hint"):  # doctor's nvcc-runtime-mismatch fix names it
-                meta["compiler_hint"] = plan.meta["compiler_hint"]
-            meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
-                                                   compiler_hint=plan.meta.get("compiler_hint"))
+            meta = _meta_of(plan, solution, layout=layout, fingerprint=fp, lock_hash=lock_hash)
+            meta = meta.replace(tools=cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta,
+                                                             environ=environ, compiler_hint=plan.compiler_hint))
             store.write_meta(plan.name, meta)
             render_activation(store, plan.name, settings)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
@@ -392,7 +400,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
                 verdict.write(folder.meta_dir(prefix), fp, verdict.lines_for(plan.findings))
             from cuenv.envs.diskuse import disk_usage
 
-            meta["size_bytes"] = disk_usage(prefix)
+            meta = meta.replace(size_bytes=disk_usage(prefix))
             store.write_meta(plan.name, meta)
             store.mark_complete(plan.name)
         except BaseException:
@@ -404,11 +412,18 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             elif engine.installed(prefix) == before:
                 store.mark_complete(plan.name)
             raise
-        plan.meta = meta
-    return plan
+    return Built(plan, solution, prefix, meta)
 
 
-def render_activation(store: Store, name: str, settings) -> None:
+def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, fingerprint: str, lock_hash: str) -> EnvMeta:
+    return built_meta(name=plan.name, recipe=plan.recipe_ref, engine=plan.engine, engine_reason=plan.engine_reason,
+                      python=solution.python, platform=solution.platform, stack=plan.stack, packages=solution.packages,
+                      requested=plan.requested, validation=Validation(fingerprint, plan.findings), layout=layout,
+                      env_vars=plan.env_vars, smoke_test=plan.smoke_test, lock_hash=plan.lock_hash or lock_hash,
+                      compiler_hint=plan.compiler_hint)
+
+
+def render_activation(store: Store, name: str, settings: Settings) -> None:
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from cuenv.activation import shims
 from cuenv.activation.target import CudaLayout
 from cuenv.envs import folder
+from cuenv.envs.meta import EnvMeta, Tool
 
 
-def env_release(meta: Mapping[str, Any]) -> str | None:
+def env_release(meta: EnvMeta) -> str | None:
     """The CUDA release the environment really has: its resolved runtime, else the recipe's."""
-    resolved = meta.get("resolved") or {}
-    return shims.release(resolved.get("libcudart")) or shims.release(meta.get("cuda"))
+    return shims.release(meta.resolved.get("libcudart")) or shims.release(meta.cuda)
 
 
 def system_toolkits(environ: Mapping[str, str]) -> list[shims.Toolkit]:
@@ -36,9 +36,9 @@ def system_toolkits(environ: Mapping[str, str]) -> list[shims.Toolkit]:
     return found
 
 
-def install(*, name: str, layout: CudaLayout, meta: Mapping[str, Any], shims_dir: Path,
-            toolkits: Sequence[shims.Toolkit], compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
-    """Write the shims of environment ``name``; returns ``{tool: {"source", "path", "toolkit"}}``."""
+def install(*, name: str, layout: CudaLayout, meta: EnvMeta, shims_dir: Path,
+            toolkits: Sequence[shims.Toolkit], compiler_hint: str | None) -> dict[str, Tool]:
+    """Write the shims of environment ``name``; returns where each tool comes from (meta's ``tools``)."""
     rel = env_release(meta)
     choices = shims.choose(env_tools=shims.scan_tools(layout.bin_dirs), env_release=rel, toolkits=toolkits)
     scripts = {
@@ -48,41 +48,39 @@ def install(*, name: str, layout: CudaLayout, meta: Mapping[str, Any], shims_dir
         for c in shims.shimmed(choices)
     }
     folder.write_shims(shims_dir, scripts)
-    return {c.tool: {"source": c.source, "path": c.path, "toolkit": c.toolkit} for c in choices}
+    return {c.tool: Tool(c.source, c.path, c.toolkit) for c in choices}
 
 
-def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: Mapping[str, Any], environ: Mapping[str, str],
-                 compiler_hint: str | None) -> dict[str, dict[str, str | None]]:
+def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: EnvMeta, environ: Mapping[str, str],
+                 compiler_hint: str | None) -> dict[str, Tool]:
     """``install`` for an environment of this machine, with the system toolkits found here."""
     return install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(prefix),
                    toolkits=system_toolkits(environ), compiler_hint=compiler_hint)
 
 
-def nvcc_summary(meta: Mapping[str, Any]) -> str:
+def nvcc_summary(meta: EnvMeta) -> str:
     """ "12.1 (the environment's)", "12.1 (system toolkit /usr/local/cuda-12.1)", "none" or "unknown":
     one cell for `list` and the TUI."""
-    tools = meta.get("tools")
-    if not isinstance(tools, Mapping) or not isinstance(tools.get("nvcc"), Mapping):
+    nvcc = meta.tools.get("nvcc") if meta.tools is not None else None
+    if nvcc is None:
         return "unknown"  # made before cuenv recorded its tools
-    nvcc = tools["nvcc"]
     rel = env_release(meta) or "?"
-    if nvcc.get("source") == "env":
+    if nvcc.source == "env":
         return f"{rel} (own)"
-    if nvcc.get("source") == "system":
-        return f"{rel} (system {nvcc.get('toolkit')})"
+    if nvcc.source == "system":
+        return f"{rel} (system {nvcc.toolkit})"
     return "none"
 
 
-def nvcc_note(name: str, meta: Mapping[str, Any], compiler_hint: str | None) -> str | None:
+def nvcc_note(name: str, meta: EnvMeta, compiler_hint: str | None) -> str | None:
     """What `create` says when the environment has no nvcc of its own: a shim or a system toolkit's
     answers to the name instead (None when it has one, or its tools were not recorded)."""
-    tools = meta.get("tools")
-    nvcc = tools.get("nvcc") if isinstance(tools, Mapping) else None
-    if not isinstance(nvcc, Mapping) or nvcc.get("source") == "env":
+    nvcc = meta.tools.get("nvcc") if meta.tools is not None else None
+    if nvcc is None or nvcc.source == "env":
         return None
     rel = env_release(meta) or "unknown"
-    if nvcc.get("source") == "system":
-        return f"{name} has no nvcc of its own; `nvcc` in it runs {nvcc.get('path')} (system toolkit, CUDA {rel})."
+    if nvcc.source == "system":
+        return f"{name} has no nvcc of its own; `nvcc` in it runs {nvcc.path} (system toolkit, CUDA {rel})."
     get = (f"`{compiler_hint}`" if compiler_hint else
            f"install a CUDA {rel} toolkit and run `cuenv use system:{rel}`")
     if compiler_hint and "--engine venv" not in compiler_hint:  # a conda route: it downloads from conda-forge
@@ -94,11 +92,13 @@ def nvcc_note(name: str, meta: Mapping[str, Any], compiler_hint: str | None) -> 
 NOMINAL: Final = " (nominal)"  # a recipe's promise, shown when the installed version is unknown
 
 
-def facts(meta: Mapping[str, Any]) -> dict[str, str]:
+def facts(meta: EnvMeta | None) -> dict[str, str]:
     """What is really installed, for `info`, `list` and the TUI: ``cuda`` (the resolved runtime's
-    release), ``cudnn`` and ``nvcc``; a value read only from the recipe is marked " (nominal)"."""
-    resolved = meta.get("resolved") or {}
-    runtime = shims.release(resolved.get("libcudart"))
-    cuda = runtime or (f"{meta['cuda']}{NOMINAL}" if meta.get("cuda") else "-")
-    cudnn = resolved.get("cudnn") or (f"{meta['cudnn']}{NOMINAL}" if meta.get("cudnn") else "-")
+    release), ``cudnn`` and ``nvcc``; a value read only from the recipe is marked " (nominal)".
+    None (an environment whose meta cannot be read) knows nothing."""
+    if meta is None:
+        return {"cuda": "-", "cudnn": "-", "nvcc": "unknown"}
+    runtime = shims.release(meta.resolved.get("libcudart"))
+    cuda = runtime or (f"{meta.cuda}{NOMINAL}" if meta.cuda else "-")
+    cudnn = meta.resolved.get("cudnn") or (f"{meta.cudnn}{NOMINAL}" if meta.cudnn else "-")
     return {"cuda": cuda, "cudnn": cudnn, "nvcc": nvcc_summary(meta)}

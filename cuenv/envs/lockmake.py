@@ -13,6 +13,7 @@ from cuenv.errors import UsageError
 if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.engines import Solution
+    from cuenv.envs.meta import EnvMeta
     from cuenv.knowledge.stack import Finding
     from cuenv.lock.model import Lock
     from cuenv.machine.model import Machine
@@ -58,28 +59,28 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
                 unpinned=now.unpinned)
 
 
-def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: Mapping[str, Any], own: Solution,
+def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvMeta, own: Solution,
                       platforms: Sequence[str]) -> list[Solution]:
     from cuenv.envs.create import request_for, routed
     from cuenv.recipes.catalogue import load_catalogue
 
-    recipe = load_catalogue(settings).find(meta["recipe"]["name"])
-    if recipe.content_hash() != meta["recipe"].get("hash"):
-        raise UsageError(f"Recipe {recipe.name} changed since environment {meta['name']!r} was created, so its other "
+    recipe = load_catalogue(settings).find(meta.recipe.name)
+    if recipe.content_hash() != meta.recipe.hash:
+        raise UsageError(f"Recipe {recipe.name} changed since environment {meta.name!r} was created, so its other "
                          "platforms cannot be solved to match it.",
                          hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe --platform ...`.")
-    version = meta["recipe"].get("version")
-    kind, request = request_for(recipe, version, meta["engine"], own.python)
-    if kind == "venv" and meta.get("changes"):  # what `cuenv add` asked for since, and not what was uninstalled
+    version = meta.recipe.version
+    kind, request = request_for(recipe, version, meta.engine, own.python)
+    if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled
         from cuenv.envs.change import requirement_name
 
-        gone = {n for c in meta["changes"] if c.get("verb") == "remove" for n in c.get("asked", ())}
-        added = [a for c in meta["changes"] if c.get("verb") == "add" for a in c.get("asked", ())]
+        gone = {n for c in meta.changes if c.verb == "remove" for n in c.asked}
+        added = [a for c in meta.changes if c.verb == "add" for a in c.asked]
         kept = [r for r in request.requirements if requirement_name(r) not in gone]
         request = dataclasses.replace(request, requirements=tuple(dict.fromkeys([*kept, *added])))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
-    return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta["engine"],
+    return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta.engine,
                            request=request, machine=None, platforms=platforms, route=info)
 
 
@@ -119,13 +120,14 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
     plan = plan_create(settings, environ, ref=ref, name=None, engine=engine, python=python, new_env=False,
                        machine=machine, force=force)
     solutions = solve_platforms(settings, environ, recipe=plan.recipe, version=plan.version, engine_name=plan.engine,
-                                request=plan.meta["request"], machine=machine,
+                                request=plan.request, machine=machine,
                                 platforms=list(dict.fromkeys(platforms)) or [host_platform()],
-                                route=plan.meta.get("route"))
+                                route=plan.route)
     info = lockfile.made_on(here)
     if target is not None:
         info["solved_for"] = lockfile.made_on(target)
-    recipe = dict(plan.meta["recipe"], env=plan.meta.get("env_vars") or {})
+    made = plan.recipe_ref
+    recipe = lockfile.LockRecipe(made.name, made.version, made.hash, dict(plan.env_vars))
     lock = lockfile.build(recipe=recipe, engine=plan.engine, stack=plan.stack, solutions=solutions, made_on=info)
     return Made(lock, f"recipe {ref}", tuple(f for f in plan.findings if f.severity == "error"))
 
@@ -137,12 +139,10 @@ def lock_text(made: Made) -> str:
     return "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + lockfile.dump(made.lock)
 
 
-def for_environment(meta: Mapping[str, Any], solutions: Sequence[Any], machine: Any) -> Lock:
+def for_environment(meta: EnvMeta, solutions: Sequence[Any], machine: Any) -> Lock:
     """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
-    from cuenv.envs.meta import stack_from_meta
-    from cuenv.lock.model import build, made_on
+    from cuenv.lock.model import LockRecipe, build, made_on
 
-    stack = stack_from_meta(meta)
-    stack = dataclasses.replace(stack, label=(meta.get("stack") or {}).get("label") or meta["recipe"]["name"])
-    recipe = dict(meta["recipe"], env=meta.get("env_vars") or {})
-    return build(recipe=recipe, engine=meta["engine"], stack=stack, solutions=solutions, made_on=made_on(machine))
+    stack = dataclasses.replace(meta.stack, label=meta.stack.label or meta.recipe.name)
+    recipe = LockRecipe(meta.recipe.name, meta.recipe.version, meta.recipe.hash, dict(meta.env_vars))
+    return build(recipe=recipe, engine=meta.engine, stack=stack, solutions=solutions, made_on=made_on(machine))

@@ -10,7 +10,7 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.envs.plan import CreatePlan
+    from cuenv.envs.plan import Built, CreatePlan
     from cuenv.lock.io import LockRead
     from cuenv.lock.model import Drift
 
@@ -35,8 +35,7 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
                          hint="See them with --dry-run, or install on a machine of that platform.")
     plan = plan_from_lock(settings, environ, lock=read.lock, name=name, engine=None if read.foreign else engine,
                           machine=machine, platform=chosen, force=force)
-    plan.meta.update(catalogue_extras(settings, read.lock))
-    return plan, read
+    return dataclasses.replace(plan, **catalogue_extras(settings, read.lock)), read
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,15 +58,17 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     from cuenv.lock.model import content_hash, drift
 
     record = Store.from_settings(settings).get(name)
-    lock = read_lock(lock_path, platform=record.meta.get("platform"), trusted_env=settings.trusted_env_vars)
-    solution = lock.solution_for(record.meta["platform"])
-    found = drift(solution.packages, get_engine(record.meta["engine"], environ).installed(record.prefix))
-    return DriftCheck(name, lock_path, found, len(solution.packages), record.meta.get("lock_hash") == content_hash(lock))
+    meta = record.meta
+    lock = read_lock(lock_path, platform=meta.platform, trusted_env=settings.trusted_env_vars)
+    solution = lock.solution_for(meta.platform)
+    found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
+    return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock))
 
 
 @dataclasses.dataclass(frozen=True)
 class Synced:
     plan: CreatePlan
+    built: Built | None  # None when nothing changed
     changed: bool
     updated: bool  # an existing environment was brought to the lock (else one was created)
 
@@ -96,37 +97,42 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     existing = store.get(plan.name, allow_incomplete=True) if store.exists(plan.name) else None
     update = bool(existing and existing.complete)
     if existing is not None and update:
-        have = str(existing.meta.get("engine"))
+        have = existing.meta.engine
         if get_engine(have, environ).family != get_engine(plan.engine, environ).family:
             raise UsageError(f"Environment {plan.name!r} was built by {have}; this lock is for {plan.engine}.",
                              hint=f"Replace it: `cuenv create --from-lock {lock_path} -n {plan.name} --force`.")
-        found = drift(plan.locked.packages, get_engine(have, environ).installed(existing.path))
-        if not found and existing.meta.get("lock_hash") == plan.lock_hash:
-            return Synced(plan, changed=False, updated=True)
+        locked = plan.locked.packages if plan.locked is not None else ()
+        found = drift(locked, get_engine(have, environ).installed(existing.path))
+        if not found and existing.meta.lock_hash == plan.lock_hash:
+            return Synced(plan, None, changed=False, updated=True)
         if (found.added or found.changed) and confirm is not None and not confirm(plan.name, found):
             raise SyncDeclined(f"Nothing synced: {plan.name!r} keeps its packages.",
                                hint=f"Keep them in the lock instead: `cuenv lock {plan.name} -o {lock_path} --force`.")
     for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=force) + list(read.warnings):
         warn(line)
-    plan = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)
-    return Synced(plan, changed=True, updated=update)
+    built = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)
+    return Synced(plan, built, changed=True, updated=update)
 
 
-def catalogue_extras(settings, lock) -> dict:
-    """smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
+def catalogue_extras(settings, lock) -> dict[str, Any]:
+    """CreatePlan's smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
     (same content hash); a lock made from a recipe the reader lacks installs all the same."""
     from cuenv.recipes.catalogue import load_catalogue
 
     try:
-        recipe = load_catalogue(settings).find(lock.recipe["name"])
+        recipe = load_catalogue(settings).find(lock.recipe.name)
     except UsageError:
         return {}
-    if recipe.content_hash() != lock.recipe.get("hash"):
+    if recipe.content_hash() != lock.recipe.hash:
         return {}
-    version = lock.recipe.get("version")
+    version = lock.recipe.version
     requested: list[str] = []
     if lock.engine == "venv" and recipe.venv is not None:
         requested = list(recipe.venv.requirements_for(version))
     elif lock.engine != "venv" and recipe.conda is not None:
         requested = list(recipe.conda.specs_for(version))
-    return {"smoke_test": recipe.smoke_test.to_dict() if recipe.smoke_test else None, "requested": requested}
+    from cuenv.envs.meta import SmokeTest
+
+    smoke = recipe.smoke_test
+    return {"smoke_test": SmokeTest(smoke.python, tuple(smoke.command or ())) if smoke else None,
+            "requested": tuple(requested)}

@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from cuenv import atomic
 from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.envs import folder
-from cuenv.envs.meta import layout_from_json
+from cuenv.envs.meta import EnvMeta, MetaDamaged
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 from cuenv.trust import limits
 
@@ -60,22 +59,33 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def proven_scripts(meta: Mapping[str, Any]) -> frozenset[str] | None:
-    """The conda activation scripts an environment may run: None (all) for one cuenv installed; for an
-    unpacked archive only those it recorded as proven (none for an archive unpacked before it recorded them)."""
-    unpacked = meta.get("unpacked_from")
-    if unpacked is None:
-        return None
-    listed = unpacked.get("proven_scripts") if isinstance(unpacked, Mapping) else None
-    return frozenset(p for p in listed or () if isinstance(p, str))
-
-
-@dataclass(frozen=True)
 class EnvRecord:
-    name: str
-    path: Path
-    complete: bool
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    """One environment as the store found it: its folder, whether it is complete, and its meta.
+
+    ``meta`` raises the damage (a CuenvError with its fix) when meta.json is missing or unreadable;
+    ``known`` is the meta or None, for views that show incomplete and damaged environments too."""
+
+    __slots__ = ("name", "path", "complete", "known", "damage")
+
+    def __init__(self, name: str, path: Path, complete: bool, known: EnvMeta | None,
+                 damage: CuenvError | None = None) -> None:
+        self.name, self.path, self.complete, self.known, self.damage = name, path, complete, known, damage
+
+    def __repr__(self) -> str:
+        return f"EnvRecord(name={self.name!r}, path={self.path!r}, complete={self.complete!r})"
+
+    @property
+    def broken(self) -> CuenvError | None:
+        """Why an environment that was built (its marker is there) cannot be used: its meta.json is damaged."""
+        if self.damage is not None and (self.path / META_DIR / COMPLETE).is_file():
+            return self.damage
+        return None
+
+    @property
+    def meta(self) -> EnvMeta:
+        if self.known is None:
+            raise self.damage or MetaDamaged(self.name, "no meta.json")
+        return self.known
 
     @property
     def meta_dir(self) -> Path:
@@ -85,25 +95,25 @@ class EnvRecord:
     def prefix(self) -> Path:
         """Where the environment's packages are: its own folder, or an adopted prefix elsewhere
         (cuenv.envs.adopt), which cuenv reads and never writes unless asked."""
-        from cuenv.envs.meta import adopted_prefix
-
-        return adopted_prefix(self.meta) or self.path
+        adopted = self.known.adopted if self.known is not None else None
+        return adopted.prefix if adopted is not None and str(adopted.prefix) else self.path
 
     @property
     def adopted(self) -> bool:
         return self.prefix != self.path
 
     def layout(self) -> CudaLayout:
-        return layout_from_json(self.meta["layout"])
+        return self.meta.layout
 
     def target(self) -> ActivationTarget:
+        meta = self.meta
         return ActivationTarget(
             name=self.name,
-            layout=self.layout(),
-            env_vars=dict(self.meta.get("env_vars", {})),
-            activate_scripts=tuple(Path(p) for p in self.meta.get("activate_scripts", ())),
-            shims_dir=folder.shims_dir(self.path) if self.meta.get("tools") else None,
-            conda_scripts=proven_scripts(self.meta),
+            layout=meta.layout,
+            env_vars=dict(meta.env_vars),
+            activate_scripts=tuple(Path(p) for p in meta.activate_scripts),
+            shims_dir=folder.shims_dir(self.path) if meta.tools else None,
+            conda_scripts=meta.proven_scripts(),
         )
 
 
@@ -144,17 +154,16 @@ class Store:
         path = self.path(name)
         meta_dir = path / META_DIR
         complete = (meta_dir / COMPLETE).is_file()
-        meta: dict[str, Any] = {}
         try:
             # Bounded, regular files only (issue 31 §8): a FIFO here hung `list`, /dev/zero grew it to 24 GB.
             data = limits.load_json(limits.read_bytes(meta_dir / META_FILE, what="Environment metadata",
                                                       limit=limits.ENV_STATE), what="Environment metadata",
                                     file=str(meta_dir / META_FILE))
-            meta = data if isinstance(data, dict) else {}
-            complete = complete and isinstance(data, dict)
-        except (OSError, ValueError, CuenvError):
-            complete = False  # a marker without readable metadata is not usable either
-        return EnvRecord(name=name, path=path, complete=complete, meta=meta)
+            return EnvRecord(name, path, complete, EnvMeta.from_json(data))
+        except CuenvError as exc:  # a marker without readable metadata is not usable either
+            return EnvRecord(name, path, False, None, exc)
+        except (OSError, ValueError) as exc:
+            return EnvRecord(name, path, False, None, MetaDamaged(name, str(exc) or type(exc).__name__))
 
     def get(self, name: str, *, allow_incomplete: bool = False) -> EnvRecord:
         if not self.path(name).is_dir():
@@ -163,6 +172,8 @@ class Store:
             raise NotOurs(self.path(name))
         record = self._read(name)
         if not record.complete and not allow_incomplete:
+            if record.broken is not None:
+                raise record.broken  # built, then its meta.json was damaged: say what is wrong
             raise CuenvError(
                 f"Environment {name!r} is incomplete (its creation was interrupted or failed).",
                 hint=f"Run `cuenv create ... -n {name} --force` to rebuild it, or `cuenv remove {name}`.",
@@ -218,10 +229,9 @@ class Store:
                 path.unlink()  # still holding the lock: no lock file is left behind (issue 14)
             os.close(fd)
 
-    def write_meta(self, name: str, meta: Mapping[str, Any]) -> None:
-        meta_dir = self.path(name) / META_DIR
-        meta_dir.mkdir(parents=True, exist_ok=True)
-        folder.write_json(meta_dir / META_FILE, meta)
+    def write_meta(self, name: str, meta: EnvMeta) -> None:
+        """The one writer of an environment's meta.json (atomic, durable)."""
+        write_meta(self.path(name), meta)
 
     def mark_complete(self, name: str) -> None:
         atomic.write_text(self.path(name) / META_DIR / COMPLETE, "", durable=True)
@@ -258,3 +268,10 @@ class Store:
         shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
         self._release(name)
 
+
+
+def write_meta(path: Path, meta: EnvMeta) -> None:
+    """Write ``meta`` as the meta.json of the environment folder ``path`` (a read-only one raises OSError)."""
+    meta_dir = path / META_DIR
+    meta_dir.mkdir(parents=True, exist_ok=True)
+    folder.write_json(meta_dir / META_FILE, meta.to_json())

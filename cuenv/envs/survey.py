@@ -49,13 +49,12 @@ def survey(store: Store, machine: Machine, *, cache_dir: Path | None) -> list[En
 
     out = []
     for record in store.list():
-        meta = record.meta
-        fw = meta.get("framework") if isinstance(meta.get("framework"), dict) else None
-        framework = f"{fw.get('name')} {fw.get('version')}" if fw and fw.get("name") else None
-        cuda = meta.get("cuda") if isinstance(meta.get("cuda"), str) else None
+        meta = record.known
+        framework = meta.framework if meta is not None else None
+        cuda = meta.cuda if meta is not None else None
         try:
             if not record.complete:
-                raise CuenvError("its creation was interrupted or its metadata is unreadable")
+                raise record.damage or CuenvError("its creation was interrupted or its metadata is unreadable")
             findings, _ = judge(record, machine, cache_dir=cache_dir)
         except CuenvError as exc:
             bad = Finding(code="env-unreadable", severity="info", message=f"{record.name}: {exc.message}",

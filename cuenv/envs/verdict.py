@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from cuenv import atomic
-from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
-from cuenv.envs.store import EnvRecord
+from cuenv.envs.meta import Validation
+from cuenv.envs.store import EnvRecord, write_meta
 from cuenv.errors import CuenvError
 from cuenv.knowledge.stack import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
@@ -35,12 +35,14 @@ def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | Non
     return check(stack_from_meta(record.meta), detect(environ, cache_dir=cache_dir))
 
 
-def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:
-    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten)."""
-    fp = fingerprint(environ)
-    cached = record.meta.get("validation") or {}
-    if cached.get("fingerprint") == fp:
-        return [Finding(**row) for row in cached.get("findings") or ()]
+def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None, *,
+                 fp: str | None = None) -> list[Finding]:
+    """The cached findings when the machine is unchanged, else fresh ones (both caches rewritten).
+    ``fp``: this machine's fingerprint, when the caller judges many environments at once."""
+    fp = fp or fingerprint(environ)
+    cached = record.meta.validation
+    if cached.fingerprint == fp:
+        return list(cached.findings)
     findings = compute(record, environ, cache_dir)
     save(record, fp, findings)
     return findings
@@ -48,10 +50,8 @@ def findings_for(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path 
 
 def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     """Store the verdict in meta.json and in the hook's cache; a read-only environment just skips it."""
-    meta = dict(record.meta)
-    meta["validation"] = {"fingerprint": fp, "findings": [f.to_json() for f in findings]}
     try:
-        folder.write_json(record.meta_dir / folder.META_FILE, meta)
+        write_meta(record.path, record.meta.replace(validation=Validation(fp, tuple(findings))))
     except OSError:
         pass
     write(record.meta_dir, fp, lines_for(findings))
@@ -101,12 +101,15 @@ def worst(findings: Sequence[Finding]) -> str:
     return "error" if "error" in sev else "warning" if "warning" in sev else "ok"
 
 
-def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> tuple[str, str]:
+def status(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None, *,
+           fp: str | None = None) -> tuple[str, str]:
     """(ok | warning | error | unknown | incomplete, the short reason: the first such finding's code).
     ``unknown``, "no GPU here": this machine has no driver to judge by (issue 30 §4)."""
     if not record.complete:
+        if record.broken is not None:
+            return "incomplete", "damaged metadata"  # built, then meta.json broke: `cuenv info NAME` says how
         return "incomplete", "interrupted or failed create"
-    findings = findings_for(record, environ, cache_dir)
+    findings = findings_for(record, environ, cache_dir, fp=fp)
     if no_gpu_here(findings):
         return "unknown", "no GPU here"
     state = worst(findings)

@@ -18,11 +18,14 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Mapping
+from typing import TYPE_CHECKING, Any, Final, Mapping
 
 from cuenv.envs import folder
 from cuenv.envs.folder import BIN_DIR, META_DIR, META_FILE, SHIMS_DIR, SMOKE_SCRIPT, SMOKE_TOOL, SOLUTION_FILE
 from cuenv.errors import UsageError
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import EnvMeta, Tool
 from cuenv.export import ExportSource, Output
 
 IMAGE_HOME: Final = "/opt/cuenv"
@@ -57,9 +60,9 @@ def image_prefix(name: str) -> str:
 
 
 # -- the base image ---------------------------------------------------------------------------
-def carries_runtime(meta: Mapping[str, Any]) -> bool:
+def carries_runtime(meta: EnvMeta) -> bool:
     """Whether the environment brings its own libcudart (cuenv's recipes all do)."""
-    return bool((meta.get("resolved") or {}).get("libcudart"))
+    return bool(meta.resolved.get("libcudart"))
 
 
 def cuda_base_tag(cuda: str) -> str:
@@ -70,13 +73,13 @@ def cuda_base_tag(cuda: str) -> str:
     return f"nvidia/cuda:{major}.{minor}.0-base-{distro}"
 
 
-def choose_base(meta: Mapping[str, Any], *, override: str | None = None) -> tuple[str, str]:
+def choose_base(meta: EnvMeta, *, override: str | None = None) -> tuple[str, str]:
     """(image, why). A venv needs the Python its lock was made for; a conda prefix brings its own."""
     if override:
         return override, "given with --base"
-    kind, cuda = meta["layout"]["kind"], str(meta.get("cuda") or "")
+    kind, cuda = meta.layout.kind, meta.cuda or ""
     if kind == "venv":
-        py = meta.get("python") or ""
+        py = meta.python or ""
         return f"python:{py}-slim-bookworm", f"the venv needs Python {py}; its wheels bring the CUDA runtime"
     if carries_runtime(meta) or not cuda:
         return SLIM_DISTRO, "the prefix carries its own CUDA runtime"
@@ -92,7 +95,7 @@ def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]
 
     record = source.record
     target = ActivationTarget(name=record.name, layout=moved_layout(record.layout(), prefix),
-                              env_vars=dict(record.meta.get("env_vars") or {}),
+                              env_vars=dict(record.meta.env_vars),
                               shims_dir=Path(prefix) / META_DIR / SHIMS_DIR)
     plan = plan_for(target, envs_dir=Path(IMAGE_HOME) / "envs")
     new, _ = apply(base_env, plan)
@@ -100,36 +103,34 @@ def container_env(source: ExportSource, prefix: str, base_env: Mapping[str, str]
     return tuple((k, new[k]) for k in plan.touched if k in new and new[k] != base_env.get(k))
 
 
-def require_cuda(meta: Mapping[str, Any]) -> str | None:
+def require_cuda(meta: EnvMeta) -> str | None:
     """The NVIDIA container runtime refuses to start the container on a driver below this CUDA."""
-    cuda = meta.get("cuda")
+    cuda = meta.cuda
     return f"cuda>={cuda}" if cuda else None
 
 
-def labels(meta: Mapping[str, Any], *, base: str) -> tuple[tuple[str, str], ...]:
+def labels(meta: EnvMeta, *, base: str) -> tuple[tuple[str, str], ...]:
     from cuenv.knowledge import matrix
 
-    recipe = meta.get("recipe") or {}
-    stack = meta.get("stack") or {}
-    framework = meta.get("framework") or {}
-    cuda = meta.get("cuda")
-    ref = recipe.get("name", "") + (f"@{recipe['version']}" if recipe.get("version") else "")
+    stack = meta.stack
+    cuda = meta.cuda
+    ref = meta.recipe.label()
     rows = {
-        "org.opencontainers.image.title": meta.get("name"),
-        "org.opencontainers.image.description": f"cuenv environment {meta.get('name')} ({stack.get('label') or ref}, CUDA {cuda})",
+        "org.opencontainers.image.title": meta.name,
+        "org.opencontainers.image.description": f"cuenv environment {meta.name} ({stack.label or ref}, CUDA {cuda})",
         "org.opencontainers.image.base.name": base,
         LABEL_PREFIX + "recipe": ref,
-        LABEL_PREFIX + "recipe.hash": recipe.get("hash"),
-        LABEL_PREFIX + "engine": meta.get("engine"),
-        LABEL_PREFIX + "python": meta.get("python"),
+        LABEL_PREFIX + "recipe.hash": meta.recipe.hash,
+        LABEL_PREFIX + "engine": meta.engine,
+        LABEL_PREFIX + "python": meta.python,
         LABEL_PREFIX + "cuda": cuda,
-        LABEL_PREFIX + "cudnn": meta.get("cudnn"),
-        LABEL_PREFIX + "framework": " ".join(filter(None, (framework.get("name"), framework.get("version")))) or None,
+        LABEL_PREFIX + "cudnn": meta.cudnn,
+        LABEL_PREFIX + "framework": meta.framework,
         LABEL_PREFIX + "driver.min": matrix.min_driver(cuda) if cuda else None,
         LABEL_PREFIX + "driver.min-compat": matrix.family_floor(int(str(cuda).split(".")[0])) if cuda else None,
-        LABEL_PREFIX + "compute-capabilities": ",".join(stack.get("sass") or ()) or None,
-        LABEL_PREFIX + "ptx": ",".join(stack.get("ptx") or ()) or None,
-        LABEL_PREFIX + "lock.hash": meta.get("lock_hash"),
+        LABEL_PREFIX + "compute-capabilities": ",".join(stack.sass) or None,
+        LABEL_PREFIX + "ptx": ",".join(stack.ptx) or None,
+        LABEL_PREFIX + "lock.hash": meta.lock_hash,
     }
     return tuple((k, str(v)) for k, v in rows.items() if v)
 
@@ -158,17 +159,16 @@ def cuda_home_links(source: ExportSource) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(links))
 
 
-def image_tools(meta: Mapping[str, Any], prefix: str) -> tuple[dict[str, dict[str, str | None]], tuple[Output, ...]]:
+def image_tools(meta: EnvMeta, prefix: str) -> tuple[dict[str, Tool], tuple[Output, ...]]:
     """The image's CUDA tool record and its shims (issue 17 §1): the environment's own tools, moved to
     ``prefix``; every other tool a shim (which still runs a same-release tool it finds on PATH)."""
     from cuenv.activation import shims
     from cuenv.envs import cudatools
+    from cuenv.envs.meta import Tool
     from cuenv.export.relocate import moved
 
-    old = meta["layout"]["prefix"]
-    recorded = meta.get("tools") or {}
-    own = {t: moved(v["path"], old, prefix) for t, v in recorded.items()
-           if isinstance(v, Mapping) and v.get("source") == "env" and v.get("path")}
+    old = meta.layout.prefix
+    own = {t: moved(v.path, old, prefix) for t, v in (meta.tools or {}).items() if v.source == "env" and v.path}
     rel = cudatools.env_release(meta)
     shims_dir = f"{prefix}/{META_DIR}/{SHIMS_DIR}"
     choices = shims.choose(env_tools=own, env_release=rel, toolkits=())
@@ -177,24 +177,22 @@ def image_tools(meta: Mapping[str, Any], prefix: str) -> tuple[dict[str, dict[st
         remedies = ("rebuild the environment with its compiler where cuenv runs (`cuenv create RECIPE --with-nvcc`)"
                     " and export it again" if c.tool == "nvcc" else f"this image has no CUDA {rel or ''} {c.tool}",
                     f"run the other one anyway: {shims.ESCAPE_VAR}=1 {c.tool} ...")
-        text = shims.script(choice=c, env_name=meta.get("name", "?"), env_release=rel, shims_dir=shims_dir, remedies=remedies)
+        text = shims.script(choice=c, env_name=meta.name, env_release=rel, shims_dir=shims_dir, remedies=remedies)
         files.append(Output(f"{CONTEXT_DIR}/{SHIMS_DIR}/{c.tool}", text, mode=0o755))
-    return {c.tool: {"source": c.source, "path": c.path, "toolkit": None} for c in choices}, tuple(files)
+    return {c.tool: Tool(c.source, c.path, None) for c in choices}, tuple(files)
 
 
-def smoke_files(meta: Mapping[str, Any], prefix: str) -> tuple[Output, ...]:
-    from cuenv.envs.meta import smoke_test
-
-    test = smoke_test(meta) or {}  # an archive's only after the user's consent (issue 31 §4)
-    if test.get("python"):
+def smoke_files(meta: EnvMeta, prefix: str) -> tuple[Output, ...]:
+    test = meta.runnable_smoke_test()  # an archive's only after the user's consent (issue 31 §4)
+    if test is not None and test.python:
         script = f"exec python {sh(f'{prefix}/{META_DIR}/{SMOKE_SCRIPT}')} \"$@\"\n"
-        extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/{SMOKE_SCRIPT}", test["python"]),)
-    elif test.get("command"):
-        script = "exec " + " ".join(sh(str(a)) for a in test["command"]) + "\n"
+        extra: tuple[Output, ...] = (Output(f"{CONTEXT_DIR}/{SMOKE_SCRIPT}", test.python),)
+    elif test is not None and test.command:
+        script = "exec " + " ".join(sh(a) for a in test.command) + "\n"
         extra = ()
     else:
         return ()
-    head = f"#!/bin/sh\n# The smoke test of cuenv environment {meta.get('name')} (the image's health check).\n"
+    head = f"#!/bin/sh\n# The smoke test of cuenv environment {meta.name} (the image's health check).\n"
     return (Output(f"{CONTEXT_DIR}/smoke-test", head + script, mode=0o755), *extra)
 
 
@@ -202,11 +200,11 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
                    shims: bool = False) -> str:
     """POSIX sh that rebuilds the environment at ``prefix`` from the lock, run inside the build."""
     meta = source.record.meta
-    kind = meta["layout"]["kind"]
-    lock_hash = str(meta.get("lock_hash") or "")
+    kind = meta.layout.kind
+    lock_hash = meta.lock_hash or ""
     lines = [
         "#!/bin/sh",
-        f"# Generated by cuenv: rebuild environment {meta.get('name')} exactly from its lock. No solve:",
+        f"# Generated by cuenv: rebuild environment {meta.name} exactly from its lock. No solve:",
         "# every package is the locked artifact, checked against its hash by the installer.",
         "set -eu",
         'here=$(cd "$(dirname "$0")" && pwd)',
@@ -216,7 +214,7 @@ def install_script(source: ExportSource, prefix: str, *, links: tuple[tuple[str,
         lines.append(f'echo {sh(lock_hash[7:] + "  " + SOLUTION_FILE)} | (cd "$here" && sha256sum -c - >/dev/null) '
                      f'|| {{ echo "{SOLUTION_FILE} does not match the lock hash of the export" >&2; exit 1; }}')
     if kind == "venv":
-        py = f"python{meta.get('python') or '3'}"
+        py = f"python{meta.python or '3'}"
         lines += [
             f"python={sh(py)}",
             'command -v "$python" >/dev/null || { echo "$python is not in the base image" >&2; exit 1; }',
@@ -248,7 +246,7 @@ def lock_files(source: ExportSource) -> tuple[Output, ...]:
     environment's cuenv.lock (packages plus the hardware contract, for `cuenv create --from-lock`)."""
     record, solution = source.record, source.solution
     raw = folder.read_solution_text(record.path)
-    if record.meta["layout"]["kind"] == "venv":
+    if record.meta.layout.kind == "venv":
         from cuenv.engines.venv import requirements_lines
 
         listed = Output(f"{CONTEXT_DIR}/requirements.txt",
@@ -270,7 +268,7 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
 
     record = source.record
     meta = record.meta
-    kind = meta["layout"]["kind"]
+    kind = meta.layout.kind
     if kind not in ("venv", "conda"):
         raise UsageError(f"Environment {record.name!r} has layout kind {kind!r}; only venv and conda prefixes go into images.")
     prefix = image_prefix(record.name)
@@ -278,26 +276,26 @@ def image_spec(source: ExportSource, options: Mapping[str, Any], *, base_env: Ma
     notes = []
     if kind == "venv" and not carries_runtime(meta):
         notes.append(f"{record.name} has no CUDA runtime of its own: give --base an image that has Python "
-                     f"{meta.get('python')} and the CUDA {meta.get('cuda')} runtime.")
+                     f"{meta.python} and the CUDA {meta.cuda} runtime.")
     local = [p.name for p in source.solution.packages if p.url.startswith(("file:", "/"))]
     if local:
         notes.append(f"The lock names local files ({', '.join(local[:3])}{', ...' if len(local) > 3 else ''}), "
                      "which a container build cannot reach: serve that channel over HTTP or build where the path exists.")
-    if meta.get("activate_scripts"):
+    if meta.activate_scripts:
         notes.append("The prefix's conda activate.d scripts do not run in the image (only its variables are set).")
     smoke = smoke_files(meta, prefix)
-    from cuenv.envs.meta import TRUST_SMOKE_FLAG, archived_smoke_test
+    from cuenv.envs.meta import TRUST_SMOKE_FLAG, Validation
 
-    if archived_smoke_test(meta):
+    if meta.archived_smoke_test():
         notes.append(f"The smoke test of {record.name} came in an archive and is not the image's health check; "
                      f"run it once with `cuenv test {record.name} {TRUST_SMOKE_FLAG}` to make it one.")
     links = cuda_home_links(source)
-    moved = moved_meta(meta, name=record.name, new=prefix)
-    moved.pop("validation", None)  # about the exporting machine, not the image's
-    moved["tools"], shim_files = image_tools(meta, prefix)
+    tools, shim_files = image_tools(meta, prefix)
+    # the validation is about the exporting machine, not the image's: judged there on first use
+    moved = moved_meta(meta, name=record.name, new=prefix).replace(tools=tools, validation=Validation())
     files = (
         *lock_files(source),
-        Output(f"{CONTEXT_DIR}/{META_FILE}", json.dumps(moved, indent=2, sort_keys=True) + "\n"),
+        Output(f"{CONTEXT_DIR}/{META_FILE}", json.dumps(moved.to_json(), indent=2, sort_keys=True) + "\n"),
         Output(f"{CONTEXT_DIR}/install.sh", install_script(source, prefix, links=links, smoke=bool(smoke),
                                                            shims=bool(shim_files)), mode=0o755),
         *smoke,

@@ -39,22 +39,21 @@ def module_spec(source: ExportSource) -> ModuleSpec:
     record = source.record
     meta = record.meta
     plan = plan_for(record.target(), envs_dir=Path(source.home) / "envs")
-    cuda = meta.get("cuda")
-    framework = meta.get("framework") or {}
-    stack = meta.get("stack") or {}
+    cuda = meta.cuda
+    stack = meta.stack
     driver = matrix.min_driver(cuda) if cuda else None
     rows = [
         f"Name: cuenv environment {record.name}",
-        f"Recipe: {(meta.get('recipe') or {}).get('name', '?')}",
+        f"Recipe: {meta.recipe.name}",
         f"CUDA: {cuda}",
-        f"cuDNN: {meta.get('cudnn')}" if meta.get("cudnn") else "",
-        f"Framework: {framework.get('name')} {framework.get('version') or ''}".rstrip() if framework.get("name") else "",
+        f"cuDNN: {meta.cudnn}" if meta.cudnn else "",
+        f"Framework: {meta.framework}" if meta.framework else "",
         f"Driver: >= {driver}" if driver else "",
-        f"GPUs: compute capability {', '.join(stack.get('sass') or ())}" if stack.get("sass") else "",
+        f"GPUs: compute capability {', '.join(stack.sass)}" if stack.sass else "",
         f"Prefix: {record.prefix}",
     ]
     help_text = "\n".join([
-        f"cuenv environment {record.name} ({stack.get('label') or record.name}, CUDA {cuda}), built by cuenv at",
+        f"cuenv environment {record.name} ({stack.label or record.name}, CUDA {cuda}), built by cuenv at",
         f"  {record.prefix}",
         "Loading it puts the environment's tools and CUDA libraries first on PATH and LD_LIBRARY_PATH,",
         "takes other CUDA toolkits off them (unload puts them back) and sets CUDA_HOME.",

@@ -29,10 +29,13 @@ import tarfile
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final, Mapping
+from typing import TYPE_CHECKING, Any, Final, Mapping
 
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import EnvMeta, UnpackedFrom
 
 FORMAT: Final = 1
 MANIFEST: Final = "cuenv-pack.json"
@@ -78,9 +81,9 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
     from cuenv.engines import Solution
     from cuenv.engines.fetch import verified_archive
 
-    meta = dict(record.meta)
+    meta = record.meta.to_json()
     meta.pop("validation", None)  # about this machine; the target checks itself
-    kind = meta["layout"]["kind"]
+    kind = record.meta.layout.kind
     solution = Solution.from_json(folder.own_solution(record.path, record.name))
     raw_lock = folder.read_solution_text(record.path)
     manifest: dict[str, Any] = {
@@ -199,7 +202,7 @@ def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
 
 def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) -> None:
     """The environment's recorded metadata: variables on the allowlist, every recorded path inside its prefix."""
-    from cuenv.envs.meta import layout_from_json
+    from cuenv.envs.meta import MetaDamaged, layout_from_json
     from cuenv.trust import Untrusted, envvars
 
     meta = manifest["meta"]
@@ -209,6 +212,8 @@ def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) ->
         prefix = str(layout.prefix).rstrip("/")
         paths = [*layout.bin_dirs, *layout.lib_dirs, *layout.include_dirs, *(p for p in [layout.cuda_home] if p),
                  *(Path(p) for p in meta.get("activate_scripts") or ())]
+    except MetaDamaged as exc:
+        raise NotAPack(archive, f"its metadata is damaged ({exc.detail})") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise NotAPack(archive, f"its metadata is damaged ({type(exc).__name__})") from None
     for path in paths:
@@ -274,18 +279,30 @@ def conda_scripts(prefix: Path) -> list[str]:
     return sorted(found)
 
 
-def _held_back(meta: dict[str, Any], prefix: Path, proof: Any) -> None:
-    """What from the archive may run later, recorded in ``meta["unpacked_from"]``: the activation scripts of
-    packages proven against the package itself (the others never run), and the smoke test only after
-    `cuenv test NAME --trust-smoke-test` (cuenv.envs.meta.smoke_test)."""
-    record = meta["unpacked_from"]
-    if proof is not None:
-        scripts = conda_scripts(prefix)
-        record["proven_scripts"] = [s for s in scripts if s in proof.proven_paths]
-        record["held_back_scripts"] = [s for s in scripts if s not in proof.proven_paths]
-    if meta.get("smoke_test"):
-        record["smoke_test"] = meta["smoke_test"]
-    meta["smoke_test"] = None
+def _unpacked_from(archive: Path, manifest: Mapping[str, Any], meta: EnvMeta, solution: Any, prefix: Path,
+                   proof: Any) -> UnpackedFrom:
+    """What from the archive may run later: the activation scripts of packages proven against the package
+    itself (the others never run), and its smoke test only after `cuenv test NAME --trust-smoke-test`
+    (EnvMeta.runnable_smoke_test)."""
+    from cuenv.envs.meta import UnpackedFrom
+
+    scripts = conda_scripts(prefix) if proof is not None else []
+    return UnpackedFrom(
+        archive=str(archive), source_prefix=str(manifest.get("source_prefix"))[:4096],
+        # conda packages held to the package itself, not only to their records
+        proven_packages=(proof.proven, sum(p.kind == "conda" for p in solution.packages)) if proof is not None else None,
+        proven_scripts=tuple(s for s in scripts if s in proof.proven_paths),
+        held_back_scripts=tuple(s for s in scripts if s not in proof.proven_paths),
+        smoke_test=meta.smoke_test or meta.archived_smoke_test())
+
+
+def _archived_meta(archive: Path, manifest: Mapping[str, Any]) -> EnvMeta:
+    from cuenv.envs.meta import EnvMeta, MetaDamaged
+
+    try:
+        return EnvMeta.from_json(manifest["meta"])
+    except MetaDamaged as exc:
+        raise NotAPack(archive, f"its metadata is damaged ({exc.detail})") from None
 
 
 def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
@@ -314,7 +331,7 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
     from cuenv.envs import cudatools, folder
     from cuenv.envs.create import blocking, prepare_prefix, render_activation
-    from cuenv.envs.meta import layout_from_json, stack_from_meta
+    from cuenv.envs.meta import Validation, stack_from_meta
     from cuenv.envs.store import Store, validate_name
     from cuenv.export.relocate import moved_meta
     from cuenv.knowledge.compat import check
@@ -324,10 +341,8 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
     env_name = validate_name(manifest["name"] if name is None else name)
     solution = read_lock(archive, manifest)  # everything shared is checked before anything is written
     _check_meta(archive, manifest, settings.trusted_env_vars)
-    try:
-        stack = stack_from_meta(manifest["meta"])
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise NotAPack(archive, f"its metadata is damaged ({type(exc).__name__})") from None
+    archived = _archived_meta(archive, manifest)
+    stack = stack_from_meta(archived)
     findings = check(stack, machine)
     errors = blocking(findings)
     if errors and not force:
@@ -348,19 +363,16 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             else:
                 _unpack_venv(archive, solution, prefix, cache_dir=Path(settings.cache_dir), environ=environ, progress=progress)
             lock_hash = folder.write_solution(prefix, solution.to_json())
-            if lock_hash != manifest["meta"].get("lock_hash"):
+            if lock_hash != archived.lock_hash:
                 raise CuenvError(f"The lock in {archive} does not match its recorded hash.", hint="The archive was altered; pack it again.")
-            meta = moved_meta(manifest["meta"], name=env_name, new=prefix)
-            meta["validation"] = {"fingerprint": fingerprint(environ), "findings": [f.to_json() for f in findings]}
-            meta["unpacked_from"] = {"archive": str(archive), "source_prefix": str(manifest.get("source_prefix"))[:4096]}
-            if proof is not None:  # conda packages held to the package itself, not only to their records
-                meta["unpacked_from"]["proven_packages"] = [proof.proven, sum(p.kind == "conda" for p in solution.packages)]
-            _held_back(meta, prefix, proof)
             from cuenv.envs.diskuse import disk_usage
 
-            meta["size_bytes"] = disk_usage(prefix)  # what is here, not what the manifest claims
-            meta["tools"] = cudatools.install_here(name=env_name, prefix=prefix, layout=layout_from_json(meta["layout"]),
-                                                   meta=meta, environ=environ, compiler_hint=None)
+            meta = moved_meta(archived, name=env_name, new=prefix).replace(
+                validation=Validation(fingerprint(environ), tuple(findings)), smoke_test=None,
+                unpacked_from=_unpacked_from(archive, manifest, archived, solution, prefix, proof),
+                size_bytes=disk_usage(prefix))  # what is here, not what the manifest claims
+            meta = meta.replace(tools=cudatools.install_here(name=env_name, prefix=prefix, layout=meta.layout, meta=meta,
+                                                             environ=environ, compiler_hint=None))
             store.write_meta(env_name, meta)
             render_activation(store, env_name, settings)
             store.mark_complete(env_name)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable
 
 from cuenv.activation.target import CudaLayout
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import EnvMeta
 
 
 def moved(path: str | Path, old: str | Path, new: str | Path) -> str:
@@ -42,18 +45,12 @@ def moved_layout(layout: CudaLayout, new: str | Path) -> CudaLayout:
     )
 
 
-def moved_meta(meta: Mapping[str, Any], *, name: str, new: str | Path) -> dict[str, Any]:
-    """meta.json of the same environment registered as ``name`` at prefix ``new``."""
-    from cuenv.envs.meta import layout_from_json, layout_to_json
-
-    layout = layout_from_json(meta["layout"])
-    out = dict(meta)
-    out["name"] = name
-    out["layout"] = layout_to_json(moved_layout(layout, new))
-    out["activate_scripts"] = [moved(p, layout.prefix, new) for p in meta.get("activate_scripts", ())]
+def moved_meta(meta: EnvMeta, *, name: str, new: str | Path) -> EnvMeta:
+    """The meta of the same environment registered as ``name`` at prefix ``new``."""
+    old = meta.layout.prefix
     # which CUDA tools it has and what stands in for the others is the new place's fact: recomputed there
-    out.pop("tools", None)
-    return out
+    return meta.replace(name=name, layout=moved_layout(meta.layout, new), tools=None,
+                        activate_scripts=tuple(moved(p, old, new) for p in meta.activate_scripts))
 
 
 # -- file contents: a conda payload's recorded prefix placeholders (issue 14 §2) ---------------------

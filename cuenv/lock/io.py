@@ -276,7 +276,7 @@ def overwrite_problem(path: Path, text: str) -> str | None:
         except (UsageError, ValueError):
             return None
         counts = ", ".join(f"{len(s.packages)} packages" for s in lock.solutions)
-        return f"{lock.recipe.get('name')} ({lock.engine}; {counts})"
+        return f"{lock.recipe.name} ({lock.engine}; {counts})"
 
     theirs, ours = owner(old), owner(text)
     if theirs is None:

@@ -83,8 +83,21 @@ class Contract:
 
 
 @dataclass(frozen=True)
+class LockRecipe:
+    """The recipe a lock was made from: its name, version and content hash, and the variables it sets on activation."""
+
+    name: str
+    version: str | None = None
+    hash: str | None = None  # the recipe's content hash (a foreign lockfile's: the file's)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "hash": self.hash, "env": dict(self.env)}
+
+
+@dataclass(frozen=True)
 class Lock:
-    recipe: Mapping[str, Any]  # name, version, hash, env (variables set on activation)
+    recipe: LockRecipe
     engine: str
     python: str | None
     channels: tuple[str, ...]  # conda channel URLs every conda package must come from
@@ -157,7 +170,7 @@ def with_index_urls(solution: Any) -> Any:
     return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
 
 
-def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Sequence[Any],
+def build(*, recipe: LockRecipe, engine: str, stack: Stack, solutions: Sequence[Any],
           made_on: Mapping[str, Any] | None = None) -> Lock:
     """A Lock from solved (or installed) solutions; sources are the channels/indexes they use."""
     sols = tuple(sorted((with_index_urls(s) for s in solutions), key=lambda s: s.platform))
@@ -174,8 +187,7 @@ def build(*, recipe: Mapping[str, Any], engine: str, stack: Stack, solutions: Se
     channels = tuple(sorted({_norm(p.channel) for p in packages if p.kind == "conda" and p.channel}))
     indexes = tuple(sorted({_norm(p.index_url) for p in packages if p.kind == "pypi" and p.index_url}))
     return Lock(
-        recipe={"name": recipe["name"], "version": recipe.get("version"), "hash": recipe.get("hash"),
-                "env": dict(sorted((recipe.get("env") or {}).items()))},
+        recipe=replace(recipe, env=dict(sorted(recipe.env.items()))),
         engine=engine, python=next(iter(pythons), None), channels=channels, indexes=indexes,
         contract=contract_for(stack, [s.platform for s in sols]), solutions=sols, made_on=made_on,
     )
@@ -195,8 +207,7 @@ def to_data(lock: Lock, *, info: bool = True) -> dict[str, Any]:
     c = lock.contract
     data: dict[str, Any] = {
         "version": LOCK_VERSION,
-        "recipe": {"name": lock.recipe["name"], "version": lock.recipe.get("version"), "hash": lock.recipe.get("hash"),
-                   "env": dict(lock.recipe.get("env") or {})},
+        "recipe": lock.recipe.to_json(),
         "engine": lock.engine,
         "python": lock.python,
         "platforms": list(lock.platforms),
@@ -331,7 +342,7 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
                 raise LockError(f"packages.{plat}: {p.name} is listed twice.", file=file)
             seen.add((p.name, p.kind))
         solutions.append(Solution(engine=engine, platform=plat, python=python, packages=pkgs))
-    lock = Lock(recipe={"name": recipe["name"], "version": recipe["version"], "hash": recipe["hash"], "env": dict(env)},
+    lock = Lock(recipe=LockRecipe(recipe["name"], recipe["version"], recipe["hash"], dict(env)),
                 engine=engine, python=python, channels=channels, indexes=indexes, contract=contract,
                 solutions=tuple(solutions), made_on=made)
     if platform is not None:

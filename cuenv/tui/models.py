@@ -19,6 +19,7 @@ from cuenv.knowledge.stack import Finding
 
 if TYPE_CHECKING:  # types only: the first frame imports none of the kernel reader
     from cuenv.binaries.assess import Library
+    from cuenv.envs.meta import EnvMeta, SmokeTest
 
 # state -> theme variable (the widgets turn it into colour; light and dark themes both define them)
 STATUS_STYLE: Final = {"ok": "$success", "runs": "$success", "warning": "$warning", "error": "$error", "unknown": "$text-muted",
@@ -114,19 +115,15 @@ class EnvRow:
         return (self.name, self.recipe, self.engine, self.cuda, self.cudnn, self.framework, self.size, status)
 
 
-def env_row(meta: Mapping[str, Any], name: str, state: str, reason: str) -> EnvRow:
+def env_row(meta: EnvMeta | None, name: str, state: str, reason: str) -> EnvRow:
+    """One environment's row; ``meta`` None (damaged or missing) shows as dashes."""
     from cuenv.envs import cudatools
 
-    recipe = meta.get("recipe") or {}
-    label = recipe.get("name") or "-"
-    if recipe.get("version"):
-        label += f"@{recipe['version']}"
-    fw = meta.get("framework") or {}
     real = cudatools.facts(meta)  # what is installed; the recipe's nominal values only when unknown
     return EnvRow(
-        name=name, recipe=label, engine=_text(meta.get("engine")), cuda=real["cuda"], cudnn=real["cudnn"],
-        framework=f"{fw['name']} {fw.get('version') or ''}".strip() if fw.get("name") else "-",
-        size_bytes=meta.get("size_bytes"), status=state, reason=reason,
+        name=name, recipe=meta.recipe.label() if meta else "-", engine=_text(meta.engine if meta else None),
+        cuda=real["cuda"], cudnn=real["cudnn"], framework=(meta.framework if meta else None) or "-",
+        size_bytes=meta.size_bytes if meta else None, status=state, reason=reason,
     )
 
 
@@ -370,12 +367,6 @@ def doctor_checks(data: Mapping[str, Any]) -> tuple[DoctorCheck, ...]:
 
 
 # -- smoke test ----------------------------------------------------------------------------------------------
-def smoke_argv(smoke: Mapping[str, Any] | None) -> list[str] | None:
+def smoke_argv(smoke: SmokeTest | None) -> list[str] | None:
     """The recipe's smoke test as argv (``python -c CODE`` or its command); None when it has none."""
-    if not isinstance(smoke, Mapping):
-        return None
-    if smoke.get("python"):
-        return ["python", "-c", str(smoke["python"])]
-    if smoke.get("command"):
-        return [str(a) for a in smoke["command"]]
-    return None
+    return smoke.argv() if smoke is not None else None

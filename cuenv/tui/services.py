@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.envs import folder
-from cuenv.envs.meta import archived_smoke_test, smoke_test
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
@@ -86,7 +85,7 @@ class Services:
                 state, reason = verdict.status(record, self.environ, self.settings.cache_dir)
             except CuenvError as exc:  # damaged metadata: one bad environment must not hide the rest
                 state, reason = "error", exc.message
-            rows.append(models.env_row(record.meta, record.name, state, reason))
+            rows.append(models.env_row(record.known, record.name, state, reason))
         return rows
 
     def detail(self, name: str, machine: Machine | None = None) -> models.EnvDetail:
@@ -95,7 +94,7 @@ class Services:
         from cuenv.envs import verdict
 
         record = self.store.get(name, allow_incomplete=True)
-        meta = record.meta
+        meta = record.known
         home = self.settings.home
         problems: list[str] = []
         findings: tuple[Finding, ...] = ()
@@ -116,15 +115,14 @@ class Services:
             solution = folder.read_solution(record.path)
         except (OSError, ValueError):
             solution = None
-        recipe = (meta.get("recipe") or {}).get("name") or "-"
         from cuenv.envs import cudatools
 
         return models.EnvDetail(
-            name=name, path=models.shorten(str(record.prefix), home), recipe=recipe, engine=str(meta.get("engine", "-")),
-            python=str(meta.get("python") or ""), complete=record.complete,
-            packages=models.packages_from_solution(solution), activation=activation,
-            lock_hash=str(meta.get("lock_hash") or ""), lock_status=self.lock_status(name),
-            findings=findings, smoke_test=models.smoke_argv(smoke_test(meta)) is not None,
+            name=name, path=models.shorten(str(record.prefix), home), recipe=meta.recipe.name if meta else "-",
+            engine=meta.engine if meta else "-", python=(meta.python if meta else None) or "",
+            complete=record.complete, packages=models.packages_from_solution(solution), activation=activation,
+            lock_hash=(meta.lock_hash if meta else None) or "", lock_status=self.lock_status(name),
+            findings=findings, smoke_test=meta is not None and models.smoke_argv(meta.runnable_smoke_test()) is not None,
             problem=" ".join(problems), kernels=kernels, installed=cudatools.facts(meta),
         )
 
@@ -212,8 +210,8 @@ class Services:
         from cuenv.activation.plan import activated_env
 
         record = self.store.get(name)
-        argv = models.smoke_argv(smoke_test(record.meta))
-        if argv is None and archived_smoke_test(record.meta):  # never run on the archive's word (issue 31 §4)
+        argv = models.smoke_argv(record.meta.runnable_smoke_test())
+        if argv is None and record.meta.archived_smoke_test():  # never run on the archive's word (issue 31 §4)
             raise UsageError(f"The smoke test of {name!r} came in an archive and has not been trusted.",
                              hint=f"`cuenv test {name}` shows it; `cuenv test {name} --trust-smoke-test` runs it.")
         if argv is None:
@@ -222,7 +220,7 @@ class Services:
         exe = shutil.which(argv[0], path=env.get("PATH", ""))
         if exe is None:
             raise CuenvError(f"{argv[0]!r} was not found in environment {name!r}.",
-                             hint=f"Recreate it: `cuenv create {record.meta.get('recipe', {}).get('name', 'RECIPE')} -n {name} --force`.")
+                             hint=f"Recreate it: `cuenv create {record.meta.recipe.name} -n {name} --force`.")
         done = runner.run([exe, *argv[1:]], timeout=timeout, env=env, check=False)
         return done.returncode, (done.stdout + done.stderr).rstrip("\n")
 

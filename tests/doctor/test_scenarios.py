@@ -81,7 +81,7 @@ def test_conflicting_system_cuda_next_to_an_environment(cli, isolated, cuda_env,
     assert summary["libraries"] == ("error", ["ld-library-path-stale", "ld-library-path-stale",
                                               "multiple-cuda-on-path", "nvcc-runtime-mismatch"])
     mismatch = _finding(data, "nvcc-runtime-mismatch")
-    assert "recreate cuda-12.1 so that cuenv records and shims its CUDA tools: `cuenv create RECIPE -n cuda-12.1 --force`" \
+    assert "recreate cuda-12.1 so that cuenv records and shims its CUDA tools: `cuenv create cuda-12.1 -n cuda-12.1 --force`" \
         in mismatch["fix"]
     assert mismatch["severity"] == "error"
     assert "nvcc on PATH is CUDA 13.0" in mismatch["message"] and "CUDA 12.1.105 runtime" in mismatch["message"]

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from metakit import make_meta
+
 from cuenv.envs.cudatools import nvcc_note
+from cuenv.envs.meta import EnvMeta, Tool, ToolSource
 
 
-def _meta(source: str, path: str | None = None) -> dict:
-    return {"cuda": "12.1", "resolved": {"libcudart": "12.1.105"},
-            "tools": {"nvcc": {"source": source, "path": path, "toolkit": None}}}
+def _meta(source: ToolSource, path: str | None = None) -> EnvMeta:
+    return make_meta("a", resolved={"libcudart": "12.1.105"}, tools={"nvcc": Tool(source, path)})
 
 
 def test_its_own_nvcc_or_unrecorded_tools_say_nothing() -> None:
     assert nvcc_note("a", _meta("env", "/e/bin/nvcc"), None) is None
-    assert nvcc_note("a", {"cuda": "12.1"}, None) is None
+    assert nvcc_note("a", make_meta("a"), None) is None
 
 
 def test_a_same_release_system_toolkit_is_named() -> None:

@@ -5,6 +5,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from metakit import make_meta
 
 from cuenv.activation.target import CudaLayout
 from cuenv.envs.meta import layout_from_json, layout_to_json
@@ -19,8 +20,7 @@ def store(tmp_path):
 
 def _make(store: Store, name: str, *, complete: bool = True) -> None:
     store.path(name).mkdir(parents=True)
-    layout = CudaLayout(prefix=store.path(name), kind="venv", bin_dirs=(store.path(name) / "bin",))
-    store.write_meta(name, {"name": name, "layout": layout_to_json(layout)})
+    store.write_meta(name, make_meta(name, prefix=store.path(name)))
     if complete:
         store.mark_complete(name)
 

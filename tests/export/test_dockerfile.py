@@ -12,11 +12,12 @@ import pytest
 from exportkit import HOSTILE, cuenv, meta_of
 
 from cuenv.activation.plan import activated_env
-from cuenv.activation.target import ActivationTarget
-from cuenv.envs.meta import layout_from_json
+from cuenv.activation.target import ActivationTarget, CudaLayout
+from cuenv.envs.meta import EnvMeta, RecipeRef, layout_from_json
 from cuenv.export.dockerfile import quote
 from cuenv.export.imagespec import choose_base, cuda_base_tag, image_prefix
 from cuenv.export.relocate import moved_layout
+from cuenv.knowledge.stack import Stack
 
 pytestmark = pytest.mark.network
 
@@ -59,10 +60,15 @@ def test_newline_is_refused(cli) -> None:
         quote("two\nlines", "X")
 
 
+def _meta(kind: str, cuda: str, resolved: dict[str, str], python: str | None = None) -> EnvMeta:
+    return EnvMeta(name="e", recipe=RecipeRef("r"), engine=kind, stack=Stack(label="e", cuda=cuda), python=python,
+                   layout=CudaLayout(prefix=Path("/e"), kind=kind), resolved=resolved)
+
+
 def test_base_choice() -> None:
-    venv = {"layout": {"kind": "venv"}, "python": "3.12", "cuda": "12.4", "resolved": {"libcudart": "12.4.127"}}
-    conda = {"layout": {"kind": "conda"}, "cuda": "12.1", "resolved": {"libcudart": "12.1.105"}}
-    system = {"layout": {"kind": "conda"}, "cuda": "11.8", "resolved": {}}
+    venv = _meta("venv", "12.4", {"libcudart": "12.4.127"}, python="3.12")
+    conda = _meta("conda", "12.1", {"libcudart": "12.1.105"})
+    system = _meta("conda", "11.8", {})
     assert choose_base(venv)[0] == "python:3.12-slim-bookworm"
     assert choose_base(conda)[0] == "debian:bookworm-slim"
     assert choose_base(system)[0] == "nvidia/cuda:11.8.0-base-ubuntu22.04"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuenv.activation.target import CudaLayout
-from cuenv.envs.meta import layout_to_json
+from cuenv.envs.meta import EnvMeta, RecipeRef, Tool
 from cuenv.export.relocate import moved, moved_layout, moved_meta
+from cuenv.knowledge.stack import Stack
 
 
 def test_moved() -> None:
@@ -22,7 +23,9 @@ def test_moved_layout_and_meta() -> None:
     new = moved_layout(old, "/n/envs/f")
     assert new == CudaLayout(Path("/n/envs/f"), "venv", (Path("/n/envs/f/bin"), Path("/usr/local/bin")),
                              (Path("/n/envs/f/lib"),), (Path("/n/envs/f/include"),), Path("/n/envs/f/.cuenv/cuda"))
-    meta = {"name": "e", "layout": layout_to_json(old), "activate_scripts": ["/h/envs/e/etc/conda/activate.d/x.sh"], "cuda": "12.1"}
+    meta = EnvMeta(name="e", recipe=RecipeRef("cuda-12.1"), engine="venv", stack=Stack(label="e", cuda="12.1"),
+                   layout=old, activate_scripts=("/h/envs/e/etc/conda/activate.d/x.sh",), tools={"nvcc": Tool("shim")})
     out = moved_meta(meta, name="f", new="/n/envs/f")
-    assert out == {**meta, "name": "f", "layout": layout_to_json(new), "activate_scripts": ["/n/envs/f/etc/conda/activate.d/x.sh"]}
-    assert meta["name"] == "e"  # the input is not changed
+    # the tools are the new place's fact: found again there
+    assert out == meta.replace(name="f", layout=new, activate_scripts=("/n/envs/f/etc/conda/activate.d/x.sh",), tools=None)
+    assert meta.name == "e"  # the input is not changed

@@ -34,7 +34,7 @@ def _lock(**kw) -> lockfile.Lock:
         Solution("rattler", "linux-aarch64", "3.11", (_conda("cuda-cudart", "12.1.105", "linux-aarch64"),)),
         Solution("rattler", "linux-64", "3.11", (_conda("python", "3.11.9"), _conda("cuda-cudart", "12.1.105"))),
     ])
-    return lockfile.build(recipe={"name": "demo", "version": "2.3.1", "hash": "sha256:" + "d" * 64, "env": {"NCCL_DEBUG": "2", "CUDA_MODULE_LOADING": "1"}},
+    return lockfile.build(recipe=lockfile.LockRecipe("demo", "2.3.1", "sha256:" + "d" * 64, {"NCCL_DEBUG": "2", "CUDA_MODULE_LOADING": "1"}),
                           engine=kw.pop("engine", "rattler"), stack=STACK, solutions=sols,
                           made_on=kw.pop("made_on", {"driver": "550.54.14", "gpus": ["NVIDIA H100 (9.0)"]}))
 
@@ -49,7 +49,7 @@ def test_round_trip_and_determinism() -> None:
     # packages sorted by name within a platform, one block each
     assert [p.name for p in lock.solution_for("linux-64").packages] == ["cuda-cudart", "python"]
     assert text.count("\n    - name: ") == 3
-    assert list(lock.recipe["env"]) == ["CUDA_MODULE_LOADING", "NCCL_DEBUG"]
+    assert list(lock.recipe.env) == ["CUDA_MODULE_LOADING", "NCCL_DEBUG"]
 
 
 def test_contract_from_the_knowledge_base() -> None:
@@ -58,7 +58,7 @@ def test_contract_from_the_knowledge_base() -> None:
     assert c.min_driver[0].full == "530.30.02" and c.min_driver[0].floor == "525.60.13"
     assert c.sass == ("8.0", "9.0") and c.ptx == ("9.0",)
     assert c.stack() == dataclasses.replace(STACK, sass=("8.0", "9.0"))
-    win = lockfile.build(recipe={"name": "demo"}, engine="rattler", stack=STACK,
+    win = lockfile.build(recipe=lockfile.LockRecipe("demo"), engine="rattler", stack=STACK,
                          solutions=[Solution("rattler", "win-64", "3.11", ())]).contract
     assert win.os == ("windows",) and win.min_driver[0].full == matrix.min_driver("12.1", "windows")
 

@@ -216,7 +216,7 @@ def plan(path: Path, *, driver: str = "550.54.14", cc: str = "8.0", engine: str 
 
 def test_dinov2_conda_file_plans_a_mixed_build(no_conda):
     built, p = plan(FIXTURES / "facebookresearch__dinov2/conda.yaml", skip=True, environ=no_conda)
-    request = p.meta["request"]
+    request = p.request
     assert p.engine == "rattler" and p.stack.cuda == "11.7" and p.stack.framework == "torch"
     assert request.conda_channels[:2] == ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
     assert "pytorch::pytorch-cuda=11.7.0" in request.conda_specs
@@ -230,14 +230,14 @@ def test_a_vcs_line_is_refused_by_line_and_can_be_skipped(no_conda):
     assert "conda-extras.yaml:20: submitit @ git+https://github.com/facebookincubator/submitit: is a VCS checkout" \
         in str(err.value) and "--skip-unsupported" in err.value.hint
     built, p = plan(FIXTURES / "facebookresearch__dinov2/conda-extras.yaml", skip=True, environ=no_conda)
-    assert p.meta["request"].requirements == ("cuml-cu11", "mmcv-full==1.5.0", "mmsegmentation==0.27.0")
+    assert p.request.requirements == ("cuml-cu11", "mmcv-full==1.5.0", "mmsegmentation==0.27.0")
     assert any("skipped" in n and "submitit" in n for n in built.notes)
 
 
 def test_rapids_file_plans_nvcc_and_refuses_an_old_driver(no_conda):
     built, p = plan(FIXTURES / "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml", environ=no_conda)
     assert (p.engine, p.stack.cuda, p.stack.has_nvcc) == ("rattler", "12.5", True)
-    assert p.meta["request"].conda_channels == ("rapidsai", "rapidsai-nightly", "dask/label/dev", "conda-forge", "nvidia")
+    assert p.request.conda_channels == ("rapidsai", "rapidsai-nightly", "dask/label/dev", "conda-forge", "nvidia")
     with pytest.raises(Exception, match="will not run on the target machine"):
         plan(FIXTURES / "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml", driver="450.80.02",
              environ=no_conda)
@@ -245,7 +245,7 @@ def test_rapids_file_plans_nvcc_and_refuses_an_old_driver(no_conda):
 
 def test_torchserve_requirements_plan_a_venv_with_pytorchs_index():
     built, p = plan(FIXTURES / "pytorch__serve/requirements/torch_cu118_linux.txt")
-    request = p.meta["request"]
+    request = p.request
     assert (p.engine, p.stack.cuda, p.stack.framework_version) == ("venv", "11.8", "2.4.0")
     assert request.index_urls == ("https://download.pytorch.org/whl/cu118", "https://pypi.org/simple")
     assert 'torch==2.4.0+cu118; sys_platform == "linux"' in request.requirements
@@ -253,7 +253,7 @@ def test_torchserve_requirements_plan_a_venv_with_pytorchs_index():
 
 def test_jax_find_links_and_a_gpu_too_old_for_cuda_12(no_conda):
     built, p = plan(FIXTURES / "keras-team__keras/requirements-jax-cuda.txt")
-    assert p.meta["request"].find_links == ("https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",)
+    assert p.request.find_links == ("https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",)
     assert p.stack.cuda == "12.3"
     with pytest.raises(Exception, match="will not run"):
         plan(FIXTURES / "keras-team__keras/requirements-jax-cuda.txt", driver="470.82.01")

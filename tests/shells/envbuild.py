@@ -14,8 +14,9 @@ from cuenv.activation.render import render_scripts
 from cuenv.activation.shims import release
 from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.envs import cudatools, folder
-from cuenv.envs.meta import layout_to_json
+from cuenv.envs.meta import EnvMeta, RecipeRef, layout_to_json
 from cuenv.envs.store import Store
+from cuenv.knowledge.stack import Stack
 
 WHEELS = {
     "12.1": ["nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105"],
@@ -69,13 +70,12 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
     `cuenv create` does; system toolkits are looked for in ``toolkits_environ`` (none when not given)."""
     store = Store(envs_dir)
     cuda = release(name.split("-", 1)[-1]) if name.startswith("cuda-") else None
-    stack = {"cuda": cuda, "cudnn": None, "sass": ["7.0", "8.0", "9.0"], "ptx": ["9.0"], "has_nvcc": False,
-             "os": ["linux"], "framework": None, "framework_version": None, "variant": None}
-    meta = {"name": name, "cuda": cuda, "stack": stack, "layout": layout_to_json(layout),
-            "env_vars": env_vars or {}, "activate_scripts": []}
+    stack = Stack(label=name, cuda=cuda, sass=("7.0", "8.0", "9.0"), ptx=("9.0",))
+    meta = EnvMeta(name=name, recipe=RecipeRef(name), engine=layout.kind, stack=stack, layout=layout,
+                   env_vars=env_vars or {})
     toolkits = cudatools.system_toolkits(toolkits_environ) if toolkits_environ is not None else []
-    meta["tools"] = cudatools.install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(store.path(name)),
-                                      toolkits=toolkits, compiler_hint=None)
+    meta = meta.replace(tools=cudatools.install(name=name, layout=layout, meta=meta, toolkits=toolkits,
+                                                shims_dir=folder.shims_dir(store.path(name)), compiler_hint=None))
     store.write_meta(name, meta)
     target = store.get(name, allow_incomplete=True).target()
     folder.write_activation(folder.meta_dir(store.path(name)), render_scripts(target, envs_dir=envs_dir, prompt=prompt))

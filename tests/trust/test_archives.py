@@ -12,6 +12,7 @@ import os
 import stat
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,7 +208,7 @@ def test_only_proven_conda_scripts_are_rendered(tmp_path: Path) -> None:
     """`cuenv use` of an unpacked archive sources only the scripts recorded as proven; none from an older unpack."""
     from cuenv.activation.render import render_target
     from cuenv.activation.target import ActivationTarget, CudaLayout
-    from cuenv.envs.store import proven_scripts
+    from cuenv.envs.meta import UnpackedFrom
 
     prefix = tmp_path / "env"
     for phase in ("activate", "deactivate"):
@@ -217,26 +218,37 @@ def test_only_proven_conda_scripts_are_rendered(tmp_path: Path) -> None:
                 (prefix / "etc/conda" / f"{phase}.d" / f"{name}.{ext}").write_text("true\n")
     ok = {f"etc/conda/{p}.d/ok.{e}" for p in ("activate", "deactivate") for e in ("sh", "fish")}
     layout = CudaLayout(prefix=prefix, kind="conda", bin_dirs=(prefix / "bin",))
-    for meta, runs in [({}, {"ok", "evil"}), ({"unpacked_from": {"proven_scripts": sorted(ok)}}, {"ok"}),
-                       ({"unpacked_from": {}}, set())]:
-        target = ActivationTarget(name="e", layout=layout, conda_scripts=proven_scripts(meta))
+    for unpacked, runs in [(None, {"ok", "evil"}), (UnpackedFrom("a.tar", proven_scripts=tuple(sorted(ok))), {"ok"}),
+                           (UnpackedFrom("a.tar"), set())]:
+        meta = _meta(layout=layout, unpacked_from=unpacked)
+        target = ActivationTarget(name="e", layout=layout, conda_scripts=meta.proven_scripts())
         for shell in ("bash", "zsh", "fish"):
             text = render_target(target, shell, envs_dir=tmp_path, prompt=False)
-            assert {n for n in ("ok", "evil") if f"/{n}." in text} == runs, (meta, shell)
+            assert {n for n in ("ok", "evil") if f"/{n}." in text} == runs, (unpacked, shell)
+
+
+def _meta(**fields: Any) -> Any:
+    from cuenv.activation.target import CudaLayout
+    from cuenv.envs.meta import EnvMeta, RecipeRef
+    from cuenv.knowledge.stack import Stack
+
+    base = EnvMeta(name="e", recipe=RecipeRef("cuda-12.1"), engine="rattler", stack=Stack(label="e", cuda="12.1"),
+                   layout=CudaLayout(prefix=Path("/e"), kind="conda"))
+    return base.replace(**fields)
 
 
 def test_an_archives_smoke_test_needs_consent() -> None:
-    from cuenv.envs.meta import archived_smoke_test, smoke_test, trusted_smoke_test
+    from cuenv.envs.meta import EnvMeta, SmokeTest, UnpackedFrom
 
-    test = {"command": ["sh", "-c", "true"]}
-    recipe = {"smoke_test": test}
-    unpacked = {"smoke_test": None, "unpacked_from": {"smoke_test": test}}
-    older = {"smoke_test": test, "unpacked_from": {"archive": "/a.tar"}}  # unpacked before issue 31
-    assert smoke_test(recipe) == test and archived_smoke_test(recipe) is None
+    test = SmokeTest(command=("sh", "-c", "true"))
+    recipe = _meta(smoke_test=test)
+    unpacked = _meta(unpacked_from=UnpackedFrom("/a.tar", smoke_test=test))
+    older = EnvMeta.from_json(dict(recipe.to_json(), schema=1, unpacked_from={"archive": "/a.tar"}))  # before issue 31
+    assert recipe.runnable_smoke_test() == test and recipe.archived_smoke_test() is None
     for meta in (unpacked, older):
-        assert smoke_test(meta) is None and archived_smoke_test(meta) == test
-        consented = trusted_smoke_test(meta)
-        assert smoke_test(consented) == test and archived_smoke_test(consented) is None
+        assert meta.runnable_smoke_test() is None and meta.archived_smoke_test() == test
+        consented = meta.trusted()
+        assert consented.runnable_smoke_test() == test and consented.archived_smoke_test() is None
 
 
 def test_a_wheels_bomb_or_link_member_is_a_finding_never_copied_out(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def _valid_lock() -> dict:
     pkg = Package(name="cuda-cudart", version="12.1.105", kind="conda", build="h0_0", channel=ch, subdir="linux-64",
                   url=f"{ch}/linux-64/cuda-cudart-12.1.105-h0_0.conda", sha256="a" * 64, md5="b" * 32)
     stack = Stack(label="demo", cuda="12.1", cudnn=None, sass=("8.0",), ptx=(), has_nvcc=False, os=("linux",))
-    lock = model.build(recipe={"name": "demo", "version": None, "hash": None, "env": {"CUDA_MODULE_LOADING": "LAZY"}},
+    lock = model.build(recipe=model.LockRecipe("demo", env={"CUDA_MODULE_LOADING": "LAZY"}),
                        engine="rattler", stack=stack, solutions=[Solution("rattler", "linux-64", "3.11", (pkg,))])
     return yaml.safe_load(model.dump(lock))
 
@@ -95,7 +95,7 @@ def test_lockfile(data: st.DataObject) -> None:
     if lock is not None:
         from cuenv.trust import envvars
 
-        assert not envvars.problems(lock.recipe["env"])
+        assert not envvars.problems(lock.recipe.env)
 
 
 # -- recipe --------------------------------------------------------------------------------------

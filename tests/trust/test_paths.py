@@ -42,7 +42,7 @@ def _lock_text(filename: str, *, engine: str = "rattler", url: str | None = None
     pkg = Package(name="cuda-cudart", version="12.1.105", kind="conda", build="h0_0", channel=CH, subdir="linux-64",
                   url=good_url, filename="cuda-cudart-12.1.105-h0_0.conda", sha256="a" * 64, md5="b" * 32)
     stack = Stack(label="demo", cuda="12.1", cudnn=None, sass=("8.0",), ptx=(), has_nvcc=False, os=("linux",))
-    lock = model.build(recipe={"name": "demo", "version": None, "hash": None, "env": {}}, engine=engine, stack=stack,
+    lock = model.build(recipe=model.LockRecipe("demo"), engine=engine, stack=stack,
                        solutions=[Solution(engine, "linux-64", "3.11", (pkg,))])
     text = model.dump(lock)
     assert "filename: cuda-cudart-12.1.105-h0_0.conda\n" in text
@@ -181,7 +181,7 @@ def _lock_text_built(filename: str) -> str:
     pkg = Package(name="cuda-cudart", version="12.1.105", kind="conda", build="h0_0", channel=CH, subdir="linux-64",
                   url=f"{CH}/linux-64/x.conda", filename=filename, sha256="a" * 64)
     stack = Stack(label="demo", cuda="12.1", cudnn=None, sass=(), ptx=(), has_nvcc=False, os=("linux",))
-    return model.dump(model.build(recipe={"name": "demo", "version": None, "hash": None, "env": {}}, engine="rattler",
+    return model.dump(model.build(recipe=model.LockRecipe("demo"), engine="rattler",
                                   stack=stack, solutions=[Solution("rattler", "linux-64", "3.11", (pkg,))]))
 
 
@@ -280,7 +280,7 @@ def test_lock_writes_an_index_without_its_credentials() -> None:
                   url="https://alice:tok3n@private.example.org/files/numpy-1.26.4-cp311-cp311-linux_x86_64.whl",
                   filename="numpy-1.26.4-cp311-cp311-linux_x86_64.whl")
     stack = Stack(label="demo", cuda=None, cudnn=None, sass=(), ptx=(), has_nvcc=False, os=("linux",))
-    text = model.dump(model.build(recipe={"name": "demo", "version": None, "hash": None, "env": {}}, engine="venv",
+    text = model.dump(model.build(recipe=model.LockRecipe("demo"), engine="venv",
                                   stack=stack, solutions=[Solution("venv", "linux-64", "3.11", (pkg,))]))
     assert "tok3n" not in text and "alice" not in text
     assert model.parse(text).indexes == ("https://private.example.org/simple",)

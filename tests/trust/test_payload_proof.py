@@ -54,16 +54,21 @@ def test_pack_refuses_a_conda_environment_with_pip_packages(tmp_path) -> None:
     with the lock-and-sync route in the hint."""
     import types
 
+    from cuenv.activation.target import CudaLayout
     from cuenv.engines import Solution
     from cuenv.envs import folder
+    from cuenv.envs.meta import EnvMeta, RecipeRef
     from cuenv.errors import UsageError
     from cuenv.export import pack
+    from cuenv.knowledge.stack import Stack
 
     wheel = Package(name="x", version="1", kind="pypi", url="https://e.org/x-1-py3-none-any.whl", sha256="b" * 64)
     prefix = tmp_path / "mixed"
     (prefix / ".cuenv").mkdir(parents=True)
     folder.write_solution(prefix, Solution("rattler", "linux-64", "3.11", (PKG, wheel)).to_json())
-    record = types.SimpleNamespace(name="mixed", path=prefix, prefix=prefix, meta={"layout": {"kind": "conda"}})
+    meta = EnvMeta(name="mixed", recipe=RecipeRef("r"), engine="rattler", stack=Stack(label="mixed", cuda="12.1"),
+                   layout=CudaLayout(prefix=prefix, kind="conda"))
+    record = types.SimpleNamespace(name="mixed", path=prefix, prefix=prefix, meta=meta)
     out = tmp_path / "out" / "mixed.tar"
     with pytest.raises(UsageError, match="mixed has pip packages on top of its conda packages") as err:
         pack.pack(record, out, cache_dir=tmp_path / "cache")

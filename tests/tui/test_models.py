@@ -38,15 +38,20 @@ def test_machine_summary_groups_identical_gpus():
 
 
 def test_env_row_from_meta():
-    meta = {"recipe": {"name": "torch-cu121", "version": "2.5.1"}, "engine": "rattler", "cuda": "12.1",
-            "cudnn": "9.1", "framework": {"name": "torch", "version": "2.5.1"}, "size_bytes": 2_500_000_000}
+    from cuenv.activation.target import CudaLayout
+    from cuenv.envs.meta import EnvMeta, RecipeRef
+    from cuenv.knowledge.stack import Stack
+
+    meta = EnvMeta(name="train", recipe=RecipeRef("torch-cu121", "2.5.1"), engine="rattler",
+                   stack=Stack(label="train", cuda="12.1", cudnn="9.1", framework="torch", framework_version="2.5.1"),
+                   layout=CudaLayout(prefix=Path("/e/train"), kind="conda"), size_bytes=2_500_000_000)
     row = models.env_row(meta, "train", "warning", "driver-minor-compat")
     assert row.cells() == ("train", "torch-cu121@2.5.1", "rattler", "12.1 (nominal)", "9.1 (nominal)", "torch 2.5.1",
                            "2.5 GB", "warning (driver-minor-compat)")
     # what was installed wins over the recipe's nominal versions (issue 17 §3)
-    meta["resolved"] = {"libcudart": "12.9.79", "cudnn": "9.28.0.50"}
+    meta = meta.replace(resolved={"libcudart": "12.9.79", "cudnn": "9.28.0.50"})
     assert models.env_row(meta, "train", "ok", "").cells()[3:5] == ("12.9", "9.28.0.50")
-    assert models.env_row({}, "bare", "incomplete", "").cells()[1:7] == ("-", "-", "-", "-", "-", "-")
+    assert models.env_row(None, "bare", "incomplete", "").cells()[1:7] == ("-", "-", "-", "-", "-", "-")
 
 
 def test_filter_matches_every_word_in_any_column():
@@ -119,9 +124,11 @@ def test_recipe_mark_and_doctor_rows():
 
 
 def test_smoke_argv():
-    assert models.smoke_argv({"python": "print(1)"}) == ["python", "-c", "print(1)"]
-    assert models.smoke_argv({"command": ["nvcc", "-V"]}) == ["nvcc", "-V"]
-    assert models.smoke_argv(None) is None and models.smoke_argv({}) is None
+    from cuenv.envs.meta import SmokeTest
+
+    assert models.smoke_argv(SmokeTest(python="print(1)")) == ["python", "-c", "print(1)"]
+    assert models.smoke_argv(SmokeTest(command=("nvcc", "-V"))) == ["nvcc", "-V"]
+    assert models.smoke_argv(None) is None and models.smoke_argv(SmokeTest()) is None
 
 
 def test_handoff_writes_the_choice_or_says_what_to_type(tmp_path: Path):

@@ -166,15 +166,14 @@ def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, s
     from dataclasses import replace
 
     from cuenv.engines import Solution
-    from cuenv.lock.model import Lock, contract_for
+    from cuenv.lock.model import Lock, LockRecipe, contract_for
 
     packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
                      for p in foreign.packages)
     solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
     digest = "sha256:" + hashlib.sha256(source.encode()).hexdigest()
-    recipe: dict[str, Any] = {"name": name, "version": None, "hash": digest, "env": {}}
     return Lock(
-        recipe=recipe, engine=engine, python=foreign.python,
+        recipe=LockRecipe(name, None, digest), engine=engine, python=foreign.python,
         channels=tuple(sorted({p.channel.rstrip("/") for p in packages if p.kind == "conda" and p.channel})),
         indexes=tuple(sorted({p.index_url.rstrip("/") for p in packages if p.kind == "pypi" and p.index_url})),
         contract=contract_for(derived.stack, [foreign.platform]), solutions=(solution,), made_on=None,
