@@ -110,7 +110,8 @@ def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> st
     the project's dependencies as a virtual project (this resolves: it reaches the project's indexes).
     Nothing is built: not the project (its [build-system] is left out, ``tool.uv.package = false``),
     not an sdist (--no-build); what only a build would tell is refused, with uv's words."""
-    from cuenv.runner import ToolError, run, stderr_tail
+    from cuenv.errors import ToolError
+    from cuenv.runner import run, stderr_tail
 
     where = Where(file)
     hint = f"Write its lock with `uv lock` in {Path(file).parent} (where its indexes are reachable), then run this again."
@@ -199,7 +200,8 @@ def _inline(value: Any) -> str:
 
 
 def _uv_export(work: Path) -> tuple[bool, str]:
-    from cuenv.runner import ToolError, run, stderr_tail
+    from cuenv.errors import ToolError
+    from cuenv.runner import run, stderr_tail
 
     try:
         from uv import find_uv_bin
