@@ -264,8 +264,9 @@ def _uv_index(path: Path) -> str | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     for entry in data.get("index") or ():
-        if isinstance(entry, dict) and entry.get("default") and isinstance(entry.get("url"), str):
-            return entry["url"]
+        default = entry.get("url") if isinstance(entry, dict) and entry.get("default") else None
+        if isinstance(default, str):
+            return default
     url = data.get("index-url") or (data.get("pip") or {}).get("index-url")
     return url if isinstance(url, str) else None
 
