@@ -200,6 +200,7 @@ def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = (
         first = problems.items[0]
         raise UsageError(f"{path} does not make a valid recipe: {first.key + ': ' if first.key else ''}{first.message}",
                          hint="Fix the file, or give the value with a flag (-n NAME, --cuda X.Y).")
+    assert data is not None  # no problem: a mapping
     return from_data(data, path=None, origin="user")
 
 
