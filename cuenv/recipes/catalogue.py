@@ -17,10 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.knowledge.stack import Stack
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
 
 _PKG: Final = Path(__file__).resolve().parents[1]  # the cuenv package
 SUFFIX: Final = ".yaml"
@@ -544,7 +547,7 @@ def _sort_key(name: str) -> tuple[tuple[int, int] | tuple[int, str], ...]:
     return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name))
 
 
-def load_catalogue(settings: Any, extra_dirs: Iterable[Path] = ()) -> Catalogue:
+def load_catalogue(settings: Settings, extra_dirs: Iterable[Path] = ()) -> Catalogue:
     """The catalogue for these settings: ``extra_dirs`` first, then ``settings.recipe_dirs``, then built-ins."""
     dirs = tuple(extra_dirs) + tuple(getattr(settings, "recipe_dirs", ()) or ())
     return Catalogue(builtin=builtin_dir(), user_dirs=tuple(dict.fromkeys(Path(d) for d in dirs)),

@@ -111,7 +111,7 @@ class ForeignLock:
 
 
 # -- checks on untrusted values -----------------------------------------------------------------
-def seq(value: Any, where: Where, what: str, *, hint: str) -> list:
+def seq(value: object, where: Where, what: str, *, hint: str) -> list[Any]:
     """An optional list: [] when absent; anything but a list is refused (never silently dropped)."""
     if value is None:
         return []
@@ -120,7 +120,7 @@ def seq(value: Any, where: Where, what: str, *, hint: str) -> list:
     return value
 
 
-def table(value: Any, where: Where, what: str, *, hint: str) -> dict:
+def table(value: object, where: Where, what: str, *, hint: str) -> dict[str, Any]:
     """An optional mapping: {} when absent; anything but a mapping is refused."""
     if value is None:
         return {}
@@ -318,23 +318,24 @@ def _one_line(message: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 # -- YAML with line numbers ---------------------------------------------------------------------
-class LineDict(dict):
+class LineDict(dict[str, Any]):
     """A YAML mapping that remembers its line and each key's line (1-based)."""
 
     line: int = 0
     key_lines: dict[str, int]
 
     def line_of(self, key: str) -> int:
-        return getattr(self, "key_lines", {}).get(key, self.line)
+        lines: dict[str, int] = getattr(self, "key_lines", {})
+        return lines.get(key, self.line)
 
 
-class LineList(list):
+class LineList(list[Any]):
     line: int = 0
     item_lines: list[int]
 
@@ -396,7 +397,8 @@ def load_toml(source: str, file: str, *, hint: str) -> dict[str, Any]:
         import tomli as tomllib
 
     try:
-        return tomllib.loads(source)
+        data: dict[str, Any] = tomllib.loads(source)
+        return data
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+)", str(exc))  # tomllib before 3.14 puts the line in the text only
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)

@@ -222,7 +222,7 @@ def _uv_export(work: Path) -> tuple[bool, str]:
     return True, done.stdout
 
 
-def _stand_in(doc: dict, entries: list[dict], roots: tuple[str, ...]) -> str:
+def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[str, ...]) -> str:
     """A minimal pyproject.toml for the lock's root package, so that uv finds a project to export."""
     import json
 
