@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from cuenv.envs.cudalayout import CudaLayout
+
+if TYPE_CHECKING:
+    from cuenv.export.payload import PrefixRecord
 
 
 def moved(path: str | Path, old: str | Path, new: str | Path) -> str:
@@ -76,7 +79,7 @@ def replace_prefix(data: bytes, *, mode: str, placeholder: str, new: str) -> byt
     return re.sub(re.escape(old_b) + rb"([^\0]*?)\0", padded, data)
 
 
-def relocate_files(prefix: Path, records: Iterable[Any]) -> None:
+def relocate_files(prefix: Path, records: Iterable[PrefixRecord]) -> None:
     """Rewrite each record's file (``path``, ``placeholder``, ``mode``) in place for ``prefix``."""
     for record in records:
         path = Path(prefix) / record.path

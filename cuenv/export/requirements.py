@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from cuenv.export import Output
+from cuenv.export import ExportSource, Output
 from cuenv.export._common import packages_of
 
 SUMMARY = "pip requirements: every wheel by URL with --hash=sha256 (pip install --require-hashes -r)"
 
 
-def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
+def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     from cuenv.engines.venv import requirements_lines
 
     packages = packages_of(source, "pypi", "requirements", "For a conda environment use --format explicit or conda-lock.")
