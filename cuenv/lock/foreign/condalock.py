@@ -41,7 +41,7 @@ HINT: Final = "Regenerate it with `conda-lock lock`, or create from its source: 
 _INSTALLED_CATEGORIES: Final = ("main", "dev")
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return isinstance(data, dict) and "package" in data and isinstance(data.get("metadata"), dict)
 
 

@@ -39,7 +39,7 @@ HINT: Final = "Regenerate it (`uv export --format pylock.toml`, `pip lock`), or 
 _SOURCE_HINT: Final = "Lock a wheel for it (`--only-binary :all:`), or install it inside the environment afterwards."
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return isinstance(data, dict) and "lock-version" in data
 
 

@@ -30,7 +30,7 @@ _LOCK_TIMEOUT: Final = 600.0  # `uv lock` resolves: metadata of every package fr
 _ROOT_SOURCES: Final = ("editable", "virtual")
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return isinstance(data, dict) and isinstance(data.get("package"), list) and "lock-version" not in data \
         and isinstance(data.get("version"), int)
 
@@ -175,13 +175,13 @@ def _virtual(pyproject: str, where: Where, hint: str) -> str:
                                        ("dependency-groups", out.get("dependency-groups", {}))) if body)
 
 
-def _key(key: Any) -> str:
+def _key(key: object) -> str:
     import json
 
     return json.dumps(str(key))
 
 
-def _inline(value: Any) -> str:
+def _inline(value: object) -> str:
     """A TOML value, inline (JSON's string escapes are TOML's)."""
     import datetime
     import json
