@@ -10,6 +10,7 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
+    from cuenv.engines.base import Progress
     from cuenv.envs.plan import CreatePlan
     from cuenv.lock.io import LockRead
     from cuenv.lock.model import Drift
@@ -77,7 +78,7 @@ class SyncDeclined(UsageError):
 
 
 def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None, engine: str | None,
-         force: bool, progress: Any = None, warn: Callable[[str], None] = lambda line: None,
+         force: bool, progress: Progress | None = None, warn: Callable[[str], None] = lambda line: None,
          confirm: Callable[[str, Drift], bool] | None = None) -> Synced:
     """Install exactly the lock's packages into environment ``name`` (created when absent); the lock's
     hardware contract is checked first, and nothing is installed when the environment already matches.
