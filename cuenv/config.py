@@ -19,7 +19,7 @@ from cuenv.errors import UsageError
 if TYPE_CHECKING:
     from cuenv.engines.mirrors import Mirrors
 
-def _bool(text: Any) -> bool:
+def _bool(text: object) -> bool:
     if isinstance(text, bool):
         return text
     low = str(text).strip().lower()
@@ -30,31 +30,31 @@ def _bool(text: Any) -> bool:
     raise ValueError(f"{text!r} is not a boolean (use true or false)")
 
 
-def _engine(text: Any) -> str:
+def _engine(text: object) -> str:
     if text not in ENGINES:
         raise ValueError(f"unknown engine {text!r} (choose one of: {', '.join(ENGINES)})")
     return str(text)
 
 
-def _framework_index(text: Any) -> str:
+def _framework_index(text: object) -> str:
     if text not in FRAMEWORK_INDEXES:
         raise ValueError(f"unknown framework index {text!r} (choose one of: {', '.join(FRAMEWORK_INDEXES)})")
     return str(text)
 
 
-def _mirror_pairs(value: Any) -> Any:
+def _mirror_pairs(value: object) -> tuple[tuple[str, str], ...]:
     from cuenv.engines.mirrors import parse_pairs
 
     return parse_pairs(value)  # checked here; the per-upstream merge happens in resolve()
 
 
-def _path(text: Any) -> Path:
+def _path(text: object) -> Path:
     if not isinstance(text, (str, os.PathLike)) or not str(text) or "\0" in str(text):
         raise ValueError(f"{text!r} is not a path")
     return Path(os.path.expanduser(str(text))).absolute()
 
 
-def _folder(text: Any) -> Path:
+def _folder(text: object) -> Path:
     """A folder cuenv writes into: it may not exist yet, but it may not be a file (``home: /etc/passwd``)."""
     path = _path(text)
     try:
@@ -69,7 +69,7 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _trusted(text: Any) -> tuple[str, ...]:
+def _trusted(text: object) -> tuple[str, ...]:
     """Variable names (NAME or PREFIX_*) the user allows shared files to set, beyond cuenv's allowlist."""
     from cuenv.trust import envvars
 
@@ -82,7 +82,7 @@ def _trusted(text: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _paths(text: Any) -> tuple[Path, ...]:
+def _paths(text: object) -> tuple[Path, ...]:
     if isinstance(text, str):
         items = [t for t in text.split(os.pathsep) if t]
     elif isinstance(text, (list, tuple)):
@@ -97,7 +97,7 @@ class Option:
     name: str
     env: str
     flag: str | None
-    parse: Callable[[Any], Any]
+    parse: Callable[[object], object]  # a value from a flag, the environment or the file -> the setting
     help: str
 
 
@@ -162,7 +162,7 @@ class Settings:
     # Mirrors are resolved on first use (issue 29): reading uv's, pip's and conda's settings costs
     # every command that downloads nothing (list, check, use) a TOML and an INI parser. A bad mirror
     # setting is reported by the first command that needs the mirrors, and by `cuenv config`.
-    mirror_inputs: tuple[Any, Any] = (None, None)
+    mirror_inputs: tuple[object, object] = (None, None)
     environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -239,7 +239,7 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str], config_file: P
                     environ=dict(environ), **values)
 
 
-def _resolve_mirrors(flag: Any, environ: Mapping[str, str], file_value: Any, path: Path, *, from_tools: bool) -> Mirrors:
+def _resolve_mirrors(flag: object, environ: Mapping[str, str], file_value: object, path: Path, *, from_tools: bool) -> Mirrors:
     """Mirrors from --mirror, CUENV_MIRRORS, the file's ``mirrors:`` and (unless turned off) the
     settings of uv, pip and conda: per upstream, the first of those that names it wins."""
     from cuenv.engines import mirrors

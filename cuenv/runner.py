@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Final, Mapping, Sequence
+from typing import IO, Callable, Final, Mapping, Sequence
 
 from cuenv.errors import ToolError
 
@@ -134,7 +134,7 @@ def stream(
     lines: queue.Queue[tuple[int, str | None]] = queue.Queue()
     kept: tuple[list[str], list[str]] = ([], [])
 
-    def pump(which: int, pipe) -> None:  # noqa: ANN001 - a text pipe
+    def pump(which: int, pipe: IO[str]) -> None:
         for text in iter(pipe.readline, ""):
             lines.put((which, text))
         lines.put((which, None))
@@ -171,7 +171,7 @@ def stream(
     return Completed(tuple(args), proc.returncode, "".join(kept[0]), "".join(kept[1]))
 
 
-def end_group(proc: subprocess.Popen) -> None:
+def end_group(proc: subprocess.Popen[str]) -> None:
     """End ``proc`` and every process it started (its own session): SIGTERM, then SIGKILL."""
     for sig, wait in ((signal.SIGTERM, _TERM_GRACE), (signal.SIGKILL, 5.0)):
         try:

@@ -76,7 +76,7 @@ def _uv_tool_add(receipt: dict[str, Any], new: Sequence[str]) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _requirement_text(req: Any) -> str | None:
+def _requirement_text(req: object) -> str | None:
     """One receipt requirement ({name, directory | url | editable | specifier | extras}) as uv reads it."""
     if isinstance(req, str):
         return req

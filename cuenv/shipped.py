@@ -14,7 +14,7 @@ import marshal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ def load(path: Path, parse: Callable[[Path], T], *, salt: str = "", depends: Seq
         with saved.open("rb") as fh:
             kept_stamp, data = marshal.load(fh)
         if kept_stamp == stamp:
-            return data  # what parse returned for this very file
+            return cast(T, data)  # what parse returned for this very file
     except (OSError, EOFError, ValueError, TypeError):  # none yet, or damaged: parse again
         pass
     data = parse(path)

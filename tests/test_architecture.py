@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,3 +198,58 @@ def test_every_suppression_carries_its_reason() -> None:
             if m and "noqa" + "-free" not in text and not re.match(r"\s*(-|--|#)?\s*\S", m["rest"] or ""):
                 bare.append(f"{path.relative_to(PACKAGE.parent)}:{number}")
     assert bare == []
+
+
+# -- types (issue 24 §6) --------------------------------------------------------------------------
+_ANN_COMMENT = re.compile(r"noqa:[^#\n]*\bANN\d")
+# What `strict = true` turns on per module (mypy --help lists them); an override that sets any of these
+# the other way, ignores errors or disables codes relaxes strict for the modules it names.
+_STRICT_FLAGS = {"disallow_any_generics": True, "disallow_subclassing_any": True, "disallow_untyped_calls": True,
+                 "disallow_untyped_defs": True, "disallow_incomplete_defs": True, "check_untyped_defs": True,
+                 "disallow_untyped_decorators": True, "warn_unused_ignores": True, "warn_return_any": True,
+                 "implicit_reexport": False, "strict_equality": True, "extra_checks": True, "ignore_errors": False}
+
+
+def _mypy_config() -> dict[str, Any]:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # a dependency on Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+
+
+def _matches(pattern: str, module: str) -> bool:
+    """mypy's per-module patterns: ``a.b`` names one module, ``a.b.*`` it and everything under it."""
+    if pattern.endswith(".*"):
+        return module == pattern[:-2] or module.startswith(pattern[:-1])
+    return module == pattern
+
+
+def test_no_type_is_written_as_a_comment() -> None:
+    """A parameter or return type goes in the annotation, where mypy checks it, not in a noqa: ANN comment."""
+    hits = [f"{path.relative_to(PACKAGE.parent)}:{number}" for path in sorted(PACKAGE.rglob("*.py"))
+            for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if _ANN_COMMENT.search(text)]
+    assert hits == []
+
+
+def test_every_package_is_core_or_an_edge() -> None:
+    """A new package joins CORE or EDGES here (and so the rules above, and mypy's strict list below)."""
+    packages = {f"cuenv.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    assert packages == set(CORE) | set(EDGES)
+
+
+def test_mypy_checks_the_core_as_strict_does() -> None:
+    """`mypy` (.ci/run) runs with ``strict = true``; only the edges may relax it, so every core module
+    (envs/ included) is held to ``mypy --strict``."""
+    config = _mypy_config()
+    assert config.get("strict") is True and config.get("files") == ["cuenv"]
+    overrides = config.get("overrides", [])
+    assert isinstance(overrides, list)
+    relaxed = [pattern for o in overrides
+               if o.get("disable_error_code") or any(k in o and o[k] != v for k, v in _STRICT_FLAGS.items())
+               for pattern in ([o["module"]] if isinstance(o["module"], str) else o["module"])]
+    assert sorted(relaxed) == sorted(f"{edge}.*" for edge in EDGES)
+    lenient = sorted(m for m in _modules() if any(_matches(p, m) for p in relaxed) and not _in(m, EDGES))
+    assert lenient == []

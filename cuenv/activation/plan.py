@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Iterable, Mapping, Sequence
+from typing import Callable, Final, Iterable, Mapping, Sequence
 
 from cuenv.activation.target import ActivationTarget
 from cuenv.errors import UsageError
@@ -188,7 +188,7 @@ def _under(entry: str, tree: str) -> bool:
     return entry == tree or entry.startswith(tree + "/")
 
 
-def dropper(plan: Plan, old: Mapping[str, str]):  # noqa: ANN201 - Callable[[str], bool]
+def dropper(plan: Plan, old: Mapping[str, str]) -> Callable[[str], bool]:
     """A predicate: does this PATH entry belong to another CUDA (given the old environment)?"""
     trees = [r.value for r in plan.strip if r.kind == "tree"]
     prefixes = tuple(r.value for r in plan.strip if r.kind == "prefix")

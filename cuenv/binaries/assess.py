@@ -41,7 +41,7 @@ class Library:
     runs: tuple[Run, ...] = ()  # one per distinct compute capability of the machine
     problems: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"path": self.path, "owner": self.owner, "sass": list(self.sass), "ptx": list(self.ptx),
                 "ptx_isa": self.ptx_isa, "modules": self.modules, "problems": list(self.problems),
                 "runs": [asdict(r) for r in self.runs]}
@@ -55,7 +55,7 @@ class Assessment:
     scanned: int  # binary-looking files looked at
     cached: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"target": self.target, "scanned": self.scanned, "cached": self.cached,
                 "libraries": [lib.to_json() for lib in self.libraries]}
 

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from cuenv.binaries import elf, fatbin
 from cuenv.binaries.fatbin import Entry, Fatbin
@@ -132,7 +132,7 @@ class Cache:
 
     def __init__(self, folder: Path | None) -> None:
         self.file = folder / CACHE_FILE if folder is not None else None
-        self.rows: dict[str, dict] = {}
+        self.rows: dict[str, dict[str, Any]] = {}  # parsed JSON, checked as it is read
         self.dirty = False
         if self.file is not None:
             try:
@@ -142,7 +142,7 @@ class Cache:
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 self.rows = {}  # a missing or damaged cache is only a slower scan
 
-    def row(self, key: str, st: os.stat_result) -> dict | None:
+    def row(self, key: str, st: os.stat_result) -> dict[str, Any] | None:
         """The stored row for ``key`` while the file keeps its size and mtime; None otherwise."""
         row = self.rows.get(key)
         if not isinstance(row, dict) or row.get("size") != st.st_size or row.get("mtime") != st.st_mtime_ns:
@@ -184,7 +184,7 @@ class Cache:
             pass  # a read-only cache folder: the next scan is cold, nothing is wrong
 
 
-def _to_json(report: FileReport) -> dict:
+def _to_json(report: FileReport) -> dict[str, object]:
     return {
         "size": report.size,
         "problems": list(report.problems),
@@ -193,7 +193,7 @@ def _to_json(report: FileReport) -> dict:
     }
 
 
-def _from_json(doc: dict) -> FileReport:
+def _from_json(doc: dict[str, Any]) -> FileReport:
     fatbins = tuple(Fatbin(int(off), tuple(Entry(str(k), int(a), str(v), bool(c), p, int(s), bool(x))
                                            for k, a, v, c, p, s, x in entries))
                     for off, entries in doc["fatbins"])

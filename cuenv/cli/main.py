@@ -9,10 +9,13 @@ import argparse
 import os
 import sys
 from importlib import import_module
-from typing import Any, Final, Mapping, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Final, Mapping, NoReturn, Sequence
 
 from cuenv import __version__
 from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
 
 # name -> (module under cuenv.commands, one-line help). Order is the order of --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -61,10 +64,10 @@ class Context:
     def __init__(self, args: argparse.Namespace, environ: Mapping[str, str]) -> None:
         self.args = args
         self.environ = environ
-        self._settings: Any = None
+        self._settings: Settings | None = None
 
     @property
-    def settings(self):  # noqa: ANN201 - cuenv.config.Settings, imported lazily
+    def settings(self) -> Settings:  # cuenv.config is imported on first use
         if self._settings is None:
             from cuenv import config
 

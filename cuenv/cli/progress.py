@@ -10,9 +10,13 @@ also every line the engine's tool prints. NO_COLOR and FORCE_COLOR are honoured 
 from __future__ import annotations
 
 import sys
-from typing import Any, Mapping, TextIO
+from typing import TYPE_CHECKING, Any, Mapping, TextIO
 
 from cuenv.engines.progress import Transfers, clock, human_bytes, summary
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 _SHOWN_ACTIVE = 4  # downloads listed at once; more are counted
 
@@ -61,7 +65,7 @@ class Progress:
             self._live = None
 
     # -- drawing -----------------------------------------------------------------------------------
-    def _console(self):  # noqa: ANN202 - rich.console.Console
+    def _console(self) -> Console:
         from rich.console import Console
 
         environ = dict(self.environ) if self.environ is not None else None
@@ -85,7 +89,7 @@ class Progress:
             self.stream.write(text + "\n")
             self.stream.flush()
 
-    def _panel(self):  # noqa: ANN202 - a rich renderable
+    def _panel(self) -> Table:
         from rich.table import Table
         from rich.text import Text
 

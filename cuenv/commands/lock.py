@@ -20,6 +20,7 @@ from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.lock.model import Drift
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -157,7 +158,7 @@ def _check(ctx: Context) -> Result:
     return Result(data=data, text="\n".join(lines), exit_code=1)
 
 
-def drift_fixes(drift, *, name: str, lock_path: str) -> list[str]:  # noqa: ANN001 - cuenv.lock.model.Drift
+def drift_fixes(drift: Drift, *, name: str, lock_path: str) -> list[str]:
     """Two fixes, each clearing the drift when run as written: the environment back to the lock, or the lock
     to the environment as it is now (a package installed from a local path or editable is named: no lock can pin it)."""
     local = [p.name for p in drift.added if p.url.startswith("file:")]
@@ -176,7 +177,7 @@ def _sync(ctx: Context) -> Result:
     a = ctx.args
     progress = for_command(ctx)
 
-    def confirm(name: str, drift) -> bool:  # noqa: ANN001 - cuenv.lock.model.Drift
+    def confirm(name: str, drift: Drift) -> bool:
         """Name what the sync would remove or change; ask on a terminal, refuse elsewhere unless -y."""
         lines = [f"- {p.name} {p.version} (installed, not in {a.file}: removed)" for p in drift.added]
         lines += [f"~ {old.name} {new.version} -> {old.version} (as locked)" for old, new in drift.changed]

@@ -54,8 +54,8 @@ def ok(checks: list[Check]) -> bool:
     return all(c.status != "error" for c in checks)
 
 
-def to_json(facts: Facts, checks: list[Check]) -> dict:
-    data = {"ok": ok(checks), "origin": facts.origin, "checks": [c.to_json() for c in checks]}
+def to_json(facts: Facts, checks: list[Check]) -> dict[str, object]:
+    data: dict[str, object] = {"ok": ok(checks), "origin": facts.origin, "checks": [c.to_json() for c in checks]}
     if facts.env is not None:
         data["environment"] = facts.env.name
     if facts.origin != "this machine":

@@ -8,10 +8,14 @@ docs/reference/findings-doctor.md (doctor's own) and docs/reference/findings.md 
 from __future__ import annotations
 
 import re
-from typing import Callable, Final, Sequence
+from typing import TYPE_CHECKING, Callable, Final, Sequence
 
-from cuenv.doctor.model import Check, Facts, FrameworkProbe, Resolution, make_check
+from cuenv.doctor.model import Check, DriverFacts, Facts, FrameworkProbe, LibraryFacts, Resolution, make_check
 from cuenv.knowledge.stack import Finding, Stack
+from cuenv.machine.model import Gpu
+
+if TYPE_CHECKING:
+    from cuenv.knowledge.gpus import ArchFeatures
 
 GIB: Final = 2**30
 LOW_DISK: Final = 10 * GIB  # one CUDA environment with cuDNN and a framework is 5-8 GB
@@ -99,7 +103,7 @@ def driver(f: Facts) -> Check | None:
     return make_check("driver", detail, found)
 
 
-def _library_mismatch(d) -> Finding | None:  # noqa: ANN001 - DriverFacts | None
+def _library_mismatch(d: DriverFacts | None) -> Finding | None:
     if d is None:
         return None
     fix = ("Reboot, or stop every GPU process and reload the module: `sudo rmmod nvidia_drm nvidia_modeset nvidia_uvm "
@@ -195,7 +199,7 @@ def _route_fix(f: Facts) -> str:
     return f"`cuenv use {env.name}` (or `cuenv run {env.name} -- CMD`) strips the others"
 
 
-def _primary_cudart(lib, nvcc_version: str | None) -> Resolution | None:  # noqa: ANN001 - LibraryFacts
+def _primary_cudart(lib: LibraryFacts, nvcc_version: str | None) -> Resolution | None:
     cudart_required = [r for r in lib.required if "cudart" in r.soname]
     if cudart_required:
         return cudart_required[0] if cudart_required[0].path else None
@@ -527,14 +531,14 @@ def framework(f: Facts) -> Check | None:
     return make_check("framework", detail, found)
 
 
-def _cpu_only(label: str, name: str, gpus: tuple) -> Finding:
+def _cpu_only(label: str, name: str, gpus: tuple[Gpu, ...]) -> Finding:
     return Finding("cpu-only-build", "error",
                    f"{label} is a CPU-only build: it cannot use the {len(gpus)} GPU(s) of this machine"
                    " (on Windows and macOS the plain PyPI torch wheel is CPU-only).",
                    f"Install a CUDA build: `cuenv suggest {name}` names the one for this driver and GPU.")
 
 
-def _unavailable(p: FrameworkProbe, stack: Stack, f: Facts, gpus: tuple) -> Finding:
+def _unavailable(p: FrameworkProbe, stack: Stack, f: Facts, gpus: tuple[Gpu, ...]) -> Finding:
     """The framework says CUDA is not usable and no other finding explains why: never "all passed"."""
     if stack.cuda is None:
         return Finding("cpu-only-build", "error", f"{stack.label} is a CPU-only build: CUDA is never available to it.",
@@ -605,7 +609,7 @@ def machine(f: Facts) -> Check | None:
     return make_check("machine", detail, found)
 
 
-def _features(cc: str | None):  # noqa: ANN202 - cuenv.knowledge.gpus.ArchFeatures | None
+def _features(cc: str | None) -> ArchFeatures | None:
     if not cc:
         return None
     from cuenv.knowledge import gpus

@@ -37,8 +37,11 @@ from cuenv.errors import CuenvError, NotFound, ToolError, UsageError
 from cuenv.trust import limits
 
 if TYPE_CHECKING:
+    from cuenv.binaries.scan import ScanReport
     from cuenv.config import Settings
     from cuenv.envs.store import EnvRecord
+    from cuenv.machine.model import Machine
+    from cuenv.runner import Completed
 
 TOOL_TIMEOUT: Final = 15.0
 _RELEASE: Final = re.compile(r"release\s+(\d+\.\d+)")
@@ -66,7 +69,7 @@ class Host:
         path = os.pathsep.join([self.environ.get("PATH", ""), *extra])
         return shutil.which(name, path=path)
 
-    def run(self, argv: Sequence[str | Path], timeout: float = TOOL_TIMEOUT):  # noqa: ANN201 - runner.Completed | None
+    def run(self, argv: Sequence[str | Path], timeout: float = TOOL_TIMEOUT) -> Completed | None:
         from cuenv import runner
 
         try:
@@ -201,7 +204,7 @@ def tool_version(host: Host, exe: Path) -> str | None:
 # --------------------------------------------------------------------------- sections
 
 
-def driver_facts(host: Host, machine) -> DriverFacts:  # noqa: ANN001 - cuenv.machine.model.Machine
+def driver_facts(host: Host, machine: Machine) -> DriverFacts:
     from cuenv.machine.nvsmi import parse_proc_version
 
     module = module_source = None
@@ -524,7 +527,7 @@ def examine(settings: Settings, environ: Mapping[str, str], *, name: str | None 
                   frameworks=frameworks, framework_timeout=framework_timeout, cache_dir=settings.cache_dir)
 
 
-def _kernels(record, cache_dir: Path | None):  # noqa: ANN001, ANN202 - EnvRecord | None -> ScanReport | None
+def _kernels(record: EnvRecord | None, cache_dir: Path | None) -> ScanReport | None:
     if record is None or not Path(record.prefix).is_dir():
         return None
     from cuenv.binaries.scan import scan

@@ -9,11 +9,15 @@ Checks skip what was not observed and say so in ``Facts.missing``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
 from cuenv.knowledge.stack import Finding, Stack
 from cuenv.machine.model import Machine
+
+if TYPE_CHECKING:
+    from cuenv.machine.toolkits import SystemToolkit
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,7 @@ class Check:
     detail: tuple[str, ...] = ()  # what was seen, one line each
     findings: tuple[Finding, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "status": self.status, "detail": list(self.detail),
                 "findings": [f.to_json() for f in self.findings]}
 
@@ -79,7 +83,7 @@ class CudaTool:
 
 @dataclass(frozen=True)
 class ToolkitFacts:
-    toolkits: tuple = ()  # cuenv.machine.toolkits.SystemToolkit
+    toolkits: tuple[SystemToolkit, ...] = ()
     nvcc: CudaTool | None = None  # the nvcc PATH finds first; None: no nvcc on PATH
     on_path: tuple[CudaTool, ...] = ()  # the nvcc/ptxas that run by name, in PATH order (one per folder)
     cuda_vars: tuple[tuple[str, str, str | None], ...] = ()  # (CUDA_HOME, value, its CUDA release)
@@ -190,5 +194,5 @@ class Facts:
     errors: tuple[ErrorHit, ...] = ()
     missing: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)

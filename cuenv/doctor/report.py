@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from cuenv.doctor import signatures
 from cuenv.doctor.model import (
@@ -28,6 +28,7 @@ from cuenv.knowledge import packages
 from cuenv.machine.model import Driver, Gpu, Machine
 
 if TYPE_CHECKING:
+    from cuenv.knowledge.stack import Stack
     from cuenv.machine.nvsmi import SmiReport
 
 _QUOTE: Final = re.compile(r"^\s*(?:>\s?)+")  # markdown quotes around pasted output
@@ -191,7 +192,10 @@ def _collect_env_gpus(lines: list[str]) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-def _packages(lines: list[str]) -> dict[str, tuple[str, str | None]]:
+_Packages = dict[str, tuple[str, str | None]]  # pip's name -> (version, ...) as the report lists them
+
+
+def _packages(lines: list[str]) -> _Packages:
     found: dict[str, tuple[str, str | None]] = {}
     for line in lines:
         m = _PKG.match(line)
@@ -217,7 +221,7 @@ def _mm_digits(cuda: str) -> str:
     return "".join(cuda.split(".")[:2])
 
 
-def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
+def _spec_stack(spec: str) -> Stack | None:
     from cuenv.knowledge.specs import parse_spec
 
     try:
@@ -226,7 +230,7 @@ def _spec_stack(spec: str):  # noqa: ANN202 - Stack | None
         return None
 
 
-def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
+def _torch(text: str, lines: list[str], pkgs: _Packages) -> FrameworkProbe | None:
     version = _field(text, "PyTorch version")
     built = _field(text, "CUDA used to build PyTorch")
     # torch.version.cuda is None in a CPU-only build: collect_env prints "None" (older: "Could not collect")
@@ -271,7 +275,7 @@ def _torch(text: str, lines: list[str], pkgs: dict) -> FrameworkProbe | None:
     return probe
 
 
-def _jax(pkgs: dict) -> FrameworkProbe | None:
+def _jax(pkgs: _Packages) -> FrameworkProbe | None:
     """jaxlib from pip list / freeze: a +cudaNN local tag (JAX's own index) or a CUDA plugin beside it."""
     if "jaxlib" not in pkgs:
         return None
@@ -282,8 +286,8 @@ def _jax(pkgs: dict) -> FrameworkProbe | None:
     return FrameworkProbe(name="jax", version=version, cuda=stack.cuda if stack else None, stack=stack)
 
 
-def _other_frameworks(pkgs: dict) -> list[FrameworkProbe]:
-    found: list[Any] = [p for p in (_jax(pkgs),) if p]
+def _other_frameworks(pkgs: _Packages) -> list[FrameworkProbe]:
+    found: list[FrameworkProbe] = [p for p in (_jax(pkgs),) if p]
     for name, dist in [*(("paddle", d) for d in packages.FRAMEWORKS["paddle"]), ("tensorflow", "tensorflow")]:
         if dist in pkgs and not any(p.name == name for p in found):
             version = pkgs[dist][0]

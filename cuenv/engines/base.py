@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final, Iterable, Mapping
 
 from cuenv.activation.target import CudaLayout
 from cuenv.engines.names import CONDA_FAMILY
@@ -19,6 +19,7 @@ from cuenv.errors import ToolError, UsageError
 
 if TYPE_CHECKING:
     from cuenv.engines.mirrors import Mirrors
+    from cuenv.machine.model import Machine
 
 KINDS: Final = ("conda", "pypi")
 SOLUTION_VERSION: Final = 1
@@ -118,15 +119,10 @@ class Target:
     arch: str = "x86_64"
 
     @classmethod
-    def from_machine(cls, machine: Any) -> Target:
-        """From a cuenv.machine.model.Machine (detected, or built from --target-* flags)."""
-        driver = getattr(machine, "driver", None)
-        return cls(
-            cuda=getattr(driver, "max_cuda", None) if driver else None,
-            glibc=getattr(machine, "glibc", None),
-            os=getattr(machine, "os", "linux"),
-            arch=getattr(machine, "arch", "x86_64"),
-        )
+    def from_machine(cls, machine: Machine) -> Target:
+        """From a machine detected, or built from --target-* flags."""
+        driver = machine.driver
+        return cls(cuda=driver.max_cuda if driver else None, glibc=machine.glibc, os=machine.os, arch=machine.arch)
 
 
 @dataclass(frozen=True)
@@ -317,10 +313,11 @@ def emit(progress: Progress | None, event: str, detail: str, *, nbytes: int | No
         progress(event, detail, nbytes=nbytes)
 
 
-def total_size(packages) -> int | None:  # noqa: ANN001 - an iterable of Package
+def total_size(packages: Iterable[Package]) -> int | None:
     """The bytes of all ``packages`` when every size is known, else None."""
     sizes = [p.size for p in packages]
-    return sum(sizes) if sizes and all(isinstance(n, int) for n in sizes) else None
+    known = [n for n in sizes if n is not None]
+    return sum(known) if sizes and len(known) == len(sizes) else None
 
 
 def check_solution_engine(engine: Engine, solution: Solution) -> None:

@@ -163,15 +163,15 @@ def _url(text: str, *, what: str) -> str:
     return _strip(text.strip())
 
 
-def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+def parse_pairs(value: object) -> tuple[tuple[str, str], ...]:
     """``{upstream: mirror}`` (config file), or ``UPSTREAM=MIRROR`` items (flags, CUENV_MIRRORS:
     separated by spaces, commas or new lines) -> (canonical upstream, mirror) pairs. Raises ValueError."""
     items: list[tuple[str, str]] = []
     if isinstance(value, Mapping):
-        raw: Iterable[tuple[Any, Any]] = value.items()
+        raw: Iterable[tuple[object, object]] = value.items()
     else:
         if isinstance(value, str):
-            parts: Sequence[Any] = [p for p in re.split(r"[\s,]+", value) if p]
+            parts: Sequence[object] = [p for p in re.split(r"[\s,]+", value) if p]
         elif isinstance(value, (list, tuple)):
             parts = value
         else:
@@ -180,8 +180,8 @@ def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
         for part in parts:
             if not isinstance(part, str) or "=" not in part:
                 raise ValueError(f"{part!r} is not UPSTREAM=MIRROR")
-            key, _, mirror = part.partition("=")
-            raw.append((key, mirror))
+            upstream, _, url = part.partition("=")
+            raw.append((upstream, url))
     for key, mirror in raw:
         if not isinstance(key, str) or not isinstance(mirror, str):
             raise ValueError(f"{key!r}: {mirror!r} is not an upstream and a mirror URL")  # noqa: TRY004 - as above
@@ -261,8 +261,9 @@ def _uv_index(path: Path) -> str | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     for entry in data.get("index") or ():
-        if isinstance(entry, dict) and entry.get("default") and isinstance(entry.get("url"), str):
-            return entry["url"]
+        default = entry.get("url") if isinstance(entry, dict) and entry.get("default") else None
+        if isinstance(default, str):
+            return default
     url = data.get("index-url") or (data.get("pip") or {}).get("index-url")
     return url if isinstance(url, str) else None
 
@@ -320,7 +321,7 @@ def discover(environ: Mapping[str, str]) -> list[tuple[str, list[tuple[str, str]
     return layers
 
 
-def resolve(*, flag: Any = None, env_value: str | None = None, file_value: Any = None, config_file: Path | None = None,
+def resolve(*, flag: object = None, env_value: str | None = None, file_value: object = None, config_file: Path | None = None,
             environ: Mapping[str, str] | None = None, from_tools: bool = True) -> Mirrors:
     """Every layer, strongest first: ``--mirror`` flags, CUENV_MIRRORS, the config file, then the
     tools' own settings (when ``from_tools``). A bad value is a UsageError naming where it came from."""

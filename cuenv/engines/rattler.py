@@ -15,7 +15,7 @@ import importlib.util
 import platform as _platform
 import re
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Coroutine, Final, TypeVar
 
 from cuenv.activation.target import CudaLayout
 from cuenv.engines import fetch, piplayer
@@ -47,6 +47,9 @@ from cuenv.engines.condaprefix import (
 )
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
+
+if TYPE_CHECKING:
+    from rattler import RepoDataRecord
 
 _NOT_FOUND: Final = re.compile(r"No candidates were found for (.+?)\.?\s*$", re.M)
 _MISSING_IN_TREE: Final = re.compile(r"[─ ]([A-Za-z0-9_.\-]+) [^\n]*? does not exist \(perhaps a missing channel\)")
@@ -105,7 +108,10 @@ def explain_solver_error(message: str, *, target: Target, channels: tuple[str, .
     return Unsatisfiable(body, hint=hint)
 
 
-def _run(coro: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _run(coro: Coroutine[Any, Any, _T]) -> _T:
     """Run a rattler coroutine; a Rust panic (a BaseException) becomes a ToolError."""
     try:
         return asyncio.run(coro)
@@ -212,7 +218,7 @@ class RattlerEngine(Engine):
         return read_conda_meta(prefix) + piplayer.installed(prefix)
 
 
-def _package(record: Any) -> Package:
+def _package(record: RepoDataRecord) -> Package:
     return package_from_record(
         {
             "name": record.name.normalized,

@@ -490,8 +490,9 @@ class VenvEngine(Engine):
         for item in found:
             parts = item.get("version_parts", {})
             if item.get("implementation") == "cpython" and f"{parts.get('major')}.{parts.get('minor')}" == version:
-                if item.get("path") and os.access(item["path"], os.X_OK):
-                    return item["path"]
+                path = item.get("path")
+                if isinstance(path, str) and path and os.access(path, os.X_OK):
+                    return path
         have = sorted({".".join(i["version"].split(".")[:2]) for i in found if i.get("version")} | {here})
         raise UsageError(
             f"Python {version} is not installed here (found: {', '.join(have)}).",

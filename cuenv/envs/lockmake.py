@@ -12,11 +12,13 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.engines import Solution
+    from cuenv.engines import Request, Solution
+    from cuenv.envs.create import RouteInfo
     from cuenv.envs.meta import EnvMeta
     from cuenv.knowledge.stack import Finding
     from cuenv.lock.model import Lock
     from cuenv.machine.model import Machine
+    from cuenv.recipes.catalogue import Recipe
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,11 +86,11 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
                            request=request, machine=None, platforms=platforms, route=info)
 
 
-def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: Any, version: str | None,
-                    engine_name: str, request: Any, machine: Machine | None, platforms: Sequence[str],
-                    route: Any = None) -> list[Solution]:
-    """One solution per platform; each must be one the recipe declares. ``route``
-    (cuenv.envs.create.RouteInfo) is the framework's index route, with its fallback (issue 19)."""
+def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: Recipe, version: str | None,
+                    engine_name: str, request: Request, machine: Machine | None, platforms: Sequence[str],
+                    route: RouteInfo | None = None) -> list[Solution]:
+    """One solution per platform; each must be one the recipe declares. ``route`` is the framework's
+    index route, with its fallback (issue 19)."""
     from cuenv.engines import Target, get_engine
     from cuenv.envs.create import solve_routed
     from cuenv.lock.model import os_of
@@ -119,6 +121,7 @@ def lock_recipe(settings: Settings, environ: Mapping[str, str], *, ref: str, eng
     machine = target or here
     plan = plan_create(settings, environ, ref=ref, name=None, engine=engine, python=python, new_env=False,
                        machine=machine, force=force)
+    assert plan.recipe is not None and plan.request is not None  # a recipe's plan always has both
     solutions = solve_platforms(settings, environ, recipe=plan.recipe, version=plan.version, engine_name=plan.engine,
                                 request=plan.request, machine=machine,
                                 platforms=list(dict.fromkeys(platforms)) or [host_platform()],

@@ -10,9 +10,10 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
+    from cuenv.engines.base import Progress
     from cuenv.envs.plan import Built, CreatePlan
     from cuenv.lock.io import LockRead
-    from cuenv.lock.model import Drift
+    from cuenv.lock.model import Drift, Lock
 
 
 def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None,
@@ -78,7 +79,7 @@ class SyncDeclined(UsageError):
 
 
 def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None, engine: str | None,
-         force: bool, progress: Any = None, warn: Callable[[str], None] = lambda line: None,
+         force: bool, progress: Progress | None = None, warn: Callable[[str], None] = lambda line: None,
          confirm: Callable[[str, Drift], bool] | None = None) -> Synced:
     """Install exactly the lock's packages into environment ``name`` (created when absent); the lock's
     hardware contract is checked first, and nothing is installed when the environment already matches.
@@ -114,7 +115,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     return Synced(plan, built, changed=True, updated=update)
 
 
-def catalogue_extras(settings, lock) -> dict[str, Any]:
+def catalogue_extras(settings: Settings, lock: Lock) -> dict[str, Any]:
     """CreatePlan's smoke_test and requested specs from the lock's recipe, when this catalogue has that exact recipe
     (same content hash); a lock made from a recipe the reader lacks installs all the same."""
     from cuenv.recipes.catalogue import load_catalogue

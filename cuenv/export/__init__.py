@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Mapping, Protocol, cast
 
 from cuenv.errors import UsageError
+
+if TYPE_CHECKING:
+    from cuenv.engines import Solution
+    from cuenv.engines.mirrors import Mirrors
+    from cuenv.envs.store import EnvRecord
 
 # format name -> module under cuenv.export
 FORMATS: Final = {
@@ -30,10 +36,10 @@ FORMATS: Final = {
 class ExportSource:
     """What every format starts from: the environment record and the exact solution it was built from."""
 
-    record: Any  # cuenv.envs.store.EnvRecord
-    solution: Any  # cuenv.engines.Solution
-    home: Any  # CUENV_HOME (Path), for activation paths
-    mirrors: Any = None  # cuenv.engines.mirrors.Mirrors: install lists fetch through them (issue 19)
+    record: EnvRecord
+    solution: Solution
+    home: Path  # CUENV_HOME, for activation paths
+    mirrors: Mirrors | None = None  # install lists fetch through them (issue 19)
     without_credentials: tuple[str, ...] = ()  # mirrors whose user and token an export leaves out (issue 31)
 
     def credentials_note(self) -> str:
@@ -59,7 +65,13 @@ class Output:
     note: str = field(default="")  # may name OUTPUT_DIR
 
 
-def format_module(name: str):
+class Format(Protocol):
+    """A format module, as the commands call it (it also holds ``SUMMARY``)."""
+
+    def export(self, source: ExportSource, options: Mapping[str, Any], /) -> list[Output]: ...
+
+
+def format_module(name: str) -> Format:
     if name not in FORMATS:
         raise UsageError(f"Unknown export format {name!r}.", hint="Formats: " + ", ".join(FORMATS) + ".")
-    return import_module(f"cuenv.export.{FORMATS[name]}")
+    return cast(Format, import_module(f"cuenv.export.{FORMATS[name]}"))  # tests/export/test_formats.py

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Iterable
 
 from cuenv.errors import UsageError
 
+if TYPE_CHECKING:
+    from cuenv.engines.base import Package
+    from cuenv.export import ExportSource
 
-def packages_of(source: Any, kind: str, fmt: str, hint: str) -> tuple[Any, ...]:
+
+def packages_of(source: ExportSource, kind: str, fmt: str, hint: str) -> tuple[Package, ...]:
     """The environment's locked packages of ``kind`` (conda | pypi); refuses an environment of the other kind."""
     found = tuple(p for p in source.solution.packages if p.kind == kind)
     others = [p.name for p in source.solution.packages if p.kind != kind]
@@ -18,6 +22,6 @@ def packages_of(source: Any, kind: str, fmt: str, hint: str) -> tuple[Any, ...]:
     return found
 
 
-def channels_of(packages: Any) -> list[str]:
+def channels_of(packages: Iterable[Package]) -> list[str]:
     """Channel URLs in first-use order of the sorted package list: deterministic."""
     return list(dict.fromkeys(p.channel.rstrip("/") for p in packages if p.channel))

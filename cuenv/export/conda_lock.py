@@ -16,11 +16,11 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-from cuenv.export import Output
+from cuenv.export import ExportSource, Output
 from cuenv.export._common import channels_of, packages_of
 
 
-def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
+def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     import yaml
 
     from cuenv.errors import UsageError

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from cuenv.engines.mirrors import PYPI_SIMPLE
-from cuenv.export import Output
+from cuenv.export import ExportSource, Output
 from cuenv.export._common import channels_of
 
 
-def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
+def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     import yaml
 
     solution = source.solution

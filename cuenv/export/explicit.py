@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from cuenv.export import Output
+from cuenv.export import ExportSource, Output
 from cuenv.export._common import packages_of
 
 
-def export(source: Any, options: Mapping[str, Any]) -> list[Output]:
+def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     from cuenv.engines.conda import explicit_file
 
     packages_of(source, "conda", "explicit", "For a venv environment use --format requirements.")

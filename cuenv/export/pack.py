@@ -29,13 +29,20 @@ import tarfile
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Mapping
+from typing import IO, TYPE_CHECKING, Any, Final, Iterable, Mapping
 
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
 
 if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.engines.base import Package, Progress, Solution
     from cuenv.envs.meta import EnvMeta, UnpackedFrom
+    from cuenv.envs.store import EnvRecord
+    from cuenv.export.payload import Proof
+    from cuenv.knowledge.stack import Finding
+    from cuenv.machine.model import Machine
+    from cuenv.trust.archives import Member, Slice
 
 FORMAT: Final = 1
 MANIFEST: Final = "cuenv-pack.json"
@@ -75,7 +82,7 @@ def _conda_pack(prefix: Path, dest: Path) -> list[str]:
     return [n for n in names if not (prefix / n).exists() and not (prefix / n).is_symlink()]
 
 
-def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str, Any]:
+def pack(record: EnvRecord, out: Path, *, cache_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     """Write ``out`` (atomically: a half-written archive never has the final name); returns the manifest."""
     from cuenv import __version__
     from cuenv.engines import Solution
@@ -124,7 +131,7 @@ def pack(record: Any, out: Path, *, cache_dir: Path, progress=None) -> dict[str,
 
 
 # -- unpack ------------------------------------------------------------------------------------
-def _outer(archive: Path) -> tuple[Any, dict[str, Any]]:
+def _outer(archive: Path) -> tuple[IO[bytes], dict[str, Member]]:
     """The archive opened (a regular file, else refused without blocking) and its members by name,
     each checked by cuenv's extractor: plain files only, plain names, within the limits."""
     from cuenv.trust import archives
@@ -145,12 +152,12 @@ def _outer(archive: Path) -> tuple[Any, dict[str, Any]]:
     return fh, {m.name: m for m in listing}
 
 
-def _rewound(fh: Any) -> Any:
+def _rewound(fh: IO[bytes]) -> IO[bytes]:
     fh.seek(0)
     return fh
 
 
-def _member_stream(fh: Any, member: Any) -> Any:
+def _member_stream(fh: IO[bytes], member: Member) -> Slice:
     from cuenv.trust.archives import Slice
 
     return Slice(fh, member.offset, member.size)
@@ -176,7 +183,7 @@ def read_manifest(archive: Path) -> dict[str, Any]:
     return data
 
 
-def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
+def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Solution:
     """The archive's lock (a Solution), each package's fields checked as a lockfile's are."""
     from cuenv.engines import Solution
     from cuenv.lock.model import package_fields_problem
@@ -200,7 +207,7 @@ def read_lock(archive: Path, manifest: Mapping[str, Any]) -> Any:
     return solution
 
 
-def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) -> None:
+def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Iterable[str]) -> None:
     """The environment's recorded metadata: variables on the allowlist, every recorded path inside its prefix."""
     from cuenv.envs.meta import MetaDamaged, layout_from_json
     from cuenv.trust import Untrusted, envvars
@@ -223,7 +230,7 @@ def _check_meta(archive: Path, manifest: Mapping[str, Any], trusted_env: Any) ->
                             hint=NotAPack.HINT)
 
 
-def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
+def _at_hand(pkg: Package, cache_dir: Path) -> dict[str, str] | None:
     """The package's own file hashes, when the package itself is here (a file:// URL, or cuenv's archive
     cache) with the lock's hash; None otherwise. Nothing is downloaded: unpack works offline."""
     from cuenv.engines.fetch import check, local_path
@@ -240,9 +247,9 @@ def _at_hand(pkg: Any, cache_dir: Path) -> dict[str, str] | None:
         return None
 
 
-def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Any, prefix: Path, *, cache_dir: Path) -> Any:
+def _unpack_conda(archive: Path, manifest: Mapping[str, Any], solution: Solution, prefix: Path, *, cache_dir: Path) -> Proof:
     """Extract, prove every file against the lock, relocate with cuenv's own code; nothing from the archive runs.
-    Returns the proof (cuenv.export.payload.Proof): which packages were held to the package itself."""
+    Returns the proof: which packages were held to the package itself."""
     from cuenv.export import payload, relocate
     from cuenv.trust import archives
 
@@ -305,7 +312,8 @@ def _archived_meta(archive: Path, manifest: Mapping[str, Any]) -> EnvMeta:
         raise NotAPack(archive, f"its metadata is damaged ({exc.detail})") from None
 
 
-def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str], progress) -> None:
+def _unpack_venv(archive: Path, solution: Solution, prefix: Path, *, cache_dir: Path, environ: Mapping[str, str],
+                 progress: Progress | None) -> None:
     from cuenv.engines import get_engine
     from cuenv.trust import paths
 
@@ -326,8 +334,8 @@ def _unpack_venv(archive: Path, solution: Any, prefix: Path, *, cache_dir: Path,
         engine.install(prefix, replace(solution, packages=tuple(local)), cache_dir=cache_dir, progress=progress)
 
 
-def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[str, str], machine: Any,
-           force: bool, progress=None) -> tuple[Any, list[Any]]:
+def unpack(archive: Path, *, name: str | None, settings: Settings, environ: Mapping[str, str], machine: Machine,
+           force: bool, progress: Progress | None = None) -> tuple[EnvRecord, list[Finding]]:
     """Validate, then rebuild the environment under this CUENV_HOME. Returns (record, findings)."""
     from cuenv.envs import cudatools, folder
     from cuenv.envs.create import blocking, prepare_prefix, render_activation

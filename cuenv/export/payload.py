@@ -27,10 +27,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Final, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.trust import Untrusted, limits
+
+if TYPE_CHECKING:
+    from cuenv.engines.base import Package
 
 HINT: Final = "The archive was altered or damaged; pack the environment again on the machine that has it."
 _ENTRY_POINT: Final = re.compile(
@@ -64,7 +67,7 @@ class Proof:
     proven_paths: frozenset[str] = frozenset()  # the files of the packages held to the package itself
 
 
-PackageFiles = Callable[[Any], "Mapping[str, str] | None"]  # a locked package -> its path -> sha256, or None
+PackageFiles = Callable[["Package"], "Mapping[str, str] | None"]  # a locked package -> its path -> sha256, or None
 
 
 def package_files(archive: Path) -> dict[str, str]:
@@ -88,7 +91,7 @@ def _in_package(rel: str, files: Mapping[str, str]) -> str | None:
     return None
 
 
-def _held_to_package(file: str, record: Mapping[str, Any], pkg: Any, files: Mapping[str, str]) -> None:
+def _held_to_package(file: str, record: Mapping[str, Any], pkg: Package, files: Mapping[str, str]) -> None:
     for entry in (record.get("paths_data") or {}).get("paths") or ():
         if not isinstance(entry, dict) or str(entry.get("path_type") or "hardlink") not in ("hardlink", "softlink_or_hardlink", "copy"):
             continue  # links, generated entry points and .pyc files are checked (or removed) on their own
@@ -102,7 +105,7 @@ def _fail(message: str) -> Untrusted:
     return Untrusted(message, hint=HINT)
 
 
-def _rel(value: Any, where: str) -> str:
+def _rel(value: object, where: str) -> str:
     if not isinstance(value, str) or not value or "\0" in value:
         raise _fail(f"{where}: a path is not text.")
     path = PurePosixPath(value)
@@ -140,7 +143,7 @@ def _records(prefix: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _same_package(record: dict[str, Any], pkg: Any) -> bool:
+def _same_package(record: Mapping[str, object], pkg: Package) -> bool:
     if (record["name"], record["version"], record["build"]) != (pkg.name, pkg.version, pkg.build or ""):
         return False
     if pkg.sha256 and record.get("sha256"):
@@ -157,7 +160,7 @@ def _unshebang(data: bytes, placeholder: str | None) -> bytes | None:
     return b"#!" + placeholder.encode() + b"/bin/" + name + options + b"\n" + data[match.end():]
 
 
-def verify(prefix: Path, packages: Sequence[Any], *, added: Iterable[str] = (),
+def verify(prefix: Path, packages: Sequence[Package], *, added: Iterable[str] = (),
            package_files: PackageFiles | None = None) -> Proof:
     """Check the extracted payload in ``prefix`` against the lock's conda ``packages``; see the module doc.
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from cuenv.activation.target import CudaLayout
 
 if TYPE_CHECKING:
     from cuenv.envs.meta import EnvMeta
+    from cuenv.export.payload import PrefixRecord
 
 
 def moved(path: str | Path, old: str | Path, new: str | Path) -> str:
@@ -73,7 +74,7 @@ def replace_prefix(data: bytes, *, mode: str, placeholder: str, new: str) -> byt
     return re.sub(re.escape(old_b) + rb"([^\0]*?)\0", padded, data)
 
 
-def relocate_files(prefix: Path, records: Iterable[Any]) -> None:
+def relocate_files(prefix: Path, records: Iterable[PrefixRecord]) -> None:
     """Rewrite each record's file (``path``, ``placeholder``, ``mode``) in place for ``prefix``."""
     for record in records:
         path = Path(prefix) / record.path

@@ -74,7 +74,7 @@ def suggest(candidates: Sequence[Stack], machine: Machine) -> tuple[Stack | None
     Ties on CUDA go to fewer warnings, then the newer framework release.
     """
     lines = [describe_machine(machine)]
-    runnable: list[tuple[tuple, Stack, list[Finding]]] = []
+    runnable: list[tuple[tuple[bool, tuple[int, ...], int, tuple[int, ...]], Stack, list[Finding]]] = []
     rejected: dict[str, int] = {}
     for cand in candidates:
         found = _Checker(cand, machine, None, fixes=False).run()

@@ -139,7 +139,7 @@ def _cc_text(cc: str) -> str:
 def architecture_for(cc: str) -> str:
     """ "8.0" -> "Ampere", "8.9" -> "Ada Lovelace", "12.0" -> "Blackwell"; "Unknown" past the table."""
     text = _cc_text(cc)
-    arch = _data()["architectures"]
+    arch: dict[str, dict[str, str]] = _data()["architectures"]  # exact "8.9" and major "8" -> name
     if text in arch["exact"]:
         return arch["exact"][text]
     return arch["major"].get(text.split(".")[0], "Unknown")

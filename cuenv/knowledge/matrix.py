@@ -416,7 +416,7 @@ def torch_pypi_default(version: str) -> str | None:
     key = torch_release(version)
     if key is None:
         return None
-    cuda = _torch_rows()[key]["pypi_default"]["cuda"]
+    cuda: str = _torch_rows()[key]["pypi_default"]["cuda"]
     return "cu" + cuda.replace(".", "")
 
 

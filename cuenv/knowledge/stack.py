@@ -50,7 +50,7 @@ class Finding:
     message: str  # names the numbers
     fix: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, str | None]:
         return asdict(self)
 
 

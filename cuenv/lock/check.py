@@ -8,16 +8,20 @@ what an install would stop at, and the closest catalogue recipe. Prints nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from cuenv.knowledge.stack import Finding, Stack
+
+if TYPE_CHECKING:
+    from cuenv.lock.io import LockRead
+    from cuenv.machine.model import Machine
 
 
 @dataclass(frozen=True)
 class LockCheck:
-    read: Any  # cuenv.lock.io.LockRead
+    read: LockRead
     stack: Stack
-    machine: Any  # cuenv.machine.model.Machine, with the lock's OS
+    machine: Machine  # with the lock's OS
     platform: str
     findings: tuple[Finding, ...]
     ok: bool
@@ -39,7 +43,7 @@ class LockCheck:
         return out
 
 
-def check_lockfile(path: str, *, machine: Any, os_given: bool, candidates: Callable[[str], Sequence[Stack]],
+def check_lockfile(path: str, *, machine: Machine, os_given: bool, candidates: Callable[[str], Sequence[Stack]],
                    environ: Mapping[str, str], platform: str | None = None, environment: str | None = None,
                    python: str | None = None, gcc: str | None = None) -> LockCheck:
     """Check lockfile ``path`` on ``machine`` (its OS taken from the lock's platform unless ``os_given``).
@@ -67,7 +71,7 @@ def closest(stack: Stack, pool: Sequence[Stack]) -> Stack | None:
         return None
     want = tuple(int(x) for x in stack.cuda.split(".")[:2])
 
-    def score(c: Stack) -> tuple:
+    def score(c: Stack) -> tuple[bool, bool, bool, int, bool]:
         have = tuple(int(x) for x in (c.cuda or "0.0").split(".")[:2])
         same_release = bool(stack.framework_version and c.framework_version
                             and c.framework_version.split(".")[:2] == stack.framework_version.split(".")[:2])

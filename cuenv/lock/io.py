@@ -10,10 +10,15 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.lock.foreign.model import ForeignLock
+    from cuenv.lock.foreign.stack import Derived
+    from cuenv.lock.model import Lock
 
 
 def host_platform() -> str:
@@ -30,10 +35,10 @@ def host_platform() -> str:
 class LockRead:
     """A lockfile as read: the cuenv Lock to install, and for another tool's file what it was read from."""
 
-    lock: Any  # cuenv.lock.model.Lock
+    lock: Lock
     kind: str = "cuenv"  # cuenv, or one of cuenv.lock.foreign.KINDS
-    foreign: Any = None  # cuenv.lock.foreign.ForeignLock
-    derived: Any = None  # cuenv.lock.foreign.Derived: the stack and where each number came from
+    foreign: ForeignLock | None = None
+    derived: Derived | None = None  # the stack and where each number came from
     notes: tuple[str, ...] = ()  # what of the file was left out, and why
     warnings: tuple[str, ...] = ()  # what disagrees, and what would stop an install
 
@@ -42,14 +47,14 @@ class LockRead:
 
         data: dict[str, Any] = {"kind": self.kind, "contract": to_data(self.lock)["contract"],
                                 "notes": list(self.notes), "warnings": list(self.warnings)}
-        if self.foreign is not None:
+        if self.foreign is not None and self.derived is not None:  # read together from another tool's file
             data.update(environment=self.foreign.environment, platform=self.foreign.platform,
                         evidence=list(self.derived.evidence), conflicts=list(self.derived.conflicts),
                         unusable=[f"{u.name} {u.why}" for u in self.foreign.unusable])
         return data
 
 
-def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = ()):
+def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = ()) -> Lock:
     """Read and validate a lockfile of any kind; refuses one without packages for ``platform``.
     ``trusted_env`` is the user's extension of the variables a lock may set (cuenv.trust.envvars)."""
     return read_any(path, platform=platform, trusted_env=trusted_env).lock

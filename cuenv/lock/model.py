@@ -18,10 +18,14 @@ import hashlib
 import re
 import urllib.parse
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Finding, Stack
+
+if TYPE_CHECKING:
+    from cuenv.engines.base import Package, Solution
+    from cuenv.machine.model import Machine
 
 LOCK_VERSION: Final = 1
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's default index, when a recipe names none
@@ -103,14 +107,14 @@ class Lock:
     channels: tuple[str, ...]  # conda channel URLs every conda package must come from
     indexes: tuple[str, ...]  # pypi index URLs every pypi package must come from
     contract: Contract
-    solutions: tuple[Any, ...]  # cuenv.engines.Solution, one per platform, sorted by platform
+    solutions: tuple[Solution, ...]  # one per platform, sorted by platform
     made_on: Mapping[str, Any] | None = field(default=None)  # information only
 
     @property
     def platforms(self) -> tuple[str, ...]:
         return tuple(s.platform for s in self.solutions)
 
-    def solution_for(self, platform: str) -> Any:
+    def solution_for(self, platform: str) -> Solution:
         for solution in self.solutions:
             if solution.platform == platform:
                 return solution
@@ -156,21 +160,21 @@ def contract_for(stack: Stack, platforms: Iterable[str]) -> Contract:
     )
 
 
-def with_index_urls(solution: Any) -> Any:
+def with_index_urls(solution: Solution) -> Solution:
     """Every pypi package names its index (uv's default, PyPI, when the recipe named none); no URL keeps
     a user or password (an index's credentials come from the user's netrc, keyring or mirror settings)."""
     from cuenv.engines import Solution
     from cuenv.trust.shown import strip_credentials
 
-    def bare(url: str | None) -> str | None:  # a lock is shared: it names an index, never its user or token
+    def bare(url: str) -> str:  # a lock is shared: it names an index, never its user or token
         return strip_credentials(url) if url else url
 
     packages = tuple(replace(p, index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
-                     else replace(p, url=bare(p.url), channel=bare(p.channel)) for p in solution.packages)
+                     else replace(p, url=bare(p.url), channel=p.channel and bare(p.channel)) for p in solution.packages)
     return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
 
 
-def build(*, recipe: LockRecipe, engine: str, stack: Stack, solutions: Sequence[Any],
+def build(*, recipe: LockRecipe, engine: str, stack: Stack, solutions: Sequence[Solution],
           made_on: Mapping[str, Any] | None = None) -> Lock:
     """A Lock from solved (or installed) solutions; sources are the channels/indexes they use."""
     sols = tuple(sorted((with_index_urls(s) for s in solutions), key=lambda s: s.platform))
@@ -193,12 +197,12 @@ def build(*, recipe: LockRecipe, engine: str, stack: Stack, solutions: Sequence[
     )
 
 
-def made_on(machine: Any) -> dict[str, Any]:
+def made_on(machine: Machine) -> dict[str, Any]:
     """The machine a lock was made on, as information: driver version and GPUs."""
-    driver = getattr(machine, "driver", None)
+    driver = machine.driver
     return {
         "driver": (driver.version or None) if driver else None,
-        "gpus": [f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in getattr(machine, "gpus", ())],
+        "gpus": [f"{g.name} ({g.compute_capability or 'cc unknown'})" for g in machine.gpus],
     }
 
 
@@ -225,7 +229,7 @@ def to_data(lock: Lock, *, info: bool = True) -> dict[str, Any]:
     return data
 
 
-def _package_data(pkg: Any) -> dict[str, Any]:
+def _package_data(pkg: Package) -> dict[str, Any]:
     raw = pkg.to_json()
     return {k: raw[k] for k in _PACKAGE_KEYS if raw.get(k) is not None}
 
@@ -238,7 +242,7 @@ def dump(lock: Lock) -> str:
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             return super().increase_indent(flow, False)  # list items indented under their key
 
-    def short_list(dumper: yaml.SafeDumper, items: list) -> Any:
+    def short_list(dumper: yaml.SafeDumper, items: list[object]) -> yaml.Node:
         flow = bool(items) and all(isinstance(i, str) and len(i) < 16 for i in items)
         return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
 
@@ -337,10 +341,10 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
             raise LockError(f"packages.{plat}: expected a list of packages.", file=file)
         pkgs = tuple(_package(r, e, f"packages.{plat}[{i}]", channels, indexes) for i, e in enumerate(entries))
         seen: set[tuple[str, str]] = set()
-        for p in pkgs:
-            if (p.name, p.kind) in seen:
-                raise LockError(f"packages.{plat}: {p.name} is listed twice.", file=file)
-            seen.add((p.name, p.kind))
+        for pkg in pkgs:
+            if (pkg.name, pkg.kind) in seen:
+                raise LockError(f"packages.{plat}: {pkg.name} is listed twice.", file=file)
+            seen.add((pkg.name, pkg.kind))
         solutions.append(Solution(engine=engine, platform=plat, python=python, packages=pkgs))
     lock = Lock(recipe=LockRecipe(recipe["name"], recipe["version"], recipe["hash"], dict(env)),
                 engine=engine, python=python, channels=channels, indexes=indexes, contract=contract,
@@ -436,7 +440,7 @@ def _contract(r: _Reader, c: dict[str, Any]) -> Contract:
     )
 
 
-def _package(r: _Reader, entry: Any, where: str, channels: tuple[str, ...], indexes: tuple[str, ...]) -> Any:
+def _package(r: _Reader, entry: object, where: str, channels: tuple[str, ...], indexes: tuple[str, ...]) -> Package:
     from cuenv.engines import Package
 
     if not isinstance(entry, dict):
@@ -535,7 +539,7 @@ def _norm(url: str) -> str:
     return url.rstrip("/")
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return "nothing" if value is None else type(value).__name__
 
 
@@ -546,7 +550,7 @@ def _sorted_cc(ccs: Iterable[str]) -> tuple[str, ...]:
 
 
 # -- using -------------------------------------------------------------------------------------
-def contract_findings(lock: Lock, machine: Any) -> list[Finding]:
+def contract_findings(lock: Lock, machine: Machine) -> list[Finding]:
     """cuenv.knowledge.compat.check on the contract's Stack: the same verdict as `cuenv check`."""
     from cuenv.knowledge.compat import check
 
@@ -567,9 +571,9 @@ def contract_line(lock: Lock) -> str:
 
 @dataclass(frozen=True)
 class Drift:
-    added: tuple[Any, ...] = ()  # installed, not locked
-    removed: tuple[Any, ...] = ()  # locked, not installed
-    changed: tuple[tuple[Any, Any], ...] = ()  # (locked, installed)
+    added: tuple[Package, ...] = ()  # installed, not locked
+    removed: tuple[Package, ...] = ()  # locked, not installed
+    changed: tuple[tuple[Package, Package], ...] = ()  # (locked, installed)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.changed)
@@ -588,7 +592,7 @@ class Drift:
         }
 
 
-def drift(locked: Iterable[Any], installed: Iterable[Any]) -> Drift:
+def drift(locked: Iterable[Package], installed: Iterable[Package]) -> Drift:
     """What differs between a lock's packages and a prefix's: by name; a package changed when its
     version, build, URL or (where both know it) sha256 differ."""
     want = {(p.kind, p.name): p for p in locked}
@@ -606,5 +610,5 @@ def drift(locked: Iterable[Any], installed: Iterable[Any]) -> Drift:
     )
 
 
-def _ident(pkg: Any) -> str:
+def _ident(pkg: Package) -> str:
     return pkg.version + (f"-{pkg.build}" if pkg.build else "")

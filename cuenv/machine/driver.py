@@ -13,7 +13,7 @@ import logging
 import platform
 import shutil
 from pathlib import Path
-from typing import Final, Mapping
+from typing import Any, Final, Mapping
 
 from cuenv import atomic
 from cuenv.machine.fingerprint import OVERRIDES, fingerprint
@@ -35,7 +35,7 @@ def cache_key(environ: Mapping[str, str], root: Path = Path("/")) -> str:
     return "|".join((_CACHE_FORMAT, fingerprint(base, root), smi, environ.get("LD_LIBRARY_PATH", "")))
 
 
-def machine_from_json(data: Mapping) -> Machine:
+def machine_from_json(data: Mapping[str, Any]) -> Machine:
     driver = Driver(**data["driver"]) if data.get("driver") else None
     return Machine(
         driver=driver,

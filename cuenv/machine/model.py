@@ -36,7 +36,7 @@ class Machine:
     glibc: str | None = None
     notes: tuple[str, ...] = field(default=())  # why a source was skipped; shown by info/doctor
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "driver": asdict(self.driver) if self.driver else None,
             "gpus": [asdict(g) for g in self.gpus],

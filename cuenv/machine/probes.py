@@ -14,13 +14,18 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Final, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Final, Iterable, Mapping, Sequence, TypeVar
 
 from cuenv.errors import ToolError
 from cuenv.knowledge import matrix, versions
 from cuenv.machine import nvsmi
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import current_os
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from cuenv.runner import Completed
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -71,7 +76,7 @@ def _from_nvml(environ: Mapping[str, str], root: Path) -> Probe:
             pass
 
 
-def _nvml_gpu(pynvml, index: int, handle: object) -> Gpu:  # noqa: ANN001 - the lazily imported module
+def _nvml_gpu(pynvml: ModuleType, index: int, handle: object) -> Gpu:
     cc = _try(lambda: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(handle)), pynvml)
     return Gpu(
         index=index,
@@ -87,7 +92,7 @@ def _text(value: str | bytes) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def _try(fn: Callable[[], _T], pynvml) -> _T | None:  # noqa: ANN001 - the lazily imported module
+def _try(fn: Callable[[], _T], pynvml: ModuleType) -> _T | None:
     try:
         return fn()
     except pynvml.NVMLError:
@@ -144,7 +149,7 @@ def _smi(environ: Mapping[str, str]) -> str:
     return exe
 
 
-def _run_smi(argv: Sequence[str], environ: Mapping[str, str]):  # noqa: ANN202 - runner.Completed
+def _run_smi(argv: Sequence[str], environ: Mapping[str, str]) -> Completed:
     from cuenv import runner
 
     return runner.run(argv, timeout=SMI_TIMEOUT, env=environ)

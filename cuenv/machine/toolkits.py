@@ -13,7 +13,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Mapping
+from typing import Final, Mapping, TypedDict
 
 from cuenv.envs.folder import META_DIR, is_shim
 from cuenv.errors import ToolError
@@ -29,6 +29,15 @@ class SystemToolkit:
     version: str | None  # "13.0"
     nvcc: str | None  # path of its nvcc, if it has one
     source: str  # where it was found: "CUDA_HOME", "PATH", "/usr/local/cuda-*", ... joined by ", "
+
+
+class _Found(TypedDict):
+    """A toolkit while ``discover`` gathers where it was seen."""
+
+    path: str
+    version: str | None
+    nvcc: str | None
+    sources: list[str]
 
 
 def version_from_files(root: Path) -> str | None:
@@ -118,7 +127,7 @@ def _candidates(environ: Mapping[str, str], root: Path) -> list[tuple[Path, str]
 
 def discover(environ: Mapping[str, str], root: Path = Path("/")) -> list[SystemToolkit]:
     """Every distinct toolkit (by real path), in the order found; the nvcc on PATH included."""
-    by_real: dict[Path, dict] = {}
+    by_real: dict[Path, _Found] = {}
     for path, source in _candidates(environ, root):
         if not path.is_dir() or not _is_toolkit(path) or _is_cuenv_env(path):
             continue
@@ -144,7 +153,7 @@ def _real_nvcc_on_path(path: str) -> str | None:
     return None
 
 
-def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, dict]) -> None:
+def _add_path_nvcc(nvcc: Path, environ: Mapping[str, str], by_real: dict[Path, _Found]) -> None:
     real = nvcc.resolve()
     home = real.parent.parent
     if real.parent.name == "bin" and _is_toolkit(home):

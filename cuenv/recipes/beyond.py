@@ -110,7 +110,7 @@ def extend(recipe: Recipe, version: str, client: Client | None = None) -> Recipe
         default = python.default if python.default in pythons else pythons[len(pythons) // 2]
         python = Python(default, f">={low},<{major}.{int(minor) + 1}")
     derived_cudnn = derive.minor(cudnn) if cudnn and (own_build or fw != "torch") else None
-    override = replace(kept, python=python, **({"cudnn": derived_cudnn} if derived_cudnn else {}))
+    override = replace(kept, python=python, cudnn=derived_cudnn or kept.cudnn)
     facts = [f"Python {python.supported}"]
     if derived_cudnn:
         facts.insert(0, f"cuDNN {derived_cudnn}")

@@ -15,16 +15,19 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.knowledge.stack import Stack
 
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+
 _PKG: Final = Path(__file__).resolve().parents[1]  # the cuenv package
 SUFFIX: Final = ".yaml"
 _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64": "windows"}
-_UNSET: Final = object()
 # The code a recipe's check runs (cuenv.recipes.lint and what it reads): a kept check is redone when it changes.
 _CHECKED_BY: Final = tuple(_PKG / f for f in ("recipes/lint.py", "recipes/recipe.schema.json", "recipes/catalogue.py",
                                                "trust/envvars.py", "trust/requirements.py", "trust/limits.py"))
@@ -40,12 +43,22 @@ class RecipeError(UsageError):
     """A recipe file that does not load; carries the first problem, names the lint command."""
 
 
+class _Unset(Enum):
+    """An override field left out: the top level's value holds (None is a value: "no cuDNN")."""
+
+    UNSET = "unset"
+
+
+_UNSET: Final = _Unset.UNSET
+RecipeData = dict[str, Any]  # a recipe file's parsed YAML, once lint found no problem in it
+
+
 @dataclass(frozen=True)
 class Arch:
     sass: tuple[str, ...]
     ptx: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"sass": list(self.sass), "ptx": list(self.ptx)}
 
 
@@ -54,7 +67,7 @@ class Python:
     default: str
     supported: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"default": self.default, "supported": self.supported}
 
 
@@ -64,7 +77,7 @@ class Framework:
     version: str  # the default
     versions: tuple[str, ...]  # every version @VERSION may pick; includes ``version``
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "version": self.version, "versions": list(self.versions)}
 
 
@@ -73,7 +86,7 @@ class SmokeTest:
     python: str | None = None
     command: tuple[str, ...] | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"python": self.python} if self.python is not None else {"command": list(self.command or ())}
 
 
@@ -81,13 +94,13 @@ class SmokeTest:
 class Override:
     """What differs for one framework version; ``_UNSET`` fields inherit the top level."""
 
-    cudnn: Any = _UNSET
-    arch: Any = _UNSET
-    python: Any = _UNSET
-    platforms: Any = _UNSET
+    cudnn: str | None | _Unset = _UNSET
+    arch: Arch | _Unset = _UNSET
+    python: Python | _Unset = _UNSET
+    platforms: tuple[str, ...] | _Unset = _UNSET
 
-    def to_dict(self) -> dict:
-        out: dict = {}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         if self.cudnn is not _UNSET:
             out["cudnn"] = self.cudnn
         if self.arch is not _UNSET:
@@ -109,7 +122,7 @@ class CondaInstall:
     def specs_for(self, version: str | None) -> tuple[str, ...]:
         return _fill(self.specs, version)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"channels": list(self.channels), "specs": list(self.specs), "nvcc": self.nvcc,
                 "versions": None if self.versions is None else list(self.versions)}
 
@@ -124,7 +137,7 @@ class VenvInstall:
     def requirements_for(self, version: str | None) -> tuple[str, ...]:
         return _fill(self.requirements, version)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"index_urls": list(self.index_urls), "requirements": list(self.requirements), "nvcc": self.nvcc,
                 "versions": None if self.versions is None else list(self.versions)}
 
@@ -209,10 +222,10 @@ class Recipe:
                 out.append(name)
         return tuple(out)
 
-    def install_plan(self, version: str | None = None) -> dict:
+    def install_plan(self, version: str | None = None) -> dict[str, dict[str, Any]]:
         """What each engine would install at ``version``: {"conda": {...}, "venv": {...}} (absent engines left out)."""
         version = self.check_version(version)
-        plan: dict = {}
+        plan: dict[str, dict[str, Any]] = {}
         usable = self.engines(version)
         if self.conda is not None and "conda" in usable:
             plan["conda"] = {"channels": list(self.conda.channels), "specs": list(self.conda.specs_for(version)),
@@ -272,7 +285,7 @@ class Recipe:
     def env_vars(self) -> dict[str, str]:
         return dict(self.env)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """The canonical document: every key, defaults filled in (what ``content_hash`` digests)."""
         return {
             "name": self.name,
@@ -300,19 +313,19 @@ class Recipe:
 # Loading
 # ---------------------------------------------------------------------------------------------
 
-def _arch(d: dict) -> Arch:
+def _arch(d: RecipeData) -> Arch:
     return Arch(sass=tuple(d.get("sass") or ()), ptx=tuple(d.get("ptx") or ()))
 
 
-def _python(d: dict) -> Python:
+def _python(d: RecipeData) -> Python:
     return Python(default=d["default"], supported=d.get("supported"))
 
 
-def _versions(value: Any) -> tuple[str, ...] | None:
+def _versions(value: list[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-def from_data(data: dict, *, path: Path | None = None, origin: str = "builtin") -> Recipe:
+def from_data(data: RecipeData, *, path: Path | None = None, origin: str = "builtin") -> Recipe:
     """Build the record from data that passed validation."""
     fw = data.get("framework")
     framework = None
@@ -366,7 +379,7 @@ def parse(text: str, *, file: str = "<recipe>", stem: str | None = None, origin:
     return from_data(_checked(text, file, stem, tuple(trusted_env)), path=path, origin=origin)
 
 
-def _checked(text: str, file: str, stem: str | None, trusted_env: tuple[str, ...]) -> dict:
+def _checked(text: str, file: str, stem: str | None, trusted_env: tuple[str, ...]) -> RecipeData:
     """The recipe's data once lint finds no problem; else a RecipeError naming the first."""
     from cuenv.recipes.lint import check_text
 
@@ -375,6 +388,7 @@ def _checked(text: str, file: str, stem: str | None, trusted_env: tuple[str, ...
         first = sorted(problems.items, key=lambda p: (p.line or 0, p.key))[0]
         more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
         raise RecipeError(f"Recipe {first}{more}.", hint=f"Run `cuenv recipes lint {file}` to list every problem.")
+    assert data is not None  # no problem: a mapping
     return data
 
 
@@ -385,7 +399,7 @@ def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()
     trusted = tuple(trusted_env)
     stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
 
-    def checked(file: Path) -> dict:
+    def checked(file: Path) -> RecipeData:
         from cuenv.trust import Untrusted, limits
 
         try:
@@ -528,12 +542,12 @@ def _present(path: Path) -> bool:
     return os.path.lexists(path)
 
 
-def _sort_key(name: str) -> tuple:
+def _sort_key(name: str) -> tuple[tuple[int, int] | tuple[int, str], ...]:
     # cuda-12.10 after cuda-12.9: compare digit runs as numbers.
     return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name))
 
 
-def load_catalogue(settings: Any, extra_dirs: Iterable[Path] = ()) -> Catalogue:
+def load_catalogue(settings: Settings, extra_dirs: Iterable[Path] = ()) -> Catalogue:
     """The catalogue for these settings: ``extra_dirs`` first, then ``settings.recipe_dirs``, then built-ins."""
     dirs = tuple(extra_dirs) + tuple(getattr(settings, "recipe_dirs", ()) or ())
     return Catalogue(builtin=builtin_dir(), user_dirs=tuple(dict.fromkeys(Path(d) for d in dirs)),

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from cuenv.recipes.pipreqs import RequestFileError, RequirementsFile, Where, parse_lines
+
+if TYPE_CHECKING:
+    import yaml
 
 # What ``defaults`` means on Linux and macOS (conda's DEFAULT_CHANNELS_UNIX).
 DEFAULTS: Final = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
@@ -96,7 +99,7 @@ def parse_text(text: str, *, file: str = "environment.yml", base: Path | None = 
                                hint="Write one `- spec` per line under `dependencies:`.")
     specs: list[CondaSpec] = []
     pip: RequirementsFile | None = None
-    pip_lists: list[tuple[Any, Where]] = []
+    pip_lists: list[tuple[_Node, Where]] = []
     for item in deps_node.items:
         where = Where(file, item.line)
         if isinstance(item, _Scalar):
@@ -177,15 +180,17 @@ def _channel_url(name: str) -> str:
     return name if "://" in name else f"https://conda.anaconda.org/{name}"
 
 
-def _channels(node: Any, line: int | None, file: str, notes: list[str]) -> tuple[str, ...]:
+def _channels(node: _Node | None, line: int | None, file: str, notes: list[str]) -> tuple[str, ...]:
     if node is None:
         notes.append(f"{file}: lists no `channels:`; conda then uses `defaults`, and so does cuenv. {DEFAULTS_NOTE}.")
         return DEFAULTS
-    if not isinstance(node, _Seq) or not all(isinstance(i, _Scalar) and i.value.strip() for i in node.items):
+    items = node.items if isinstance(node, _Seq) else []
+    named = [i for i in items if isinstance(i, _Scalar) and i.value.strip()]
+    if not isinstance(node, _Seq) or len(named) != len(items):
         raise RequestFileError(Where(file, line), "channels", "must be a list of channel names or URLs.",
                                hint="Write one `- conda-forge` per line.")
-    listed = [i.value.strip() for i in node.items]
-    for item in node.items:
+    listed = [i.value.strip() for i in named]
+    for item in named:
         value = item.value.strip()
         if not (value.replace("/", "").replace("-", "").replace("_", "").replace(".", "").isalnum()
                 or value.startswith(("https://", "http://", "file://"))):
@@ -220,7 +225,7 @@ def _not_a_folder(url: str) -> bool:
     return not stat.S_ISDIR(mode)
 
 
-def _pip_section(node: Any, where: Where, file: str, base: Path | None) -> RequirementsFile:
+def _pip_section(node: _Node | None, where: Where, file: str, base: Path | None) -> RequirementsFile:
     if not isinstance(node, _Seq):
         raise RequestFileError(where, "pip:", "must be a list of requirements.",
                                hint="Write one `- name==version` per line under `- pip:`.")
@@ -233,7 +238,7 @@ def _pip_section(node: Any, where: Where, file: str, base: Path | None) -> Requi
     return parse_lines(lines, file=file, base=base)
 
 
-def _variables(node: Any, file: str) -> tuple[tuple[str, str], ...]:
+def _variables(node: _Node | None, file: str) -> tuple[tuple[str, str], ...]:
     if node is None:
         return ()
     if not isinstance(node, _Map):
@@ -248,7 +253,7 @@ def _variables(node: Any, file: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _scalar(node: Any, file: str, key: str) -> str | None:
+def _scalar(node: _Node | None, file: str, key: str) -> str | None:
     if node is None:
         return None
     if not isinstance(node, _Scalar):
@@ -269,21 +274,24 @@ class _Scalar:
 
 @dataclass
 class _Seq:
-    items: list
+    items: list[_Node]
     line: int
 
 
 @dataclass
 class _Map:
-    items: dict  # key -> (node, line)
+    items: dict[str, tuple[_Node, int]]  # key -> (node, line)
     line: int
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> _Node | None:
         hit = self.items.get(key)
         return hit[0] if hit else None
 
 
-def _compose(text: str, file: str) -> Any:
+_Node = _Scalar | _Seq | _Map
+
+
+def _compose(text: str, file: str) -> _Node | None:
     import yaml
 
     try:
@@ -298,7 +306,7 @@ def _compose(text: str, file: str) -> Any:
     return _convert(node, file, depth=0, seen=set())
 
 
-def _convert(node: Any, file: str, *, depth: int, seen: set[int]) -> Any:
+def _convert(node: yaml.Node, file: str, *, depth: int, seen: set[int]) -> _Node:
     import yaml
 
     line = node.start_mark.line + 1
@@ -314,7 +322,7 @@ def _convert(node: Any, file: str, *, depth: int, seen: set[int]) -> Any:
     if isinstance(node, yaml.SequenceNode):
         return _Seq([_convert(n, file, depth=depth + 1, seen=seen) for n in node.value], line)
     if isinstance(node, yaml.MappingNode):
-        items: dict = {}
+        items: dict[str, tuple[_Node, int]] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise RequestFileError(Where(file, key_node.start_mark.line + 1), "key", "must be plain text.",

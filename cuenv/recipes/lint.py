@@ -17,13 +17,18 @@ import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, Iterable
+from typing import TYPE_CHECKING, Any, Final, Iterable
+
+if TYPE_CHECKING:
+    import yaml
+    from yaml.constructor import SafeConstructor
 
 SCHEMA_PATH: Final = Path(__file__).with_name("recipe.schema.json")
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 PLACEHOLDER_RE: Final = re.compile(r"\{([^{}]*)\}")
 
-Path_ = tuple  # a key path: ("install", "venv", "requirements", 2)
+Path_ = tuple[str | int, ...]  # a key path: ("install", "venv", "requirements", 2)
+Schema = dict[str, Any]  # a part of recipe.schema.json, as parsed JSON
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class Problem:
         where = f"{self.file}:{self.line}" if self.line else self.file
         return f"{where}: {self.key + ': ' if self.key else ''}{self.message}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, str | int | None]:
         return asdict(self)
 
 
@@ -47,7 +52,7 @@ class Problems:
     """Collects every problem of one file; ``lint`` lists them all, loading raises at the first."""
 
     file: str
-    lines: dict = field(default_factory=dict)  # key path -> line
+    lines: dict[Path_, int] = field(default_factory=dict)  # key path -> line
     items: list[Problem] = field(default_factory=list)
 
     def add(self, path: Path_, code: str, message: str, *, line: int | None = None) -> None:
@@ -81,18 +86,13 @@ def key_text(path: Path_) -> str:
 # YAML -> plain data plus a line for every key path (so duplicate keys are seen, not lost)
 # ---------------------------------------------------------------------------------------------
 
-def _yaml():
-    import yaml
-
-    return yaml
-
-
 def load_yaml(text: str, problems: Problems) -> Any:
     """Parse ``text``; broken YAML and duplicate keys go to ``problems``. Returns the data (None if broken)."""
+    import yaml
+
     from cuenv.trust import limits
 
-    yaml = _yaml()
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader_cls = limits.safe_loader()
     too_big = limits.yaml_shape_problem(text)  # first: libyaml's composer recurses in C (issue 14)
     if too_big is not None:
         problems.add((), "yaml", f"the file {too_big}")
@@ -110,17 +110,19 @@ def load_yaml(text: str, problems: Problems) -> Any:
     if node is None:
         return None
     constructor = yaml.constructor.SafeConstructor()
-    return _build(node, (), problems, constructor, yaml)
+    return _build(node, (), problems, constructor)
 
 
-def _build(node, path: Path_, problems: Problems, constructor, yaml) -> Any:
+def _build(node: yaml.Node, path: Path_, problems: Problems, constructor: SafeConstructor) -> Any:
+    import yaml
+
     problems.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
-        out: dict = {}
-        seen: dict = {}
+        out: dict[str, Any] = {}
+        seen: dict[str, int] = {}
         constructor.flatten_mapping(node)  # resolves "<<" merge keys
         for key_node, value_node in node.value:
-            key = _scalar(key_node, constructor, yaml)
+            key = _scalar(key_node, constructor)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
                 problems.add(path, "wrong-type", f"key {key!r} must be a string; quote it: \"{key}\"", line=line)
@@ -131,14 +133,16 @@ def _build(node, path: Path_, problems: Problems, constructor, yaml) -> Any:
                 continue
             seen[key] = line
             problems.lines[path + (key,)] = line
-            out[key] = _build(value_node, path + (key,), problems, constructor, yaml)
+            out[key] = _build(value_node, path + (key,), problems, constructor)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), problems, constructor, yaml) for i, item in enumerate(node.value)]
-    return _scalar(node, constructor, yaml)
+        return [_build(item, path + (i,), problems, constructor) for i, item in enumerate(node.value)]
+    return _scalar(node, constructor)
 
 
-def _scalar(node, constructor, yaml) -> Any:
+def _scalar(node: yaml.Node, constructor: SafeConstructor) -> Any:
+    import yaml
+
     if not isinstance(node, yaml.ScalarNode):
         return repr(node.tag)  # a mapping used as a key: reported as a non-string key
     try:
@@ -152,8 +156,9 @@ def _scalar(node, constructor, yaml) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=1)
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+def schema() -> Schema:
+    parsed: Schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return parsed
 
 
 _TYPE_NAMES: Final = {"object": "a mapping", "array": "a list", "string": "a string", "boolean": "true or false",
@@ -178,7 +183,7 @@ def _type_of(value: Any) -> str:
     return type(value).__name__
 
 
-def _resolve(sub: dict) -> dict:
+def _resolve(sub: Schema) -> Schema:
     while "$ref" in sub:
         target: Any = schema()
         for part in sub["$ref"].lstrip("#/").split("/"):
@@ -188,7 +193,7 @@ def _resolve(sub: dict) -> dict:
     return sub
 
 
-def validate_schema(value: Any, problems: Problems, sub: dict | None = None, path: Path_ = ()) -> None:
+def validate_schema(value: Any, problems: Problems, sub: Schema | None = None, path: Path_ = ()) -> None:
     """Check ``value`` against the schema (or one of its parts), adding a problem for each violation."""
     sub = _resolve(schema() if sub is None else sub)
     what = sub.get("x-what")
@@ -220,7 +225,7 @@ def validate_schema(value: Any, problems: Problems, sub: dict | None = None, pat
         _validate_string(value, problems, sub, path, what)
 
 
-def _validate_mapping(value: dict, problems: Problems, sub: dict, path: Path_) -> None:
+def _validate_mapping(value: dict[str, Any], problems: Problems, sub: Schema, path: Path_) -> None:
     props = sub.get("properties", {})
     for name in sub.get("required", ()):
         if name not in value:
@@ -255,11 +260,11 @@ def _validate_mapping(value: dict, problems: Problems, sub: dict, path: Path_) -
             validate_schema(item, problems, extra, path + (key,))
 
 
-def _validate_list(value: list, problems: Problems, sub: dict, path: Path_) -> None:
+def _validate_list(value: list[Any], problems: Problems, sub: Schema, path: Path_) -> None:
     if "minItems" in sub and len(value) < sub["minItems"]:
         problems.add(path, "missing", f"needs at least {sub['minItems']} item{'s' if sub['minItems'] > 1 else ''}")
     if sub.get("uniqueItems"):
-        seen: list = []
+        seen: list[object] = []
         for i, item in enumerate(value):
             if item in seen:
                 problems.add(path + (i,), "bad-value", f"{_show(item)} is listed twice")
@@ -269,7 +274,7 @@ def _validate_list(value: list, problems: Problems, sub: dict, path: Path_) -> N
             validate_schema(item, problems, sub["items"], path + (i,))
 
 
-def _validate_string(value: str, problems: Problems, sub: dict, path: Path_, what: str | None) -> None:
+def _validate_string(value: str, problems: Problems, sub: Schema, path: Path_, what: str | None) -> None:
     if "enum" in sub and value not in sub["enum"]:
         close = difflib.get_close_matches(value, sub["enum"], n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (choose one of: {', '.join(sub['enum'])})"
@@ -293,7 +298,7 @@ def _show(value: Any) -> str:
 # Rules beyond the schema
 # ---------------------------------------------------------------------------------------------
 
-def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool, trusted_env: tuple[str, ...] = ()) -> None:
+def _semantics(data: dict[str, Any], problems: Problems, stem: str | None, thorough: bool, trusted_env: tuple[str, ...] = ()) -> None:
     # packaging.requirements and .specifiers cost ~15 ms to import: only the linter pays for them; loading
     # for `cuenv check` skips those two rules (engines parse requirements again when they install).
     from packaging.version import InvalidVersion, Version
@@ -397,11 +402,11 @@ def _semantics(data: dict, problems: Problems, stem: str | None, thorough: bool,
                 problems.add(("install", engine, "channels", i), "bad-value", f"{channel!r} {why}")
 
 
-def _list(value: Any) -> list:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _dict(value: Any) -> dict:
+def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
@@ -410,7 +415,7 @@ def _dict(value: Any) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def check_text(text: str, file: str, *, stem: str | None = None, thorough: bool = True,
-               trusted_env: Iterable[str] = ()) -> tuple[Any, Problems]:
+               trusted_env: Iterable[str] = ()) -> tuple[dict[str, Any] | None, Problems]:
     """Parse and validate one recipe's text. Returns (data, problems); data is None when not a mapping.
 
     ``thorough=False`` (loading) skips parsing requirement strings and Python specifiers."""

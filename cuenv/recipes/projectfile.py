@@ -13,11 +13,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Finding, Stack
-from cuenv.recipes.pipreqs import Unsupported
+from cuenv.recipes.pipreqs import RequirementsFile, Unsupported
+
+if TYPE_CHECKING:
+    from cuenv.recipes.cudainfer import Evidence
 
 # Finding codes a project file adds to `cuenv check` (docs/reference/findings.md): a verdict with one is "unknown".
 CODES: Final = ("build-unknown",)
@@ -44,10 +47,10 @@ class ProjectNeed:
     how: str  # how the CUDA was found, for the user
     engine_family: str  # conda | venv: which engines can build it
     mixed: bool = False  # conda packages plus a pip layer
-    evidence: tuple[Any, ...] = ()  # cudainfer.Evidence
+    evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = ()
     unsupported: tuple[Unsupported, ...] = ()
-    undetermined: tuple[Any, ...] = ()  # Evidence of GPU packages whose CUDA the resolver would pick
+    undetermined: tuple[Evidence, ...] = ()  # GPU packages whose CUDA the resolver would pick
     document: Any = None  # the parsed file (EnvironmentFile, RequirementsFile, ...)
     unconfirmed: tuple[str, ...] = ()  # framework/CUDA pairings cuenv cannot confirm, each with where to ask
 
@@ -128,7 +131,7 @@ def _is_lockfile(path: Path) -> bool:
     return is_lockfile(str(path))
 
 
-def python_of(doc: Any) -> str:
+def python_of(doc: object) -> str:
     """The Python a file asks for (``python=3.9``, ``python>=3.10,<3.12``: the lowest it allows), else
     this interpreter's: markers are evaluated for it."""
     from cuenv.recipes.envyml import EnvironmentFile
@@ -167,7 +170,7 @@ def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
                        unconfirmed=inference.unconfirmed)
 
 
-def _cannot_install(pip: Any) -> tuple[Unsupported, ...]:
+def _cannot_install(pip: RequirementsFile) -> tuple[Unsupported, ...]:
     """What `create` would refuse, said by `check` too: the lines the parser could not take, then those that
     parse but that cuenv's wheel-only, hash-locked installs cannot honour (VCS checkouts, source archives)."""
     out = list(pip.unsupported)

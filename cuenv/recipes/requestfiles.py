@@ -16,18 +16,22 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Stack
 from cuenv.recipes.pipreqs import RequirementsFile, Unsupported
+
+if TYPE_CHECKING:
+    from cuenv.recipes.catalogue import Recipe
+    from cuenv.recipes.projectfile import ProjectNeed
 
 
 @dataclass(frozen=True)
 class FromFile:
     """What `create -f/-r` builds: the recipe, the stack the file needs, and the Request fields beyond the recipe."""
 
-    recipe: Any  # cuenv.recipes.catalogue.Recipe
+    recipe: Recipe
     stack: Stack
     request_extras: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -112,7 +116,7 @@ def _check_pip_options(pip: RequirementsFile) -> None:
                                  hint="Pin it (NAME==VERSION --hash=sha256:...), or remove --require-hashes.")
 
 
-def _document(path: Path, need: Any, pip: RequirementsFile | None, *, name: str | None,
+def _document(path: Path, need: ProjectNeed, pip: RequirementsFile | None, *, name: str | None,
               platform: str) -> tuple[dict[str, Any], dict[str, Any]]:
     from cuenv.knowledge import matrix
     from cuenv.recipes.projectfile import python_of
@@ -187,7 +191,7 @@ def _drop_untrusted_variables(doc: dict[str, Any], path: Path, trusted_env: tupl
     return tuple(notes)
 
 
-def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = ()) -> Any:
+def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = ()) -> Recipe:
     import yaml
 
     from cuenv.recipes.catalogue import from_data
@@ -200,6 +204,7 @@ def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = (
         first = problems.items[0]
         raise UsageError(f"{path} does not make a valid recipe: {first.key + ': ' if first.key else ''}{first.message}",
                          hint="Fix the file, or give the value with a flag (-n NAME, --cuda X.Y).")
+    assert data is not None  # no problem: a mapping
     return from_data(data, path=None, origin="user")
 
 

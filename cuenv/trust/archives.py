@@ -129,7 +129,7 @@ class Readable(Protocol):
 class Slice:
     """``size`` bytes of ``fh`` from ``start``, as a file object of their own (a member of an uncompressed tar)."""
 
-    def __init__(self, fh: Any, start: int, size: int) -> None:  # a seekable binary file
+    def __init__(self, fh: IO[bytes], start: int, size: int) -> None:  # seekable
         self._fh, self._start, self._size, self._pos = fh, start, size, 0
 
     def read(self, n: int = -1) -> bytes:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
 from cuenv.trust import Untrusted
 
@@ -284,7 +284,7 @@ def valid_extension(pattern: str) -> bool:
     return isinstance(pattern, str) and bool(re.fullmatch(r"[A-Z_][A-Z0-9_]+\*?", pattern))
 
 
-def name_problem(name: Any, *, extra: Iterable[str] = ()) -> str | None:
+def name_problem(name: object, *, extra: Iterable[str] = ()) -> str | None:
     """Why a shared file may not set variable ``name`` (a phrase), or None when it may."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         return (f"{_show(name)} is not a variable name a shared file may set "
@@ -313,7 +313,7 @@ def flag_problem(value: str) -> str | None:
     return None
 
 
-def value_problem(name: str, value: Any) -> str | None:
+def value_problem(name: str, value: object) -> str | None:
     """Why ``value`` cannot be the value of ``name`` (a phrase), or None."""
     if not isinstance(value, str):
         return f"the value of {name} is not a string"
@@ -329,7 +329,7 @@ def value_problem(name: str, value: Any) -> str | None:
     return None
 
 
-def problems(env: Any, *, extra: Iterable[str] = ()) -> list[tuple[str, str]]:
+def problems(env: object, *, extra: Iterable[str] = ()) -> list[tuple[str, str]]:
     """Every problem of a shared ``env`` mapping: (name, phrase). Empty when it may be activated."""
     if not isinstance(env, Mapping):
         return [("", "the variables are not a mapping of NAME: value")]
@@ -349,7 +349,7 @@ def problems(env: Any, *, extra: Iterable[str] = ()) -> list[tuple[str, str]]:
     return out
 
 
-def check(env: Any, *, source: str, extra: Iterable[str] = ()) -> dict[str, str]:
+def check(env: object, *, source: str, extra: Iterable[str] = ()) -> dict[str, str]:
     """``env`` as a plain dict when every variable may be set; else ``Untrusted`` naming the first problem.
 
     ``source`` names where the variables come from ("lockfile team.lock", "recipe foo.yaml")."""
@@ -358,9 +358,10 @@ def check(env: Any, *, source: str, extra: Iterable[str] = ()) -> dict[str, str]
         _, why = found[0]
         more = f" ({len(found) - 1} more)" if len(found) > 1 else ""
         raise Untrusted(f"Refusing {source}: {why}{more}.", hint=HINT)
+    assert isinstance(env, Mapping)  # problems() names anything else
     return {str(k): str(v) for k, v in env.items()}
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -17,10 +17,13 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import NotFound
 from cuenv.trust import Untrusted
+
+if TYPE_CHECKING:
+    import yaml
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
@@ -157,14 +160,10 @@ def _why(exc: OSError) -> str:
 
 
 # -- YAML ----------------------------------------------------------------------------------------
-def _yaml():
+def safe_loader() -> type[yaml.SafeLoader | yaml.CSafeLoader]:
+    """libyaml's safe loader where PyYAML was built with it (several times faster), else the pure one."""
     import yaml
 
-    return yaml
-
-
-def _loader():
-    yaml = _yaml()
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -182,12 +181,13 @@ def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int 
     """Why ``text`` is too deep or too big once aliases are expanded (a phrase: "is nested ..."), or None.
 
     Scans the event stream (no recursion) and stops at the first level or node too many."""
-    yaml = _yaml()
+    import yaml
+
     starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
     ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     # A stack of open collections: [anchor, expanded nodes inside, deepest level inside (relative)].
     stack: list[list[Any]] = [[None, 0, 0]]
-    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth)
+    sizes: dict[str | None, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth)
     total = 0
 
     def add(nodes: int, depth: int) -> str | None:
@@ -203,7 +203,7 @@ def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int 
         return None
 
     try:
-        for event in yaml.parse(text, Loader=_loader()):
+        for event in yaml.parse(text, Loader=safe_loader()):
             why = None
             if isinstance(event, starts):
                 stack.append([event.anchor, 0, 0])
@@ -231,10 +231,11 @@ def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int 
 
 def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> Any:
     """Safe YAML within the limits; broken YAML, a too-long integer or a recursion is one ``Untrusted`` line."""
-    yaml = _yaml()
+    import yaml
+
     check_yaml(text, what=what, file=file)
     try:
-        return yaml.load(text, Loader=_loader())
+        return yaml.load(text, Loader=safe_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -246,7 +247,7 @@ def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> An
 
 
 # -- JSON ----------------------------------------------------------------------------------------
-def depth_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+def depth_problem(value: object, max_depth: int = MAX_DEPTH) -> str | None:
     """Why parsed data is too deep or too big for the recursive code that reads it, or None. Iterative."""
     todo: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
@@ -291,7 +292,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 # -- values from the command line or a file ------------------------------------------------------------
-def short_text(value: Any, *, what: str, limit: int = 200) -> str:
+def short_text(value: object, *, what: str, limit: int = 200) -> str:
     """A one-line value of at most ``limit`` characters (a version, a name, a flag's value)."""
     if not isinstance(value, str):
         raise Untrusted(f"{what} must be text, not {type(value).__name__}.")

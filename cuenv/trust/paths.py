@@ -24,7 +24,7 @@ import os
 import re
 import urllib.parse
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Final
 
 from cuenv.trust import Untrusted
 
@@ -37,7 +37,7 @@ class Outside(Untrusted):
     """A path from shared input that would land outside the folder it is meant for."""
 
 
-def file_name_problem(name: Any) -> str | None:
+def file_name_problem(name: object) -> str | None:
     """Why ``name`` is not one plain file name a shared file may give (a phrase), or None."""
     if not isinstance(name, str) or not name:
         return "is not a file name"
@@ -52,7 +52,7 @@ def file_name_problem(name: Any) -> str | None:
     return None
 
 
-def check_file_name(name: Any, *, source: str) -> str:
+def check_file_name(name: object, *, source: str) -> str:
     why = file_name_problem(name)
     if why is not None:
         raise Untrusted(f"{source}: file name {quoted(name)} {why}.", hint=HINT)
@@ -104,7 +104,7 @@ def open_new(root: Path, relative: str | os.PathLike[str]) -> IO[bytes]:
 _LOOPBACK: Final = re.compile(r"(?:localhost|127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|::1)", re.IGNORECASE)
 
 
-def download_url_problem(url: Any, *, schemes: tuple[str, ...] = ("https", "http", "file")) -> str | None:
+def download_url_problem(url: object, *, schemes: tuple[str, ...] = ("https", "http", "file")) -> str | None:
     """Why ``url`` cannot be a download or source URL from a shared file (a phrase), or None."""
     if not isinstance(url, str) or not url:
         return "is not a URL"
@@ -135,7 +135,7 @@ def download_url_problem(url: Any, *, schemes: tuple[str, ...] = ("https", "http
     return None
 
 
-def quoted(value: Any) -> str:
+def quoted(value: object) -> str:
     """A value from a shared file for a one-line message: credentials redacted, controls escaped, at most 80 characters."""
     from cuenv.trust.shown import shown
 

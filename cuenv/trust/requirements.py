@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from typing import Any, Final
+from typing import Final, Iterable, Protocol
 
 from cuenv.trust import Untrusted
 
@@ -30,7 +30,7 @@ _DIRECT: Final = re.compile(r"@\s*(\S+)")  # name @ URL
 HINT: Final = "Write one package per entry as NAME, NAME==VERSION or NAME>=X,<Y (PEP 508); options and local paths are refused in shared files."
 
 
-def requirement_problem(text: Any, *, allow_local: bool = False, parse: bool = True) -> str | None:
+def requirement_problem(text: object, *, allow_local: bool = False, parse: bool = True) -> str | None:
     """Why ``text`` is not an acceptable requirement (a phrase), or None.
 
     ``parse=False`` skips the PEP 508 parse (importing packaging.requirements costs ~15 ms; loading a
@@ -78,7 +78,7 @@ def _looks_local(text: str) -> bool:
     return text.startswith((".", "/", "~")) or text.lower().startswith("file:")
 
 
-def check_requirement(text: Any, *, source: str, allow_local: bool = False) -> str:
+def check_requirement(text: object, *, source: str, allow_local: bool = False) -> str:
     """``text`` stripped when it is one safe requirement; else ``Untrusted`` naming ``source``."""
     why = requirement_problem(text, allow_local=allow_local)
     if why is not None:
@@ -95,7 +95,7 @@ def loopback_http(url: str) -> bool:
     return re.match(LOOPBACK_HTTP, url, re.IGNORECASE) is not None
 
 
-def index_url_problem(url: Any) -> str | None:
+def index_url_problem(url: object) -> str | None:
     """Why ``url`` cannot be a package index, or None. Only ``https://`` URLs with a host (or
     ``http://`` on the loopback: a local devpi or test index)."""
     if not isinstance(url, str) or _CONTROL.search(url) or " " in url:
@@ -112,14 +112,14 @@ def index_url_problem(url: Any) -> str | None:
     return None
 
 
-def check_index_url(url: Any, *, source: str) -> str:
+def check_index_url(url: object, *, source: str) -> str:
     why = index_url_problem(url)
     if why is not None:
         raise Untrusted(f"{source}: index URL {_show(url)} {why}.", hint="Use the index's https:// address.")
     return str(url)
 
 
-def conda_spec_problem(text: Any) -> str | None:
+def conda_spec_problem(text: object) -> str | None:
     """Why ``text`` cannot be a conda match spec given to conda or rattler, or None."""
     if not isinstance(text, str) or not text.strip():
         return "is not a package spec"
@@ -134,7 +134,7 @@ def conda_spec_problem(text: Any) -> str | None:
     return None
 
 
-def channel_problem(text: Any) -> str | None:
+def channel_problem(text: object) -> str | None:
     """Why ``text`` cannot be a conda channel (a name or a URL), or None."""
     if not isinstance(text, str) or not text.strip() or _CONTROL.search(text) or " " in text:
         return "is not a channel name or URL"
@@ -147,12 +147,12 @@ def channel_problem(text: Any) -> str | None:
     return None
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_conda_request(channels: Any, specs: Any, *, source: str) -> None:
+def check_conda_request(channels: Iterable[object], specs: Iterable[object], *, source: str) -> None:
     """Every channel and spec of a conda request, before conda or rattler sees them (argv items, never options)."""
     for channel in channels:
         why = channel_problem(channel)
@@ -164,7 +164,20 @@ def check_conda_request(channels: Any, specs: Any, *, source: str) -> None:
             raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write NAME, NAME=VERSION or NAME>=X,<Y.")
 
 
-def check_pip_request(request: Any, *, source: str = "the request") -> None:
+class PipRequest(Protocol):
+    """What ``check_pip_request`` reads of a ``cuenv.engines.Request``."""
+
+    @property
+    def requirements(self) -> tuple[str, ...]: ...
+    @property
+    def constraints(self) -> tuple[str, ...]: ...
+    @property
+    def index_urls(self) -> tuple[str, ...]: ...
+    @property
+    def find_links(self) -> tuple[str, ...]: ...
+
+
+def check_pip_request(request: PipRequest, *, source: str = "the request") -> None:
     """Every string of a pip request (a ``cuenv.engines.Request``) that cuenv writes into uv's files or
     argv: requirements and constraints one PEP 508 requirement each, indexes and find-links pages
     ``https://``. The engine's last guard, whatever recipe, lock or request file the request came from."""

@@ -30,7 +30,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def terminal_safe(text: Any) -> str:
+def terminal_safe(text: object) -> str:
     """``text`` (any value, as ``str``) with each control character escaped: one printable line."""
     s = text if isinstance(text, str) else str(text)
     return _CONTROL.sub(_escape, s)
@@ -44,7 +44,7 @@ _URL_USERINFO: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<us
 _PUBLIC_USER: Final = re.compile(r"git")
 
 
-def redact(text: Any) -> str:
+def redact(text: object) -> str:
     """``text`` with the credentials of every URL in it replaced by ``***`` (scheme, host and path kept)."""
     s = text if isinstance(text, str) else str(text)
     if "@" not in s:
@@ -53,7 +53,7 @@ def redact(text: Any) -> str:
                              f"{m.group('scheme')}{REDACTED}@", s)
 
 
-def strip_credentials(text: Any) -> str:
+def strip_credentials(text: object) -> str:
     """``text`` with the user and password of every URL in it removed (for files cuenv writes: an export
     names the index, and the credentials are passed at build time)."""
     s = text if isinstance(text, str) else str(text)
@@ -66,18 +66,18 @@ def strip_credentials(text: Any) -> str:
 _CONTROL_IN_OUTPUT: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def output(text: Any) -> str:
+def output(text: object) -> str:
     """What cuenv's command line prints (messages, tables, logs): credentials redacted, and every control
     character but line breaks and tabs escaped (a shared file's name cannot retitle or clear the terminal)."""
     return _CONTROL_IN_OUTPUT.sub(_escape, redact(text))
 
 
-def shown(text: Any) -> str:
+def shown(text: object) -> str:
     """A string for a terminal from a shared file or a setting: credentials redacted, controls escaped."""
     return terminal_safe(redact(text))
 
 
-def redact_data(data: Any) -> Any:
+def redact_data(data: object) -> Any:
     """A JSON-shaped document with every string redacted (for ``--json`` output and ``config show``)."""
     if isinstance(data, str):
         return redact(data)

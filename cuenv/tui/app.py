@@ -25,6 +25,7 @@ from cuenv.tui.widgets.recipes import RecipesView
 
 if TYPE_CHECKING:
     from cuenv.machine.model import Machine
+    from cuenv.tui.services import Services
 
 
 class MainScreen(Screen):
@@ -46,7 +47,7 @@ class CuenvApp(WorkerErrors, App[str]):
         Binding("ctrl+t", "toggle_dark", "Light/dark", show=False),
     ]
 
-    def __init__(self, services) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
+    def __init__(self, services: Services) -> None:
         super().__init__()
         self.services = services
         self.machine: Machine | None = None

@@ -65,7 +65,7 @@ class Services:
         self.store = Store.from_settings(settings)
 
     # -- reading ---------------------------------------------------------------------------------------
-    def machine(self, *, refresh: bool = False):  # noqa: ANN201 - cuenv.machine.model.Machine
+    def machine(self, *, refresh: bool = False) -> Machine:
         from cuenv.machine.driver import detect
 
         return detect(self.environ, cache_dir=self.settings.cache_dir, refresh=refresh)

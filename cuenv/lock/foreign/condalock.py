@@ -119,7 +119,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
                        notes=notes)
 
 
-def _channels(meta: dict, where: Where) -> tuple[str, ...]:
+def _channels(meta: dict[str, Any], where: Where) -> tuple[str, ...]:
     found = []
     for item in seq(meta.get("channels"), where.at("metadata.channels", _line(meta, "channels")), "channels", hint=HINT):
         value = item.get("url") if isinstance(item, dict) else item

@@ -59,7 +59,7 @@ class Where:
     key: str | None = None
     fields: Mapping[str, int] = field(default_factory=dict, compare=False)
 
-    def at(self, key: str, line: int | None = None, data: Any = None) -> Where:
+    def at(self, key: str, line: int | None = None, data: object = None) -> Where:
         lines = dict(getattr(data, "key_lines", {}) or {})
         return Where(self.file, line or self.line, key, lines)
 
@@ -111,7 +111,7 @@ class ForeignLock:
 
 
 # -- checks on untrusted values -----------------------------------------------------------------
-def seq(value: Any, where: Where, what: str, *, hint: str) -> list:
+def seq(value: object, where: Where, what: str, *, hint: str) -> list[Any]:
     """An optional list: [] when absent; anything but a list is refused (never silently dropped)."""
     if value is None:
         return []
@@ -120,7 +120,7 @@ def seq(value: Any, where: Where, what: str, *, hint: str) -> list:
     return value
 
 
-def table(value: Any, where: Where, what: str, *, hint: str) -> dict:
+def table(value: object, where: Where, what: str, *, hint: str) -> dict[str, Any]:
     """An optional mapping: {} when absent; anything but a mapping is refused."""
     if value is None:
         return {}
@@ -129,27 +129,27 @@ def table(value: Any, where: Where, what: str, *, hint: str) -> dict:
     return value
 
 
-def text(value: Any, where: Where, what: str, *, hint: str) -> str:
+def text(value: object, where: Where, what: str, *, hint: str) -> str:
     if not isinstance(value, str) or not value or len(value) > MAX_URL or _BAD_CHARS.search(value):
         raise where.fail(f"{what} must be a non-empty string without spaces or control characters, not {_show(value)}.", hint)
     return value
 
 
-def conda_name(value: Any, where: Where, *, hint: str) -> str:
+def conda_name(value: object, where: Where, *, hint: str) -> str:
     name = text(value, where, "a conda package name", hint=hint)
     if not _CONDA_NAME.match(name):
         raise where.fail(f"{name!r} is not a conda package name (lower-case letters, digits, _ . -).", hint)
     return name
 
 
-def pypi_name(value: Any, where: Where, *, hint: str) -> str:
+def pypi_name(value: object, where: Where, *, hint: str) -> str:
     name = text(value, where, "a Python package name", hint=hint)
     if not _PYPI_NAME.match(name):
         raise where.fail(f"{name!r} is not a Python package name (PEP 508).", hint)
     return name
 
 
-def conda_version(value: Any, where: Where, *, hint: str) -> str:
+def conda_version(value: object, where: Where, *, hint: str) -> str:
     version = text(str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value,
                    where, "a version", hint=hint)
     if not _CONDA_VERSION.match(version):
@@ -157,7 +157,7 @@ def conda_version(value: Any, where: Where, *, hint: str) -> str:
     return version
 
 
-def pypi_version(value: Any, where: Where, *, hint: str) -> str:
+def pypi_version(value: object, where: Where, *, hint: str) -> str:
     from packaging.version import InvalidVersion, Version
 
     version = text(value, where, "a version", hint=hint)
@@ -168,7 +168,7 @@ def pypi_version(value: Any, where: Where, *, hint: str) -> str:
     return version
 
 
-def build_string(value: Any, where: Where, *, hint: str) -> str:
+def build_string(value: object, where: Where, *, hint: str) -> str:
     build = text(str(value) if isinstance(value, int) and not isinstance(value, bool) else value,
                  where, "a build string", hint=hint)
     if not _BUILD.match(build):
@@ -176,7 +176,7 @@ def build_string(value: Any, where: Where, *, hint: str) -> str:
     return build
 
 
-def digest(value: Any, algo: str, where: Where, *, hint: str) -> str | None:
+def digest(value: object, algo: str, where: Where, *, hint: str) -> str | None:
     """A hex digest, lower-cased; None when absent."""
     if value is None:
         return None
@@ -185,7 +185,7 @@ def digest(value: Any, algo: str, where: Where, *, hint: str) -> str | None:
     return value.lower()
 
 
-def size(value: Any, where: Where, *, hint: str) -> int | None:
+def size(value: object, where: Where, *, hint: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_SIZE:
@@ -193,7 +193,7 @@ def size(value: Any, where: Where, *, hint: str) -> int | None:
     return value
 
 
-def url(value: Any, where: Where, *, hint: str) -> tuple[str, str]:
+def url(value: object, where: Where, *, hint: str) -> tuple[str, str]:
     """A download URL -> (url, file name). Only http(s) and file URLs; no credentials, no templates,
     no ``..``; the last path segment is the artifact's file name."""
     raw = text(value, where, "a URL", hint=hint)
@@ -239,7 +239,7 @@ def split_conda_filename(filename: str) -> tuple[str, str, str] | None:
     return None
 
 
-def conda_package(*, name: str | None, version: str | None, build: str | None, location: Any, sha256: Any, md5: Any,
+def conda_package(*, name: str | None, version: str | None, build: str | None, location: object, sha256: object, md5: object,
                   subdir: str | None, where: Where, hint: str, unverified: bool = False) -> Package:
     """A validated conda artifact. Name, version and build default to the file name's (pixi 6 writes
     only the URL); when given, they must agree with it, so the file installed is the one named.
@@ -266,7 +266,7 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
                    channel=channel, subdir=sub, filename=filename)
 
 
-def wheel_package(*, name: Any, version: Any, location: Any, sha256: Any, index: str | None, where: Where,
+def wheel_package(*, name: object, version: object, location: object, sha256: object, index: str | None, where: Where,
                   hint: str) -> Package:
     """A validated wheel. Only wheels: an sdist would run its build code."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -316,23 +316,24 @@ def _one_line(message: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 # -- YAML with line numbers ---------------------------------------------------------------------
-class LineDict(dict):
+class LineDict(dict[str, Any]):
     """A YAML mapping that remembers its line and each key's line (1-based)."""
 
     line: int = 0
     key_lines: dict[str, int]
 
     def line_of(self, key: str) -> int:
-        return getattr(self, "key_lines", {}).get(key, self.line)
+        lines: dict[str, int] = getattr(self, "key_lines", {})
+        return lines.get(key, self.line)
 
 
-class LineList(list):
+class LineList(list[Any]):
     line: int = 0
     item_lines: list[int]
 
@@ -394,7 +395,8 @@ def load_toml(source: str, file: str, *, hint: str) -> dict[str, Any]:
         import tomli as tomllib
 
     try:
-        return tomllib.loads(source)
+        data: dict[str, Any] = tomllib.loads(source)
+        return data
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+)", str(exc))  # tomllib before 3.14 puts the line in the text only
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)

@@ -100,7 +100,8 @@ def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> st
     the project's dependencies as a virtual project (this resolves: it reaches the project's indexes).
     Nothing is built: not the project (its [build-system] is left out, ``tool.uv.package = false``),
     not an sdist (--no-build); what only a build would tell is refused, with uv's words."""
-    from cuenv.runner import ToolError, run, stderr_tail
+    from cuenv.errors import ToolError
+    from cuenv.runner import run, stderr_tail
 
     where = Where(file)
     hint = f"Write its lock with `uv lock` in {Path(file).parent} (where its indexes are reachable), then run this again."
@@ -164,13 +165,13 @@ def _virtual(pyproject: str, where: Where, hint: str) -> str:
                                        ("dependency-groups", out.get("dependency-groups", {}))) if body)
 
 
-def _key(key: Any) -> str:
+def _key(key: object) -> str:
     import json
 
     return json.dumps(str(key))
 
 
-def _inline(value: Any) -> str:
+def _inline(value: object) -> str:
     """A TOML value, inline (JSON's string escapes are TOML's)."""
     import datetime
     import json
@@ -189,7 +190,8 @@ def _inline(value: Any) -> str:
 
 
 def _uv_export(work: Path) -> tuple[bool, str]:
-    from cuenv.runner import ToolError, run, stderr_tail
+    from cuenv.errors import ToolError
+    from cuenv.runner import run, stderr_tail
 
     try:
         from uv import find_uv_bin
@@ -210,7 +212,7 @@ def _uv_export(work: Path) -> tuple[bool, str]:
     return True, done.stdout
 
 
-def _stand_in(doc: dict, entries: list[dict], roots: tuple[str, ...]) -> str:
+def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[str, ...]) -> str:
     """A minimal pyproject.toml for the lock's root package, so that uv finds a project to export."""
     import json
 

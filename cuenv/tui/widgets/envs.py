@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,7 +23,9 @@ from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 if TYPE_CHECKING:
+    from cuenv.envs.change import ChangePlan
     from cuenv.machine.model import Machine
+    from cuenv.tui.services import Services
 
 T = TypeVar("T")
 
@@ -56,7 +58,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
-    def __init__(self, services, **kwargs) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
+    def __init__(self, services: Services, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.services = services
         self.rows: list = []
@@ -383,7 +385,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
             return
         self.app.call_from_thread(self._confirm_change, planned)
 
-    def _confirm_change(self, planned) -> None:  # noqa: ANN001 - cuenv.envs.change.ChangePlan
+    def _confirm_change(self, planned: ChangePlan) -> None:
         from cuenv.tui.screens.modals import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
@@ -395,7 +397,7 @@ class EnvironmentsView(WorkerErrors, Vertical):
                                            yes="Install" if planned.install else "Uninstall"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Changing the environment")
-    def apply_change(self, planned) -> None:  # noqa: ANN001 - cuenv.envs.change.ChangePlan
+    def apply_change(self, planned: ChangePlan) -> None:
         self.post_message(msg.ActionDone(f"Changing {planned.name}: {'; '.join(planned.lines())} ..."))
         self.services.apply_change(planned)
         self.post_message(msg.EnvironmentsChanged())

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Static
 
 from cuenv.tui.models import machine_summary
+
+if TYPE_CHECKING:
+    from cuenv.machine.model import Machine
 
 
 class MachineBar(Static):
@@ -13,7 +18,7 @@ class MachineBar(Static):
     def on_mount(self) -> None:
         self.show(getattr(self.app, "machine", None))  # known on load, or detected by a worker (CuenvApp)
 
-    def show(self, machine) -> None:  # noqa: ANN001 - cuenv.machine.model.Machine, or None
+    def show(self, machine: Machine | None) -> None:
         if machine is not None:
             self.update("cuenv | " + machine_summary(machine).line)
         elif getattr(self.app, "machine_failed", False):

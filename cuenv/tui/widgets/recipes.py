@@ -8,7 +8,7 @@ which writes its completion marker last, removes the half-built prefix. Nothing 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from cuenv.engines.progress import Transfers
     from cuenv.machine.model import Machine
+    from cuenv.tui.services import Services
 
 _STEP = {"plan": 1, "solve": 2, "venv": 3, "verify": 3, "download": 3, "install": 4, "link": 4, "done": 5}
 _STEPS = 6  # the last one: metadata, activation scripts, completion marker
@@ -37,7 +38,7 @@ class RecipesView(WorkerErrors, Vertical):
         Binding("r", "refresh", "Refresh"),
     ]
 
-    def __init__(self, services, **kwargs) -> None:  # noqa: ANN001 - cuenv.tui.services.Services
+    def __init__(self, services: Services, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.services = services
         self.machine: Machine | None = None
@@ -77,6 +78,8 @@ class RecipesView(WorkerErrors, Vertical):
     # -- loading -------------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="recipes", description="Reading recipes")
     def load(self) -> None:
+        if self.machine is None:  # machine_known said why
+            return
         rows, warnings = self.services.recipes(self.machine)
         self.post_message(msg.RecipesLoaded(rows, warnings))
 
@@ -101,6 +104,8 @@ class RecipesView(WorkerErrors, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recipe-detail", description="Reading the recipe")
     def load_detail(self, name: str) -> None:
+        if self.machine is None:
+            return
         self.post_message(msg.DetailLoaded(name, self.services.recipe_detail(name, self.machine)))
 
     @on(msg.DetailLoaded)
