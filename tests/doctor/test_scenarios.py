@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from doctorkit import build_ld_cache
+
+from tests.doctor.doctorkit import build_ld_cache
 
 SYSTEM13 = Path("/usr/local/cuda-13.0")
 needs_system13 = pytest.mark.skipif(not (SYSTEM13 / "lib" / "libcudart.so.13").exists() or shutil.which("nvcc") is None,

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from channel import REPO, copy_channel
-from pypimirror import serve
 
 from cuenv.engines import condatool, get_engine
 from cuenv.engines.base import HashMismatch, PackagesNotFound, Request, Target, Unsatisfiable
+from tests.engines.channel import REPO, copy_channel
+from tests.engines.pypimirror import serve
 
 TARGET = Target(cuda="12.4", glibc="2.36")
 

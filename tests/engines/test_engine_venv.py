@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from diskuse import added_by
 
 from cuenv.engines import get_engine
 from cuenv.engines.base import (
@@ -34,6 +33,7 @@ from cuenv.engines.venv import (
     uv_python_platform,
 )
 from cuenv.errors import UsageError
+from tests.engines.diskuse import added_by
 
 PYPI = ("https://pypi.org/simple",)
 CU12 = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, cuenv, meta_of
 
 from cuenv.activation.plan import activated_env
 from cuenv.envs.cudalayout import ActivationTarget
@@ -17,6 +16,7 @@ from cuenv.envs.meta import layout_from_json
 from cuenv.export.dockerfile import quote
 from cuenv.export.imagespec import choose_base, cuda_base_tag, image_prefix
 from cuenv.export.relocate import moved_layout
+from tests.export.exportkit import HOSTILE, cuenv, meta_of
 
 pytestmark = pytest.mark.network
 
