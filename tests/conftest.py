@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import sealing
+
+from tests import sealing
 
 REPO = Path(__file__).resolve().parent.parent
 # The package caches every test shares (uv, pip, conda, wheels): warm across runs, never the user's own.

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import sealing
+from tests import sealing
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,13 +51,13 @@ def test_fingerprint_sees_added_changed_and_removed_files(tmp_path: Path):
 def test_a_run_that_writes_into_the_real_home_fails(tmp_path: Path):
     """A child pytest run with this conftest, whose one test writes into the (stand-in) real ~/.config/fish."""
     suite = tmp_path / "suite"
-    suite.mkdir()
-    for name in ("conftest.py", "sealing.py"):
-        shutil.copy(HERE / name, suite / name)
+    (suite / "tests").mkdir(parents=True)
+    for name in ("__init__.py", "conftest.py", "sealing.py"):  # the package the conftest imports sealing from
+        shutil.copy(HERE / name, suite / "tests" / name)
     real = tmp_path / "realhome"
     (real / ".config" / "fish").mkdir(parents=True)
     (real / ".config" / "fish" / "config.fish").write_text("set -x A 1\n")
-    (suite / "test_leak.py").write_text(
+    (suite / "tests" / "test_leak.py").write_text(
         "import os\n"
         "def test_clean(): open(os.path.join(os.environ['HOME'], 'ok'), 'w').close()\n"
         "def test_leak(): open(os.environ['LEAK_TO'], 'a').write('oops\\n')\n")

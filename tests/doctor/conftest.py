@@ -5,19 +5,16 @@ driver of the machine tests."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-for helper in (TESTS / "doctor", TESTS / "engines", TESTS / "machine"):  # doctorkit, channel, fakedriver
-    sys.path.insert(0, str(helper))
-import channel  # noqa: E402 - after sys.path is set above
-import fakedriver  # noqa: E402 - after sys.path is set above
-from doctorkit import NVCC12, RT11, RT12, unpack  # noqa: E402 - after sys.path is set above
+from tests.doctor.doctorkit import NVCC12, RT11, RT12, unpack
+from tests.engines import channel
+from tests.machine import fakedriver
+from tests.shells import envbuild
 
-from tests.shells import envbuild  # noqa: E402 - after sys.path is set above
+TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-TESTS = Path(__file__).resolve().parents[1]
-for helper in ("engines", "machine"):  # channel.ensure_wheels, fakedriver: shared, not copied
-    if str(TESTS / helper) not in sys.path:
-        sys.path.insert(0, str(TESTS / helper))
 
 RT12, NVCC12, RT11 = "nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105", "nvidia-cuda-runtime-cu11==11.8.89"
 REPORTS = Path(__file__).with_name("fixtures") / "reports"

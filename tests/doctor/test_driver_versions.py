@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fakedriver
 import pytest
+
+from tests.machine import fakedriver
 
 REPO = Path(__file__).resolve().parents[2]
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0", 81920)

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from doctorkit import RT12, build_ld_cache, unpack
 
 from cuenv.doctor import ldso
+from tests.doctor.doctorkit import RT12, build_ld_cache, unpack
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("ldd") is None, reason="needs gcc and ldd")
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from doctorkit import REPORTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.doctor.doctorkit import REPORTS
 
 SOURCES = yaml.safe_load((REPORTS / "SOURCES.yaml").read_text(encoding="utf-8"))
 MACHINE_FIXTURES = Path(__file__).resolve().parents[1] / "machine" / "fixtures"

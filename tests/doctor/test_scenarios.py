@@ -8,11 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from doctorkit import build_ld_cache
+
+from tests.doctor.doctorkit import build_ld_cache
 
 SYSTEM13 = Path("/usr/local/cuda-13.0")
 needs_system13 = pytest.mark.skipif(not (SYSTEM13 / "lib" / "libcudart.so.13").exists() or shutil.which("nvcc") is None,
@@ -162,17 +162,15 @@ def test_framework_probe_reports_an_import_failure(tmp_path):
 
 
 @needs_system13
-def test_this_machine_in_under_two_seconds(tmp_path):
-    """The acceptance account of this machine: no driver, system CUDA 13, no cuDNN; no framework import."""
+def test_this_machine_without_importing_a_framework(tmp_path):
+    """The acceptance account of this machine: no driver, system CUDA 13, no cuDNN; no framework import
+    (what kept it under two seconds; the time itself is benchmarks/bench_guards.py's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUENV_", "FAKE_"))}
     env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]), CUENV_HOME=str(tmp_path / "home"),
                CUENV_CONFIG=str(tmp_path / "c.yaml"), PATH="/usr/local/bin:/usr/bin:/bin")
     env.pop("LD_LIBRARY_PATH", None)
-    start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "cuenv", "doctor"], env=env, capture_output=True,
-                          text=True, timeout=30)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, elapsed
+                          text=True, timeout=120)
     assert proc.returncode == 1  # no driver is an error of the checklist
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     assert not imported & {"torch", "tensorflow", "paddle", "jax", "rattler", "textual"}

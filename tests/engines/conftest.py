@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # `import channel` from test modules here
+from tests.engines import channel as _channel
 
-import channel as _channel  # noqa: E402 - after sys.path is set above
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +62,7 @@ def fake_conda(tmp_path: Path, conda_channel: Path) -> FakeConda:
 def real_conda() -> Path:
     """The real conda (conda's source, classic solver): CUENV_TEST_CONDA from .ci/run, else installed
     once into .test-cache by the vendored install.sh (realconda.py)."""
-    import realconda
+    from tests.engines import realconda
 
     try:
         return realconda.conda_exe()

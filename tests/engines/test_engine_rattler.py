@@ -116,7 +116,7 @@ def test_edited_sha256_is_refused_before_anything_is_linked(engine, conda_channe
 
 
 def test_tampered_archive_is_refused(engine, conda_channel: Path, tmp_path: Path, cache_dir: Path) -> None:
-    import channel as builder
+    from tests.engines import channel as builder
 
     copy = builder.copy_channel(conda_channel, tmp_path / "chan")
     solution = engine.solve(_request(copy, ("cuda-version 12.1.*",)), target=Target(cuda="12.4", glibc="2.36"), cache_dir=tmp_path / "c")

@@ -6,11 +6,9 @@ import dataclasses
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from diskuse import added_by
 
 from cuenv.engines import get_engine
 from cuenv.engines.base import (
@@ -35,6 +33,7 @@ from cuenv.engines.venv import (
 )
 from cuenv.envs import folder
 from cuenv.errors import UsageError
+from tests.engines.diskuse import added_by
 
 PYPI = ("https://pypi.org/simple",)
 CU12 = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
@@ -201,16 +200,14 @@ def test_install_loads_libcudart_12_1_and_runs_ptxas(cu12_solution: Solution, tm
 
 
 @pytest.mark.network
-def test_second_venv_from_warm_cache_is_fast_and_small(cu12_solution: Solution, tmp_path: Path, cache_dir: Path) -> None:
-    engine = get_engine("venv", os.environ)
-    engine.install(tmp_path / "one", cu12_solution, cache_dir=cache_dir)
-    start = time.perf_counter()
-    engine.install(tmp_path / "two", cu12_solution, cache_dir=cache_dir)
-    seconds = time.perf_counter() - start
+def test_second_venv_from_warm_cache_downloads_nothing_and_is_small(cu12_solution: Solution, tmp_path: Path,
+                                                                    cache_dir: Path) -> None:
+    """What made the second environment fast: it comes from the cache alone (uv offline) and its files are
+    links into the cache. Its time against bare uv is benchmarks/bench_create.py's."""
+    get_engine("venv", os.environ).install(tmp_path / "one", cu12_solution, cache_dir=cache_dir)
+    get_engine("venv", dict(os.environ, UV_OFFLINE="1")).install(tmp_path / "two", cu12_solution, cache_dir=cache_dir)
     first, added = added_by(tmp_path / "two", first=tmp_path / "one")
-    print(f"second venv: {seconds:.2f} s, adds {added / 1e6:.2f} MB on top of {first / 1e6:.1f} MB")
-    assert seconds < 5
-    assert added < 0.05 * first
+    assert added < 0.05 * first, f"the second venv adds {added / 1e6:.2f} MB on top of {first / 1e6:.1f} MB"
 
 
 @pytest.mark.network

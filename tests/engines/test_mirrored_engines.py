@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import channel
-import pypimirror
 import pytest
 
 from cuenv.engines import HashMismatch, Package, Request, Solution, Target
@@ -20,6 +18,7 @@ from cuenv.engines.conda import explicit_file, solve_argv
 from cuenv.engines.rattler import RattlerEngine
 from cuenv.engines.venv import VenvEngine
 from cuenv.envs import folder
+from tests.engines import channel, pypimirror
 
 RUNTIME = "nvidia-cuda-runtime-cu12==12.1.105"
 RUNTIME_SHA = channel.WHEELS[RUNTIME]

@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-import pypimirror
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cuenv.engines import mirrors
 from cuenv.engines import pypiroute as r
+from tests.engines import pypimirror
 
 FIXTURES = Path(__file__).with_name("fixtures") / "pypi-metadata"
 METADATA = {

@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from envkit import TESTS  # noqa: E402 - after sys.path is set above
-
-sys.path.insert(0, str(TESTS / "engines"))
-import channel as _channel  # noqa: E402 - after sys.path is set above
+from tests.engines import channel as _channel
+from tests.envs.envkit import TESTS
 
 
 @pytest.fixture

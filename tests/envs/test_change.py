@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from envkit import LOAD_CUDART
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cuenv.envs import change
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
+from tests.envs.envkit import LOAD_CUDART
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from envkit import LOAD_CUDART
+
+from tests.envs.envkit import LOAD_CUDART
 
 
 @pytest.mark.network

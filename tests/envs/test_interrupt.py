@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from envkit import LOAD_CUDART
+
+from tests.envs.envkit import LOAD_CUDART
 
 
 def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:

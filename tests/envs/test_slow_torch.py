@@ -11,7 +11,8 @@ import time
 
 import pytest
 import yaml
-from envkit import TESTS
+
+from tests.envs.envkit import TESTS
 
 
 @pytest.mark.slow

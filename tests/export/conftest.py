@@ -4,18 +4,15 @@ resolves), and a recipe whose variable holds every character that quoting gets w
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.engines import channel as _channel
+from tests.export.exportkit import cuenv, recipe_with_env
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "tests" / "engines"))
-
-import channel as _channel  # noqa: E402 - after sys.path is set above
-from exportkit import cuenv, recipe_with_env  # noqa: E402 - after sys.path is set above
 
 
 @pytest.fixture(scope="session")

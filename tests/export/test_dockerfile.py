@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, cuenv, meta_of
 
 from cuenv.activation.plan import activated_env
 from cuenv.activation.target import ActivationTarget, CudaLayout
@@ -18,6 +17,7 @@ from cuenv.export.dockerfile import quote
 from cuenv.export.imagespec import choose_base, cuda_base_tag, image_prefix
 from cuenv.export.relocate import moved_layout
 from cuenv.knowledge.stack import Stack
+from tests.export.exportkit import HOSTILE, cuenv, meta_of
 
 pytestmark = pytest.mark.network
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exportkit import cuenv
+from tests.export.exportkit import cuenv
 
 TOKEN = "tok3n-s3cret"
 MIRROR = f"https://alice:{TOKEN}@mirror.example.org/simple"

@@ -9,8 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from baseimage import BUILDAH_ENV, ensure_base, usable
-from exportkit import HOSTILE, cuenv, have, meta_of
 
 from cuenv.export.image import (
     Builder,
@@ -20,6 +18,8 @@ from cuenv.export.image import (
     save_argv,
 )
 from cuenv.export.imagespec import image_prefix
+from tests.export.baseimage import BUILDAH_ENV, ensure_base, usable
+from tests.export.exportkit import HOSTILE, cuenv, have, meta_of
 
 WHY = usable() or (None if have("skopeo", "umoci") else "skopeo and umoci are not installed")
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, REPO, cuenv, have, meta_of
 
 from cuenv.export.lmod import lua
 from cuenv.export.tcl import tcl
+from tests.export.exportkit import HOSTILE, REPO, cuenv, have, meta_of
 
 LMOD_INIT = Path("/usr/share/lmod/lmod/init/bash")
 needs_lmod = pytest.mark.skipif(not LMOD_INIT.is_file(), reason="Lmod is not installed")

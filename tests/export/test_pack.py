@@ -8,7 +8,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from exportkit import HOSTILE, cuenv, meta_of
+
+from tests.export.exportkit import HOSTILE, cuenv, meta_of
 
 pytestmark = pytest.mark.network
 PROBE = ("import ctypes; r = ctypes.CDLL('libcudart.so.12'); v = ctypes.c_int(); r.cudaRuntimeGetVersion(ctypes.byref(v)); "

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from exportkit import cuenv
+from tests.export.exportkit import cuenv
 
 
 def test_pack_and_lock_refuse_a_recorded_name_that_walks_out(venv_env: str, tmp_path: Path) -> None:

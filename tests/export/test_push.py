@@ -10,18 +10,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent))
-import registry
-
 from cuenv.errors import ToolError, UsageError
 from cuenv.export import push as p
+from tests.export import registry
 
 needs_skopeo = pytest.mark.skipif(shutil.which("skopeo") is None, reason="skopeo is not installed")
 
@@ -206,8 +203,8 @@ def test_cuenv_image_push_bad_input(cli, tmp_path: Path) -> None:
 @pytest.mark.network
 def test_cuenv_image_build_push(venv_env: str, tmp_path: Path) -> None:
     """A real environment's image, built by buildah on the local base image, pushed by buildah."""
-    from baseimage import BUILDAH_ENV, ensure_base, usable
-    from exportkit import cuenv
+    from tests.export.baseimage import BUILDAH_ENV, ensure_base, usable
+    from tests.export.exportkit import cuenv
 
     why = usable() or (None if shutil.which("skopeo") else "skopeo is not installed")
     if why:

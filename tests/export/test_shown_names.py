@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from exportkit import cuenv
+from tests.export.exportkit import cuenv
 
 HOSTILE = "evil\nFORGED LINE\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\u2028x"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")

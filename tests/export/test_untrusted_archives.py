@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from exportkit import cuenv
+
+from tests.export.exportkit import cuenv
 
 pytestmark = pytest.mark.network
 Members = dict[str, tuple[tarfile.TarInfo, bytes | None]]
@@ -298,7 +299,7 @@ def test_activation_scripts_on_the_archives_word_alone_never_run(conda_archive: 
     import subprocess
     import sys
 
-    from exportkit import REPO
+    from tests.export.exportkit import REPO
 
     marker = tmp_path / "ran"
     archive = _altered(conda_archive, tmp_path / "a.tar", payload=_forged_scripts(marker))

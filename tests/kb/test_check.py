@@ -4,12 +4,12 @@ Paddle/TensorFlow tested configurations), covering every code."""
 from __future__ import annotations
 
 import pytest
-from kbref import machine
 
 from cuenv.knowledge import builds
 from cuenv.knowledge.compat import CODES, check, nearest_build, suggest, verdict
 from cuenv.knowledge.specs import parse_spec
 from cuenv.knowledge.stack import Stack
+from tests.kb.kbref import machine
 
 # (spec, index, machine, gcc, expected {code: severity}, why — the vendor statement it follows)
 CASES = [

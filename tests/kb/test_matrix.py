@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from kbref import reference
 
 from cuenv.knowledge import matrix
+from tests.kb.kbref import reference
 
 REF = reference()
 DRIVER_ROWS = [r for r in REF["driver"]["toolkit_min_driver"] if r.get("linux")]

@@ -21,12 +21,10 @@ import yaml
 
 from cuenv.engines import get_engine
 from cuenv.lock import foreign
+from tests.engines import channel as _channel
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "foreign" / "fixtures"
-sys.path.insert(0, str(HERE.parent / "engines"))
-
-import channel as _channel  # noqa: E402 - tests/engines is put on sys.path just above
 
 CU121 = ("linux-64/cuda-cudart-12.1.105-h0_0.conda", "noarch/cuda-version-12.1-h0_0.tar.bz2",
          "linux-64/python-3.11.9-h0_cuenv.tar.bz2")
@@ -253,7 +251,6 @@ def test_check_a_pylock_for_another_python(cli) -> None:
 def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> None:
     """vocalizr's uv.lock says requires-python ==3.12.*: without --python, check reads it for 3.12 (as uv
     would pick a 3.12 interpreter) and says so, instead of refusing this Python."""
-    import sys
 
     from cuenv.lock import foreign
 
@@ -292,7 +289,6 @@ def _torch_only_for(tags: tuple[str, ...]) -> str:
 def test_a_uv_lock_is_read_for_a_python_it_has_wheels_for(cli, work: Path) -> None:
     """torch with wheels for 3.10 and 3.12 only: never a plan without torch. Without --python, the nearest
     Python the lock installs; with --python 3.11, an error that names torch and why."""
-    import sys
 
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     (work / "uv.lock").write_text(_torch_only_for(("cp310", "cp312")))

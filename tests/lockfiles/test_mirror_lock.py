@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-import channel  # noqa: E402 - after sys.path is set above
-import pypimirror  # noqa: E402 - after sys.path is set above
+from tests.engines import channel, pypimirror
 
 WHEELS = ("nvidia-cuda-runtime-cu12==12.1.105", "nvidia-cuda-nvcc-cu12==12.1.105")
 

@@ -180,12 +180,7 @@ def test_lock_a_recipe_for_another_machine(cli, recipes, work, envs) -> None:
 
 def test_conda_family_installs_a_rattler_lock(cli, recipes, work, envs, lock_channel, tmp_path) -> None:
     """micromamba (a recorded stand-in) installs the lock from an explicit file with every sha256."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("engines_conftest", REPO / "tests" / "engines" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    FakeConda = module.FakeConda  # noqa: N806 - the class the engine tests use
+    from tests.engines.conftest import FakeConda  # the stand-ins the engine tests use
 
     _create(cli, "local-cu121", "--engine", "rattler")
     assert cli("lock", "local-cu121")[0] == 0

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fakedriver  # noqa: E402 - after sys.path is set above
+from tests.machine import fakedriver
 
 REPO = Path(__file__).resolve().parents[2]
 

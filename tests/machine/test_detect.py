@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import fakedriver
 import pytest
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import matrix
 from cuenv.machine import driver, overrides, probes
 from cuenv.machine.model import Driver, Gpu, Machine
+from tests.machine import fakedriver
 
 FIXTURES = Path(__file__).with_name("fixtures")
 

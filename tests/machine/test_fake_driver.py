@@ -3,8 +3,9 @@ the real pynvml and ctypes paths, with the driver present, failing, absent, and 
 
 from __future__ import annotations
 
-import fakedriver
 import pytest
+
+from tests.machine import fakedriver
 
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0", 81920, "mig")
 T4 = ("Tesla T4", "7.5", 15360)

@@ -15,8 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fakedriver
 import pytest
+
+from tests.machine import fakedriver
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "gpu_acceptance.sh"
@@ -100,8 +101,7 @@ def test_full_run_works_offline_from_carried_wheels(tmp_path: Path, fake_libs: P
     """No network but 127.0.0.1: a proxy that refuses everything stands for the closed network."""
     import shutil
 
-    sys.path.insert(0, str(REPO / "tests" / "engines"))  # the suite's hash-checked wheel cache (channel.py)
-    from channel import ensure_wheels
+    from tests.engines.channel import ensure_wheels
 
     carried = tmp_path / "wheels"
     carried.mkdir()

