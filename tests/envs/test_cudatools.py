@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metakit import make_meta
+from tests.envs.metakit import make_meta
 
 from cuenv.envs.cudatools import nvcc_note
 from cuenv.envs.meta import EnvMeta, Tool, ToolSource

@@ -5,7 +5,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from metakit import make_meta
+from tests.envs.metakit import make_meta
 
 from cuenv.activation.target import CudaLayout
 from cuenv.envs.meta import layout_from_json, layout_to_json

@@ -85,7 +85,7 @@ class _Scan:
                 self.events += 1
                 yield event
 
-        def never(*args, **kwargs):  # noqa: ANN002, ANN003
+        def never(*args: object, **kwargs: object) -> None:
             raise AssertionError("the document was built before the limits refused it")
 
         monkeypatch.setattr(yaml, "parse", counted)
