@@ -116,14 +116,15 @@ def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
     return out
 
 
-def _way_forward(meta: Mapping[str, Any]) -> str:
+def way_forward() -> str:
     return ("For another CUDA release or framework build, make a new environment beside this one: "
             "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
-         machine: Machine) -> ChangePlan:
-    """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed."""
+         machine: Machine, pypi: bool = False) -> ChangePlan:
+    """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed.
+    ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's)."""
     from cuenv.engines import get_engine
     from cuenv.envs.store import Store
 
@@ -132,22 +133,17 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if not packages:
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
     store = Store.from_settings(settings)
-    record = store.get(name)
+    record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
     if engine.family == "venv":
-        # A change interrupted by kill -9 undone, and packages pip installed since pinned into the record,
-        # before this change is planned on top of them.
+        # packages pip installed since the last record pinned into it, before this change is planned on top of them
         record_installed(settings, environ, name)
         record = store.get(name)
-    if engine.family != "venv":
-        pip_layer = (record.path / "bin" / "pip").exists()
-        raise UsageError(
-            f"Environment {name!r} is a conda prefix ({record.meta['engine']}); cuenv changes the packages of venv "
-            "environments only, for now.",
-            hint=(f"Install into its pip layer with `cuenv run {name} -- python -m pip install "
-                  f"{' '.join(packages)}`." if pip_layer else
-                  f"It has no pip; build one with the packages from an environment.yml that lists them: "
-                  f"`cuenv create -f environment.yml -n {name}-2`."))
+    else:
+        from cuenv.envs import condachange
+
+        planner = condachange.plan_pip_layer if pypi else condachange.plan_conda
+        return planner(settings, environ, record, engine, verb=verb, packages=packages, machine=machine)
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
@@ -161,7 +157,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
             if n in hold:
                 raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
-                                    f"{name!r} was checked for.", hint=_way_forward(record.meta))
+                                    f"{name!r} was checked for.", hint=way_forward())
     wanted = list(packages) if verb == "add" else names
     if verb == "add":
         from packaging.requirements import Requirement
@@ -181,7 +177,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
-                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=_way_forward(record.meta))
+                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=way_forward())
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
     findings = check(draft, record.meta, machine)
     return dataclasses.replace(draft, findings=tuple(findings))
@@ -265,43 +261,58 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
-            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} 'PKG<X'`). " + _way_forward(record.meta),
+            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} 'PKG<X'`). " + way_forward(),
         ) from None
+
+
+def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
+    """(CUDA major, its X.Y release where the package names one) of a CUDA package, None for any other:
+    NVIDIA's wheels (nvidia-*-cuNN, versions of nvidia-cuda-*), conda's cuda-* packages and cudatoolkit."""
+    from cuenv.engines.venv import cuda_major_of
+
+    parts = pkg.version.split(".")
+    release = f"{parts[0]}.{parts[1]}" if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
+    if pkg.kind == "conda":
+        if not (pkg.name == "cudatoolkit" or pkg.name.startswith("cuda-")) or not parts[0].isdigit():
+            return None
+        return int(parts[0]), release
+    major = cuda_major_of(pkg.name, pkg.version)
+    if major is None:
+        return None
+    return major, release if pkg.name.startswith("nvidia-cuda-") else None
 
 
 def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[Finding]:
     """Refuse a change that breaks the contract; return the warnings it goes on with."""
-    from cuenv.engines.venv import cuda_major_of
     from cuenv.knowledge.compat import check as compat_check
     from cuenv.knowledge.versions import Dotted
 
     stack_cuda = meta.get("cuda")
-    majors = {m for p in draft.after if (m := cuda_major_of(p.name, p.version)) is not None}
+    majors = {c[0] for p in draft.after if (c := cuda_of(p)) is not None}
     if stack_cuda:
         majors.add(int(str(stack_cuda).split(".")[0]))
     if len(majors) > 1:
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
-        odd = [f"{p.name} {p.version}" for p in draft.install
-               if (m := cuda_major_of(p.name, p.version)) is not None and m != want]
+        odd = [p for p in draft.install if (c := cuda_of(p)) is not None and c[0] != want]
+        kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
         raise ChangeRefused(
-            f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} wheels ({', '.join(odd)}) into "
-            f"{draft.name!r}, a CUDA {stack_cuda or want} environment; one venv holds one CUDA major.",
-            hint=f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " + _way_forward(meta))
+            f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} {kind} "
+            f"({', '.join(f'{p.name} {p.version}' for p in odd)}) into {draft.name!r}, a CUDA {stack_cuda or want} "
+            "environment; one environment holds one CUDA major.",
+            hint=(f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " if kind == "wheels"
+                  else "") + way_forward())
     framework = (meta.get("stack") or {}).get("variant")
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
         if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
             raise ChangeRefused(f"{pkg.name} {pkg.version} is a {local} build; {draft.name!r} holds the {framework} one.",
-                                hint=_way_forward(meta))
-    # A new NVIDIA CUDA package of a later release than the environment's may need a newer driver.
+                                hint=way_forward())
+    # A new CUDA package of a later release than the environment's may need a newer driver.
     newest = None
     for pkg in draft.install:
-        if pkg.name.startswith("nvidia-cuda-") and cuda_major_of(pkg.name, pkg.version) is not None:
-            parts = pkg.version.split(".")
-            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-                cand = f"{parts[0]}.{parts[1]}"
-                if newest is None or Dotted.parse(cand) > Dotted.parse(newest):
-                    newest = cand
+        cand = c[1] if (c := cuda_of(pkg)) is not None else None
+        if cand and (newest is None or Dotted.parse(cand) > Dotted.parse(newest)):
+            newest = cand
     if newest and (not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda))):
         from cuenv.envs.meta import stack_from_meta
 
@@ -309,7 +320,8 @@ def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[
         findings = [f for f in compat_check(stack, machine) if f.code.startswith("driver")]
         errors = [f for f in findings if f.severity == "error"]
         if errors:
-            pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install if p.name.startswith("nvidia-cuda-"))
+            pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install
+                              if p.kind == "pypi" and p.name.startswith("nvidia-cuda-"))
             raise ChangeRefused(
                 f"{' '.join(draft.asked)} brings CUDA {newest} packages: {errors[0].message}",
                 hint=(f"Ask for the environment's CUDA {stack_cuda}: `cuenv add -n {draft.name} {pinned}`, or "
@@ -329,9 +341,13 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
 
     store = Store.from_settings(settings)
     with store.locked(change.name):
-        record = store.get(change.name)
-        recover(settings, environ, record)
+        record = recovered(settings, environ, store, change.name, locked=True)
         if change.empty:
+            return change
+        if record.meta["engine"] != "venv":  # a conda prefix: changed over a hard-linked copy of itself
+            from cuenv.envs import condachange
+
+            condachange.apply_over_snapshot(settings, environ, store, record, change, progress)
             return change
         journal = journal_path(record.path)
         folder.write_json(journal, {"verb": change.verb, "before": [p.to_json() for p in change.before],
@@ -339,13 +355,33 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
                                     "uninstall": list(change.uninstall)})
         try:
             _run(settings, environ, record.path, change, progress)
-            _record(settings, environ, store, record, change)
+            record_change(settings, environ, store, record, change)
         except BaseException:
             with contextlib.suppress(Exception):
                 _restore(settings, environ, record.path, change.before, change.after)
             raise
         journal.unlink()
     return change
+
+
+def recovered(settings: Settings, environ: Mapping[str, str], store: Any, name: str, *, locked: bool = False) -> EnvRecord:
+    """Environment ``name``'s record, after undoing a change a kill -9 interrupted: a conda prefix's copy
+    swapped back (cuenv.envs.snapshot), a venv's packages put back (:func:`recover`). ``locked``: the
+    caller holds the environment's lock; else it is taken for the repair (only when there is one)."""
+    from cuenv.envs import snapshot
+
+    def repair() -> EnvRecord:
+        snapshot.recover(store.envs_dir, name)
+        record = store.get(name)
+        recover(settings, environ, record)
+        return record
+
+    if not (snapshot.needs_recovery(store.envs_dir, name) or journal_path(store.path(name)).exists()):
+        return store.get(name)
+    if locked:
+        return repair()
+    with store.locked(name):
+        return repair()
 
 
 def recover(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> str | None:
@@ -422,7 +458,7 @@ def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, befor
                           cache_dir=settings.cache_dir, timeout=600, where="the recorded URLs")
 
 
-def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
+def record_change(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
     """The new package set becomes the environment's solution (what `cuenv lock` writes); meta.json
     says what was asked and when; the layout and activation scripts follow new NVIDIA folders."""
     from cuenv.engines import Solution, get_engine
@@ -451,7 +487,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     meta["lock_hash"] = lock_hash
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
-    if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
+    if site is not None and moved and record.meta["engine"] == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
         build_cuda_home(record.path / CUDA_HOME_DIR, nvidia_components(site))
     layout = layout_to_json(get_engine(meta["engine"], environ).layout(record.path))
     changed_layout = layout != meta.get("layout")
@@ -546,8 +582,7 @@ def record_installed(settings: Settings, environ: Mapping[str, str], name: str) 
 
     store = Store.from_settings(settings)
     with store.locked(name):
-        record = store.get(name)
-        recover(settings, environ, record)
+        record = recovered(settings, environ, store, name, locked=True)
         got = as_installed(settings, environ, record)
         if got.changed:
             meta = dict(record.meta)

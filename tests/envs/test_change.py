@@ -181,12 +181,6 @@ def test_kill_9_mid_change_leaves_the_environment_usable_and_the_next_change_und
     assert (work / "after.lock").read_text() == (work / "before.lock").read_text()
 
 
-def test_conda_prefixes_are_not_changed_yet_and_say_what_works(cli, local_recipes: Path) -> None:
-    assert cli("create", "local-cuda-12.1", "--engine", "rattler", "--recipes", str(local_recipes))[0] == 0
-    code, out, err = cli("add", "-n", "local-cuda-12.1", "six", "--recipes", str(local_recipes))
-    assert code == 2 and "cuenv changes the packages of venv environments only" in err, err
-
-
 def test_requirement_names_are_read_as_pip_reads_them() -> None:
     assert change.requirement_name("Python_Dateutil>=2") == "python-dateutil"
     with pytest.raises(UsageError, match="not a package requirement"):
