@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from cuenv.envs import folder
 
@@ -115,6 +115,22 @@ def recover(envs_dir: Path, name: str) -> bool:
     shutil.rmtree(_undone_path(envs_dir, name), ignore_errors=True)
     _drop_empty(copy.parent)
     return put_back
+
+
+def recover_under_lock(store: Any, name: str) -> None:
+    """:func:`recover`, taking the environment's lock, when there is anything to do (readers of a prefix
+    that may be half-changed: lock --check, sync)."""
+    if needs_recovery(store.envs_dir, name):
+        with store.locked(name):
+            recover(store.envs_dir, name)
+
+
+def discard(envs_dir: Path, name: str) -> None:
+    """Drop what a change of ``name`` left beside it (the environment is being removed or replaced)."""
+    for path in (before_path(envs_dir, name), _undone_path(envs_dir, name)):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+    _drop_empty(envs_dir / CHANGES_DIR)
 
 
 def needs_recovery(envs_dir: Path, name: str) -> bool:
