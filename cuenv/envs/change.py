@@ -116,9 +116,39 @@ def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
     return out
 
 
-def way_forward() -> str:
+def way_forward(settings: Settings | None = None, machine: Machine | None = None, *, name: str = "",
+                asked: Sequence[str] = (), cuda: str | None = None) -> str:
+    """The way forward from a refused change: a new environment beside this one. Where a framework was
+    asked for, the recipe of it for this CUDA major; `cuenv suggest` only where a driver is here to pick by."""
+    recipe = framework_recipe(settings, asked, cuda) if settings is not None else None
+    if recipe is not None:
+        return (f"For {recipe.framework.name} on CUDA {recipe.cuda}, make an environment from its recipe beside this one: "
+                f"`cuenv create {recipe.name} -n {name}-{recipe.framework.name}` (`cuenv recipes show {recipe.name}` "
+                "says what it holds).")
+    suggest = "`cuenv suggest` names the recipe for this machine, " if machine is not None and machine.driver else ""
     return ("For another CUDA release or framework build, make a new environment beside this one: "
-            "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
+            f"{suggest}`cuenv recipes` lists them all.")
+
+
+def framework_recipe(settings: Settings, asked: Sequence[str], cuda: str | None) -> Any:
+    """The recipe of a framework among ``asked`` (canonical names) for the CUDA major of ``cuda`` (the
+    nearest release), or None. Loads the catalogue only when a framework was asked for."""
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
+    from cuenv.knowledge.versions import Dotted
+
+    wanted = {"pytorch" if n == "torch" else n for n in asked if n in FRAMEWORK_PACKAGES}
+    if not wanted or not cuda:
+        return None
+    from cuenv.recipes.catalogue import load_catalogue
+
+    major = str(cuda).split(".")[0]
+    fits = [r for r in load_catalogue(settings).all() if r.framework and r.cuda and str(r.cuda).split(".")[0] == major
+            and ("pytorch" if r.framework.name == "torch" else r.framework.name) in wanted]
+    here = Dotted.parse(str(cuda))
+    older = [r for r in fits if Dotted.parse(str(r.cuda)) <= here]  # the driver that runs this CUDA runs these
+    if older:
+        return max(older, key=lambda r: (Dotted.parse(str(r.cuda)), r.name))
+    return min(fits, key=lambda r: (Dotted.parse(str(r.cuda)), r.name), default=None)
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
@@ -147,6 +177,8 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
+    forward = way_forward(settings, machine, name=name, asked=[requirement_name(p) for p in packages],
+                          cuda=record.meta.get("cuda"))
     if verb == "remove":
         return _plan_remove(record, [requirement_name(p) for p in packages], before, hold)
     names = [requirement_name(p) for p in packages]
@@ -157,7 +189,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
             if n in hold:
                 raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
-                                    f"{name!r} was checked for.", hint=way_forward())
+                                    f"{name!r} was checked for.", hint=forward)
     wanted = list(packages) if verb == "add" else names
     if verb == "add":
         from packaging.requirements import Requirement
@@ -170,16 +202,16 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if not wanted:
         return ChangePlan(name, verb, tuple(packages), before, already=already)
     provided = {p.name: p.version for p in before if p.name not in names}
-    new = _solve(settings, engine, record, wanted, provided, before)
+    new = _solve(settings, engine, record, wanted, provided, before, forward)
     new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version))
     if verb == "upgrade" and not new:  # already the newest that fits
         return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
-                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=way_forward())
+                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward)
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
-    findings = check(draft, record.meta, machine)
+    findings = check(draft, record.meta, machine, forward=forward)
     return dataclasses.replace(draft, findings=tuple(findings))
 
 
@@ -243,7 +275,7 @@ def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
 
 
 def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
-           before: Sequence[Any]) -> tuple[Any, ...]:
+           before: Sequence[Any], forward: str) -> tuple[Any, ...]:
     """The new wheels: ``wanted`` resolved with every other installed package pinned, from the indexes the
     environment's packages came from and PyPI last (numpy for a torch environment is on PyPI)."""
     from cuenv.engines import Request, Unsatisfiable
@@ -261,7 +293,7 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
-            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} 'PKG<X'`). " + way_forward(),
+            hint="Ask for an older version that fits the held packages (a pin such as 'NAME<VERSION'). " + forward,
         ) from None
 
 
@@ -282,8 +314,9 @@ def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
     return major, release if pkg.name.startswith("nvidia-cuda-") else None
 
 
-def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[Finding]:
+def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine, *, forward: str) -> list[Finding]:
     """Refuse a change that breaks the contract; return the warnings it goes on with."""
+    from cuenv.envs.meta import FRAMEWORK_PACKAGES
     from cuenv.knowledge.compat import check as compat_check
     from cuenv.knowledge.versions import Dotted
 
@@ -295,18 +328,19 @@ def check(draft: ChangePlan, meta: Mapping[str, Any], machine: Machine) -> list[
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
         odd = [p for p in draft.install if (c := cuda_of(p)) is not None and c[0] != want]
         kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
+        framework_asked = any(_req_name(a) in FRAMEWORK_PACKAGES for a in draft.asked)  # the way forward names its recipe
         raise ChangeRefused(
             f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} {kind} "
             f"({', '.join(f'{p.name} {p.version}' for p in odd)}) into {draft.name!r}, a CUDA {stack_cuda or want} "
             "environment; one environment holds one CUDA major.",
-            hint=(f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " if kind == "wheels"
-                  else "") + way_forward())
+            hint=(f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). "
+                  if kind == "wheels" and not framework_asked else "") + forward)
     framework = (meta.get("stack") or {}).get("variant")
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
         if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
             raise ChangeRefused(f"{pkg.name} {pkg.version} is a {local} build; {draft.name!r} holds the {framework} one.",
-                                hint=way_forward())
+                                hint=forward)
     # A new CUDA package of a later release than the environment's may need a newer driver.
     newest = None
     for pkg in draft.install:

@@ -132,6 +132,7 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
     by_name = {p.name: p for p in conda_before}
     hold = held_conda(record.meta, conda_before)
     names = [spec_name(s) for s in packages]
+    forward = way_forward(settings, machine, name=record.name, asked=names, cuda=_stack_cuda(record.meta))
     channels = channels_of(conda_before)
     trusted.check_conda_request(channels, tuple(packages), source="the command line")
     if verb == "remove":
@@ -142,7 +143,7 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
                              hint=f"Add it: `cuenv add -n {record.name} {n}`.")
         if n in hold:
             raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): {'upgrading' if verb == 'upgrade' else 'changing'} "
-                                f"it would change what {record.name!r} was checked for.", hint=way_forward())
+                                f"it would change what {record.name!r} was checked for.", hint=forward)
     already = tuple(n for n, spec in zip(names, packages) if verb == "add" and satisfied(record.path, by_name.get(n), spec))
     if already and len(already) == len(names):
         return ChangePlan(record.name, verb, tuple(packages), tuple(before), already=already)
@@ -164,19 +165,19 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
         raise ChangeRefused(
             f"{' '.join(packages)} cannot be installed into {record.name!r} with its packages held "
             f"({', '.join(f'{n} {by_name[n].version}' for n in sorted(hold))}):\n{exc.explanation}",
-            hint=f"{driver or 'A'}{'a' if driver else ''}sk for a version that fits (`cuenv add -n {record.name} 'NAME<VERSION'`). "
-                 + way_forward(),
+            hint=f"{driver or 'A'}{'a' if driver else ''}sk for an older version that fits the held packages "
+                 "(a spec such as 'NAME<VERSION'). " + forward,
         ) from None
     new = tuple(p for p in solution.packages if p.name not in by_name or by_name[p.name].key != p.key)
     gone = tuple(n for n in by_name if solution.find(n) is None)
     for n in [p.name for p in new] + list(gone):
         if n in hold and n not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would {'replace' if solution.find(n) else 'remove'} {n} "
-                                f"({hold[n]}, {by_name[n].version}).", hint=way_forward())
+                                f"({hold[n]}, {by_name[n].version}).", hint=forward)
     if not new and not gone:
         return ChangePlan(record.name, verb, tuple(packages), tuple(before), already=tuple(names))
     draft = ChangePlan(record.name, verb, tuple(packages), tuple(before), install=new, uninstall=gone, already=already)
-    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine)))
+    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
 
 
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], removable: set[str],
@@ -222,6 +223,7 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
     before = engine.installed(record.path)
     layer = {p.name: p for p in before if p.kind == "pypi"}
     names = [requirement_name(p) for p in packages]
+    forward = way_forward(settings, machine, name=record.name, asked=names, cuda=_stack_cuda(record.meta))
     if verb == "remove":
         return _plan_remove(record, names, tuple(before), set(layer), held(record.meta, list(layer.values())), "pypi")
     dists = [pkg for d in sorted(record.path.glob("lib/python3*/site-packages/*.dist-info"))
@@ -244,7 +246,7 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
         raise ChangeRefused(
             f"{' '.join(packages)} cannot be installed into {record.name!r} with its packages held (conda's "
             f"among them: a wheel never replaces one):\n{exc.explanation}",
-            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} --pypi 'PKG<X'`). " + way_forward(),
+            hint="Ask for an older version that fits the held packages (a pin such as 'NAME<VERSION'). " + forward,
         ) from None
     conda_owned = sorted({canonical(w.name) for w in wheels} & (set(installed) - set(layer)))
     if conda_owned:  # uv keeps the constraints; this says so should a wheel ever name one anyway
@@ -253,7 +255,7 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
     if not wheels:
         return ChangePlan(record.name, verb, tuple(packages), tuple(before), already=tuple(names))
     draft = ChangePlan(record.name, verb, tuple(packages), tuple(before), install=tuple(wheels))
-    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine)))
+    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
 
 
 # -- applying -----------------------------------------------------------------------------------

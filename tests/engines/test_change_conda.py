@@ -144,7 +144,7 @@ def test_changes_that_break_the_contract_are_refused_before_any_download(made, e
     before = _records(prefix)
     code, out, err = made("add", "-n", "e", "cuda-cudart=11.8")
     assert code == 1 and err.startswith("error: cuda-cudart is the environment's CUDA runtime (12.1.105)"), err
-    assert "`cuenv suggest`" in err
+    assert "`cuenv recipes` lists them all" in err
     code, out, err = made("add", "-n", "e", "cuenv-cu11")
     assert code == 1 and "cuenv-cu11 cannot be installed into 'e' with its packages held (cuda-cudart 12.1.105, " in err, err
     code, out, err = made("upgrade", "-n", "e", "cuda-version")

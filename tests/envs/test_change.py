@@ -63,7 +63,9 @@ def test_changes_that_break_the_contract_are_refused_before_any_download(cli, en
     before = _names(env)
     code, out, err = cli("add", "-n", "live", "nvidia-cuda-runtime-cu11")
     assert code == 1 and err.startswith("error: nvidia-cuda-runtime-cu11 would pull CUDA 11 wheels"), err
-    assert "`cuenv suggest`" in err
+    assert err.endswith("`cuenv recipes` lists them all.\n") and "`cuenv suggest`" not in err  # no driver here to pick by
+    code, out, err = cli("add", "-n", "live", "nvidia-cuda-runtime-cu11", environ={**os.environ, "CUENV_DRIVER": "550.54.14"})
+    assert code == 1 and "`cuenv suggest` names the recipe for this machine" in err, err
     code, out, err = cli("upgrade", "-n", "live", "nvidia-cuda-runtime-cu12")
     assert code == 1 and "is the environment's CUDA runtime (12.1.105)" in err, err
     code, out, err = cli("uninstall", "-n", "live", "nvidia-cuda-runtime-cu12")
