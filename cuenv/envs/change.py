@@ -551,7 +551,8 @@ class AsInstalled:
 def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> AsInstalled:
     """The recorded solution brought up to what is installed: packages installed by pip or uv pip are
     pinned by URL and hash from the index their version is on; a local path or an editable install
-    cannot be, and is named. A conda prefix is its recorded solution (its engine records every change)."""
+    cannot be, and is named. In a conda prefix the same holds for its pip layer (what pip installed there
+    is seen by cuenv.engines.piplayer); its conda packages carry their URL and hash in conda-meta."""
     from cuenv.engines import Request, Solution, get_engine
     from cuenv.engines.mirrors import PYPI_SIMPLE
     from cuenv.errors import CuenvError as _Error
@@ -559,8 +560,6 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
 
     own = Solution.from_json(folder.read_solution(record.path))
     engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
-    if engine.family != "venv":
-        return AsInstalled(own, (), (), False)
     now = engine.installed(record.path)
     found = drift(own.packages, now)
     if not found:
@@ -570,6 +569,8 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     todo = [p for p in found.added] + [b for _, b in found.changed]
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in own.packages if p.index_url), PYPI_SIMPLE]))
     for pkg in todo:
+        if pkg.kind == "conda" and pkg.url and (pkg.sha256 or pkg.md5):
+            continue  # conda installed it (by hand too): conda-meta says where from, with its hash
         if pkg.url and pkg.sha256 and not pkg.url.startswith("file:"):
             continue  # installed by URL with its hash: where it came from is known
         if pkg.url.startswith("file:"):

@@ -213,3 +213,11 @@ def test_the_pip_layer_of_a_conda_prefix(made, engine, envs: Path, work: Path) -
     assert code == 2 and "`cuenv uninstall -n e cuda-cudart`" in err, err
     code, out, err = made("uninstall", "-n", "e", "--pypi", "six")
     assert code == 0 and not any(prefix.glob("lib/python3*/site-packages/six-*.dist-info")), err
+    # pip itself (as the prefix's own pip would): seen, and locked from its index
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(prefix / "bin" / "python"), "install", "-q",
+                          "--no-cache-dir", "--disable-pip-version-check", "idna"], capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    code, out, err = made("lock", "e", "-o", "cuenv.lock", "--force")
+    assert code == 0 and out.startswith("Installed outside cuenv, locked from their index: idna "), out + err
+    assert "name: idna" in (work / "cuenv.lock").read_text()
+    assert made("lock", "--check", "e", "cuenv.lock")[0] == 0
