@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv.envs import folder
-from cuenv.errors import CuenvError, UsageError
+from cuenv.envs.changeplan import ChangePlan, ChangeRefused, canonical, dependants, held, requirement_name
+from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -42,78 +43,6 @@ if TYPE_CHECKING:
 
 VERBS: Final = ("add", "remove", "upgrade")
 _NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-class ChangeRefused(CuenvError):
-    """A change that would break the environment's CUDA contract: refused before any download."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ChangePlan:
-    name: str
-    verb: str
-    asked: tuple[str, ...]
-    before: tuple[Any, ...]  # cuenv.engines.Package: the environment's packages now
-    install: tuple[Any, ...] = ()  # exact artifacts to install (new, or replacing one of the same name)
-    uninstall: tuple[str, ...] = ()  # names to remove
-    already: tuple[str, ...] = ()  # asked for, already satisfied
-    findings: tuple[Any, ...] = ()  # warnings the change goes on with
-
-    @property
-    def after(self) -> tuple[Any, ...]:
-        gone = set(self.uninstall) | {p.name for p in self.install}
-        return tuple(sorted([p for p in self.before if p.name not in gone] + list(self.install), key=lambda p: p.name))
-
-    @property
-    def empty(self) -> bool:
-        return not (self.install or self.uninstall)
-
-    def lines(self) -> list[str]:
-        old = {p.name: p for p in self.before}
-        out = []
-        for pkg in self.install:
-            prev = old.get(pkg.name)
-            out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
-        out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
-                "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
-                "already": list(self.already), "changes": self.lines()}
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def requirement_name(text: str) -> str:
-    """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from cuenv.trust import requirements as trusted
-
-    problem = trusted.requirement_problem(text)
-    if problem:
-        raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
-                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
-    try:
-        return canonical(Requirement(text).name)
-    except InvalidRequirement as exc:
-        raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
-                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
-
-
-def held(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
-    """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
-    framework that the environment was checked and recorded for."""
-    from cuenv.envs.meta import FRAMEWORK_PACKAGES, cuda_package_names
-
-    names = {p.name for p in before}
-    out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
-    out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
-    out.update({n: "the environment's framework build" for n in FRAMEWORK_PACKAGES if n in names})
-    return out
 
 
 def way_forward(settings: Settings | None = None, machine: Machine | None = None, *, name: str = "",
@@ -173,7 +102,12 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         from cuenv.envs import condachange
 
         planner = condachange.plan_pip_layer if pypi else condachange.plan_conda
-        return planner(settings, environ, record, engine, verb=verb, packages=packages, machine=machine)
+        forward = way_forward(settings, machine, name=name, asked=[_req_name(p) for p in packages],
+                              cuda=record.meta.get("cuda"))
+        draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=machine, forward=forward)
+        if draft.empty:
+            return draft
+        return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
@@ -232,46 +166,6 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
         raise ChangeRefused(f"Removing it would break installed packages: {listed}.",
                             hint=f"Remove them together: `cuenv uninstall -n {record.name} {together}`.")
     return ChangePlan(record.name, "remove", tuple(names), before, uninstall=tuple(names))
-
-
-def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
-    """{name: installed packages (outside ``names``) whose requirements name it}, markers judged for
-    the environment's interpreter (read from its site-packages folder name) with no extras."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from cuenv.engines.venv import site_packages
-
-    site = site_packages(prefix)
-    if site is None:
-        return {}
-    py = site.parent.name.removeprefix("python")
-    env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
-    out: dict[str, set[str]] = {}
-    for dist in site.glob("*.dist-info"):
-        try:
-            text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        head = text.split("\n\n", 1)[0]
-        own = canonical(next((ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.lower().startswith("name:")),
-                             dist.name.split("-")[0]))
-        if own in names:
-            continue
-        for line in head.splitlines():
-            if not line.lower().startswith("requires-dist:"):
-                continue
-            try:
-                req = Requirement(line.split(":", 1)[1].strip())
-            except InvalidRequirement:
-                continue
-            try:
-                if req.marker is not None and not req.marker.evaluate(env):
-                    continue
-            except Exception:  # noqa: BLE001 - a marker on a variable we do not set: count the requirement
-                pass
-            if canonical(req.name) in names:
-                out.setdefault(canonical(req.name), set()).add(own)
-    return out
 
 
 def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
@@ -379,9 +273,7 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
         if change.empty:
             return change
         if record.meta["engine"] != "venv":  # a conda prefix: changed over a hard-linked copy of itself
-            from cuenv.envs import condachange
-
-            condachange.apply_over_snapshot(settings, environ, store, record, change, progress)
+            _apply_over_snapshot(settings, environ, store, record, change, progress)
             return change
         journal = journal_path(record.path)
         folder.write_json(journal, {"verb": change.verb, "before": [p.to_json() for p in change.before],
@@ -396,6 +288,26 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
             raise
         journal.unlink()
     return change
+
+
+def _apply_over_snapshot(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord,
+                         change: ChangePlan, progress: Any) -> None:
+    """A conda prefix's change (under its lock, held by the caller): the prefix hard-linked aside, the
+    journal written, the engine run, the result recorded; any failure, Ctrl-C included, swaps the copy back."""
+    from cuenv.engines import get_engine
+    from cuenv.envs import condachange, snapshot
+
+    copy = snapshot.before_path(store.envs_dir, record.name)
+    snapshot.take(record.path, copy)
+    snapshot.begin(record.path, copy, {"verb": change.verb, "asked": list(change.asked)})
+    try:
+        engine = get_engine(record.meta["engine"], environ, mirrors=settings.mirrors)
+        condachange.run_change(settings, environ, engine, record.path, change, progress)
+        record_change(settings, environ, store, record, change)
+    except BaseException:
+        snapshot.restore(record.path, copy)
+        raise
+    snapshot.commit(record.path, copy)
 
 
 def recovered(settings: Settings, environ: Mapping[str, str], store: Any, name: str, *, locked: bool = False) -> EnvRecord:

@@ -1,6 +1,6 @@
 """Changing a conda prefix in place (issue 26 §1): its conda packages (conda, mamba, micromamba, rattler)
 and its pip layer (``--pypi``). cuenv.envs.change plans venvs and checks every plan; this module plans
-conda prefixes and applies a plan over a snapshot (cuenv.envs.snapshot).
+conda prefixes and runs a plan's engine calls; cuenv.envs.change applies it over a snapshot (cuenv.envs.snapshot).
 
 Planning, before anything is downloaded:
 
@@ -29,8 +29,8 @@ from cuenv.errors import CuenvError, UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.envs.change import ChangePlan
-    from cuenv.envs.store import EnvRecord, Store
+    from cuenv.envs.changeplan import ChangePlan
+    from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
 
 CUDA_RELEASE: Final = "cuda-version"  # conda-forge's and nvidia's pin of the CUDA release
@@ -53,7 +53,7 @@ def _platform(meta: Mapping[str, Any]) -> str:
 # -- planning ---------------------------------------------------------------------------------
 def held_conda(meta: Mapping[str, Any], before: Sequence[Any]) -> dict[str, str]:
     """The conda packages a change may not move: the venv rules (runtime, cuDNN, framework) and the CUDA release."""
-    from cuenv.envs.change import held
+    from cuenv.envs.changeplan import held
 
     out = held(meta, before)
     if any(p.name == CUDA_RELEASE for p in before):
@@ -119,12 +119,13 @@ def target_for(machine: Machine, meta: Mapping[str, Any]) -> Any:
 
 
 def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord, engine: Any, *, verb: str,
-               packages: Sequence[str], machine: Machine) -> ChangePlan:
-    """``verb`` of conda ``packages`` (specs for add, names otherwise) in a conda prefix: solved, checked."""
+               packages: Sequence[str], machine: Machine, forward: str) -> ChangePlan:
+    """``verb`` of conda ``packages`` (specs for add, names otherwise) in a conda prefix: solved, the held
+    packages kept (cuenv.envs.change.check judges the rest). ``forward``: the way forward of a refusal."""
     from cuenv.engines import PackagesNotFound, Request, Unsatisfiable
     from cuenv.engines.base import cuda_hint
     from cuenv.engines.condaprefix import spec_name
-    from cuenv.envs.change import ChangePlan, ChangeRefused, check, way_forward
+    from cuenv.envs.changeplan import ChangePlan, ChangeRefused
     from cuenv.trust import requirements as trusted
 
     before = engine.installed(record.path)
@@ -132,7 +133,6 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
     by_name = {p.name: p for p in conda_before}
     hold = held_conda(record.meta, conda_before)
     names = [spec_name(s) for s in packages]
-    forward = way_forward(settings, machine, name=record.name, asked=names, cuda=_stack_cuda(record.meta))
     channels = channels_of(conda_before)
     trusted.check_conda_request(channels, tuple(packages), source="the command line")
     if verb == "remove":
@@ -176,14 +176,13 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
                                 f"({hold[n]}, {by_name[n].version}).", hint=forward)
     if not new and not gone:
         return ChangePlan(record.name, verb, tuple(packages), tuple(before), already=tuple(names))
-    draft = ChangePlan(record.name, verb, tuple(packages), tuple(before), install=new, uninstall=gone, already=already)
-    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
+    return ChangePlan(record.name, verb, tuple(packages), tuple(before), install=new, uninstall=gone, already=already)
 
 
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], removable: set[str],
                  hold: Mapping[str, str], kind: str) -> ChangePlan:
     """Take ``names`` out: each installed (of ``kind``), none held, none that another package still needs."""
-    from cuenv.envs.change import ChangePlan, ChangeRefused, dependants
+    from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants
 
     pypi = kind == "pypi"
     flag = " --pypi" if pypi else ""
@@ -210,12 +209,12 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], r
 
 
 def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRecord, engine: Any, *, verb: str,
-                   packages: Sequence[str], machine: Machine) -> ChangePlan:
+                    packages: Sequence[str], machine: Machine, forward: str) -> ChangePlan:
     """``verb`` of PyPI ``packages`` in the pip layer of a conda prefix, every installed distribution held."""
     from cuenv.engines import Request, Unsatisfiable, piplayer
     from cuenv.engines.mirrors import PYPI_SIMPLE
     from cuenv.engines.venv import dist_info_package
-    from cuenv.envs.change import ChangePlan, ChangeRefused, canonical, check, held, requirement_name, way_forward
+    from cuenv.envs.changeplan import ChangePlan, ChangeRefused, canonical, held, requirement_name
 
     if not (record.path / "bin" / "python").exists():
         raise UsageError(f"{record.name!r} has no Python, so it has no pip layer to change.",
@@ -223,7 +222,6 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
     before = engine.installed(record.path)
     layer = {p.name: p for p in before if p.kind == "pypi"}
     names = [requirement_name(p) for p in packages]
-    forward = way_forward(settings, machine, name=record.name, asked=names, cuda=_stack_cuda(record.meta))
     if verb == "remove":
         return _plan_remove(record, names, tuple(before), set(layer), held(record.meta, list(layer.values())), "pypi")
     dists = [pkg for d in sorted(record.path.glob("lib/python3*/site-packages/*.dist-info"))
@@ -254,34 +252,13 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
                             hint=f"Change it with conda's packages: `cuenv upgrade -n {record.name} {' '.join(conda_owned)}`.")
     if not wheels:
         return ChangePlan(record.name, verb, tuple(packages), tuple(before), already=tuple(names))
-    draft = ChangePlan(record.name, verb, tuple(packages), tuple(before), install=tuple(wheels))
-    return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
+    return ChangePlan(record.name, verb, tuple(packages), tuple(before), install=tuple(wheels))
 
 
 # -- applying -----------------------------------------------------------------------------------
-def apply_over_snapshot(settings: Settings, environ: Mapping[str, str], store: Store, record: EnvRecord,
-                        change: ChangePlan, progress: Any) -> None:
-    """Make ``change`` in the conda prefix of ``record`` with its old state hard-linked aside (under the
-    environment's lock, held by the caller); any failure, Ctrl-C included, puts the old state back."""
-    from cuenv.engines import get_engine
-    from cuenv.envs import snapshot
-    from cuenv.envs.change import record_change
-
-    copy = snapshot.before_path(store.envs_dir, record.name)
-    snapshot.take(record.path, copy)
-    snapshot.begin(record.path, copy, {"verb": change.verb, "asked": list(change.asked)})
-    try:
-        engine = get_engine(_engine_name(record.meta), environ, mirrors=settings.mirrors)
-        _run(settings, environ, engine, record.path, change, progress)
-        record_change(settings, environ, store, record, change)
-    except BaseException:
-        snapshot.restore(record.path, copy)
-        raise
-    snapshot.commit(record.path, copy)
-
-
-def _run(settings: Settings, environ: Mapping[str, str], engine: Any, prefix: Path, change: ChangePlan,
-         progress: Any) -> None:
+def run_change(settings: Settings, environ: Mapping[str, str], engine: Any, prefix: Path, change: ChangePlan,
+               progress: Any) -> None:
+    """Make ``change`` in the conda prefix: its conda packages by the engine, then its pip layer by uv."""
     from cuenv.engines import piplayer
     from cuenv.engines.base import emit
     from cuenv.engines.venv import VenvEngine
