@@ -1,9 +1,13 @@
 """`cuenv add`, `cuenv upgrade`, `cuenv uninstall` (and `cuenv install`, conda's word for add): change the
 packages of an environment in place, checked against its CUDA contract before any download (issue 26).
 
-    cuenv add [-n NAME] PKG...        install PKG with every installed package held
-    cuenv upgrade [-n NAME] PKG...    move PKG (only) to its newest version that fits
-    cuenv uninstall [-n NAME] PKG...  remove PKG (refused while an installed package needs it)
+    cuenv add [-n NAME] [--pypi] PKG...        install PKG with every installed package held
+    cuenv upgrade [-n NAME] [--pypi] PKG...    move PKG (only) to its newest version that fits
+    cuenv uninstall [-n NAME] [--pypi] PKG...  remove PKG (refused while an installed package needs it)
+
+In a conda environment PKG is a conda package (a spec: `cuda-nvrtc`, `numpy=1.26`); with --pypi, a
+package of its pip layer (installed by uv with the prefix's Python, next to conda's). In a venv every
+package is PyPI's.
 
 NAME defaults to the active environment (CUENV_ACTIVE). `cuenv remove NAME` removes a whole
 environment; removing packages has its own word so that one can never be taken for the other.
@@ -28,6 +32,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("packages", nargs="+", metavar="PKG",
                         help="package name" + ("" if name == "uninstall" else " or requirement (numpy, 'numpy>=2')"))
     parser.add_argument("-n", "--name", help="the environment (default: the active one)")
+    parser.add_argument("--pypi", action="store_true",
+                        help="in a conda environment: PyPI packages of its pip layer (a venv's are all PyPI's)")
     parser.add_argument("--dry-run", action="store_true", help="solve and check, say what would change, install nothing")
 
 
@@ -48,7 +54,8 @@ def run(ctx: Context) -> Result:
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine)
+    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine,
+                          pypi=ctx.args.pypi)
     lines = planned.lines()
     what = "already the newest version that fits" if verb == "upgrade" else "already installed"
     already = [f"{n} is {what} in {name!r}." for n in planned.already]

@@ -25,15 +25,17 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     if name == "sync":
-        parser.add_argument("file", metavar="FILE", help="the lockfile (from `cuenv lock`)")
+        parser.add_argument("file", nargs="?", default="cuenv.lock", metavar="FILE",
+                            help="the lockfile (from `cuenv lock`; default: cuenv.lock)")
         parser.add_argument("-n", "--name", help="environment to sync (default: the lock's recipe name)")
         parser.add_argument("--engine", choices=ENGINE_NAMES, help="install with this engine (default: the lock's)")
         parser.add_argument("--force", action="store_true", help="install even when this machine fails the lock's contract")
         parser.add_argument("-y", "--yes", action="store_true",
                             help="remove or change installed packages the lock lacks without asking")
         return
-    parser.add_argument("target", metavar="NAME|RECIPE", help="an environment, or a recipe (solved without installing)")
-    parser.add_argument("file", nargs="?", metavar="FILE", help="with --check: the lockfile to compare against")
+    parser.add_argument("target", nargs="?", metavar="NAME|RECIPE",
+                        help="an environment, or a recipe (solved without installing); default: the active environment")
+    parser.add_argument("file", nargs="?", metavar="FILE", help="with --check: the lockfile to compare against (default: cuenv.lock)")
     parser.add_argument("-o", "--output", default="cuenv.lock", metavar="FILE",
                         help="where to write the lock (default: cuenv.lock; '-' for stdout)")
     parser.add_argument("--check", action="store_true", help="exit 1 if environment NAME no longer matches FILE")
@@ -52,6 +54,13 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def run(ctx: Context) -> Result:
     if ctx.args.command == "sync":
         return _sync(ctx)
+    if not ctx.args.target:  # inside `cuenv use NAME`, as `cuenv add` does
+        from cuenv.errors import UsageError
+
+        ctx.args.target = ctx.environ.get("CUENV_ACTIVE")
+        if not ctx.args.target:
+            raise UsageError("No environment or recipe named, and none is active.",
+                             hint="`cuenv list` shows your environments and `cuenv recipes` the recipes: name one.")
     if ctx.args.check:
         return _check(ctx)
     if ctx.args.file:
@@ -143,11 +152,9 @@ def _resolved(lock) -> str:
 
 def _check(ctx: Context) -> Result:
     from cuenv.envs.locksync import check_drift
-    from cuenv.errors import UsageError
 
     a = ctx.args
-    if not a.file:
-        raise UsageError("--check needs an environment and a lockfile.", hint="cuenv lock --check NAME FILE")
+    a.file = a.file or "cuenv.lock"
     checked = check_drift(ctx.settings, ctx.environ, name=a.target, lock_path=a.file)
     data = {"name": a.target, "lock": a.file, "matches": checked.matches,
             "lock_hash_recorded": checked.lock_hash_recorded, **checked.drift.to_json()}

@@ -7,6 +7,7 @@ replaces this process, so its exit code, signals and terminal pass straight thro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -32,12 +33,19 @@ def prepared_env(ctx: Context, name: str) -> dict[str, str]:
     repeated on every run (`cuenv list` and `cuenv doctor` say it).
     """
     from cuenv.activation.plan import activated_env
-    from cuenv.envs import verdict
+    from cuenv.envs import snapshot, verdict
     from cuenv.envs.store import Store
     from cuenv.knowledge.stack import NO_GPU_HERE
 
     settings = ctx.settings
-    record = Store.from_settings(settings).get(name)
+    store = Store.from_settings(settings)
+    if snapshot.needs_recovery(store.envs_dir, name):  # a change killed half-way: its copy back first
+        from cuenv.envs.change import recovered
+        from cuenv.errors import EnvironmentBusy
+
+        with contextlib.suppress(EnvironmentBusy):  # a change still running: it puts things right itself
+            recovered(settings, ctx.environ, store, name)
+    record = store.get(name)
     for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
         if f.severity in ("error", "warning") and f.code not in NO_GPU_HERE:
             sys.stderr.write(output(f"warning: {f.message}\n"))

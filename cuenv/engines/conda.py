@@ -82,8 +82,19 @@ def solve_argv(tool: str, exe: str, request: Request, prefix: Path, *, mirrors: 
     return argv + list(specs_with_python(request))
 
 
-def install_argv(tool: str, exe: str, prefix: Path, explicit: Path) -> list[str]:
-    return [exe, "create", "--json", "--yes", "--prefix", str(prefix), "--file", str(explicit)]
+def install_argv(tool: str, exe: str, prefix: Path, explicit: Path, *, into_existing: bool = False) -> list[str]:
+    """``create`` a prefix from an explicit file, or (``into_existing``) ``install`` its packages into one,
+    each replacing the installed package of its name (conda's explicit install; nothing else moves)."""
+    return [exe, "install" if into_existing else "create", "--json", "--yes", "--prefix", str(prefix), "--file", str(explicit)]
+
+
+def remove_argv(tool: str, exe: str, prefix: Path, names: tuple[str, ...], channels: tuple[str, ...]) -> list[str]:
+    """Take exactly ``names`` out of ``prefix`` (``--force``: no dependency check; cuenv checked what needs
+    them), offline: the channels are named only so that no default channel is read."""
+    argv = [exe, "remove", "--json", "--yes", "--force", "--offline", "--prefix", str(prefix), "--override-channels"]
+    for channel in channels:
+        argv += ["-c", channel]
+    return argv + list(names)
 
 
 def explicit_file(solution: Solution, *, mirrors: Mirrors | None = None, sha256: bool = True) -> str:
@@ -355,6 +366,31 @@ class CondaEngine(Engine):
                                    mirrors=self.mirrors, progress=progress)
         emit(progress, "done", str(prefix))
         return installed
+
+    def change(self, prefix: Path, *, install: tuple[Package, ...], remove: tuple[str, ...], cache_dir: Path,
+               progress: Progress | None = None) -> None:
+        """Change the conda packages of an existing ``prefix``: ``install`` (exact artifacts, each replacing the
+        package of its name), then take ``remove`` out. No solve: cuenv.envs.change planned and checked it."""
+        exe = self._exe()
+        conda = self.conda_tool(cache_dir=cache_dir)
+        if install:
+            solution = Solution(engine=self.name, platform=HOST_PLATFORM, python=None, packages=install)
+            text = explicit_file(solution, mirrors=self.mirrors, sha256=conda is None or conda.sha256_explicit)
+            check_local_files(solution, mirrors=self.mirrors)
+            emit(progress, "install", f"{len(install)} packages with {self.name}", nbytes=total_size(install))
+            with tempfile.TemporaryDirectory(prefix="cuenv-conda-change-") as tmp:
+                explicit = Path(tmp) / "explicit.txt"
+                explicit.write_text(text, encoding="utf-8")
+                self._call(install_argv(self.name, exe, prefix, explicit, into_existing=True), env=tool_env(self.environ, None),
+                           timeout=INSTALL_TIMEOUT, channels=(), target=None, progress=progress, packages=install,
+                           quiet_success=True)
+            restore_urls(prefix, [p for p in install if self.mirrors.to_mirror(p.url) != p.url])
+        if remove:
+            emit(progress, "remove", ", ".join(remove))
+            channels = tuple(dict.fromkeys(p.channel for p in read_conda_meta(prefix) if p.channel))
+            self._call(remove_argv(self.name, exe, prefix, remove, channel_sources(channels, self.mirrors)),
+                       env=tool_env(self.environ, None), timeout=INSTALL_TIMEOUT, channels=channels, target=None,
+                       quiet_success=True)
 
     def layout(self, prefix: Path) -> CudaLayout:
         return conda_layout(prefix)

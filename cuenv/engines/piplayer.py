@@ -115,23 +115,48 @@ def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str
 
 
 def installed(prefix: Path) -> tuple[Package, ...]:
-    """The layer's packages now in ``prefix``: the dist-infos uv installed (conda's own carry no uv mark).
-    One installed by name and hash from an index (through a mirror) has no direct_url.json: its entry in
-    the installed solution is the artifact uv verified."""
+    """The layer's packages now in ``prefix``: the dist-infos uv installed (cuenv's own changes), and those
+    pip installed (`pip install` inside `cuenv use`) unless a conda package's files list them (conda
+    marks its own INSTALLER ``conda``, but not every build does). One installed by name and hash from an
+    index (through a mirror) has no direct_url.json: its entry in the installed solution is the artifact
+    uv verified."""
     from cuenv.engines.venv import dist_info_package, recorded_packages
 
     by_name = {(p.name, p.version): p for p in recorded_packages(prefix) if p.kind == "pypi"}
+    owned: set[str] | None = None
     out = []
     for dist_info in sorted(prefix.glob("lib/python3*/site-packages/*.dist-info")):
         try:
             mark = limits.read_small(dist_info / "INSTALLER", limit=4096).strip()
         except (OSError, ValueError):
             continue
-        if mark == INSTALLER:
-            pkg = dist_info_package(dist_info)
-            if pkg is not None:
-                out.append(by_name.get((pkg.name, pkg.version), pkg) if not pkg.url else pkg)
+        if mark not in (INSTALLER, "pip"):
+            continue
+        if mark != INSTALLER:
+            owned = _conda_owned(prefix) if owned is None else owned
+            if dist_info.name in owned:
+                continue
+        pkg = dist_info_package(dist_info)
+        if pkg is not None:
+            out.append(by_name.get((pkg.name, pkg.version), pkg) if not pkg.url else pkg)
     return tuple(out)
+
+
+def _conda_owned(prefix: Path) -> set[str]:
+    """The dist-info folder names that conda packages installed (their conda-meta ``files``)."""
+    import json
+
+    from cuenv.errors import CuenvError
+
+    owned: set[str] = set()
+    for path in (prefix / "conda-meta").glob("*.json"):
+        try:
+            files = json.loads(limits.read_bytes(path, what="Package record", limit=limits.META)).get("files") or ()
+        except (OSError, ValueError, AttributeError, CuenvError):
+            continue
+        owned.update(part for f in files if isinstance(f, str) and ".dist-info/" in f
+                     for part in f.split("/") if part.endswith(".dist-info"))
+    return owned
 
 
 def _python_version(python: Path) -> str:

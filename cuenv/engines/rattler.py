@@ -184,10 +184,26 @@ class RattlerEngine(Engine):
         check_solution_engine(self, solution)
         import rattler
 
-        archives = cache_dir / "rattler" / "archives"
         emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        local, records = self._verified_records(tuple(p for p in solution.packages if p.kind == "conda"), cache_dir, progress)
+        emit(progress, "link", f"{len(records)} packages into {prefix}")
+        prefix.mkdir(parents=True, exist_ok=True)
+        _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
+        restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
+        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
+                                   mirrors=self.mirrors, progress=progress)
+        emit(progress, "done", str(prefix))
+        return installed
+
+    def _verified_records(self, packages: tuple[Package, ...], cache_dir: Path,
+                          progress: Progress | None) -> tuple[list[tuple[Package, Path]], list[Any]]:
+        """Every archive fetched and its hash checked first (nothing is linked unless all match), then
+        read as rattler's records, linked from the verified file."""
+        import rattler
+
+        archives = cache_dir / "rattler" / "archives"
         local: list[tuple[Package, Path]] = []
-        for pkg in (p for p in solution.packages if p.kind == "conda"):  # every hash first: nothing is linked unless all match
+        for pkg in packages:
             emit(progress, "verify", pkg.filename or pkg.url)
             local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress, mirrors=self.mirrors)))
         records = []
@@ -202,14 +218,26 @@ class RattlerEngine(Engine):
             if pkg.md5:  # the archive alone gives only its sha256; keep the verified md5 in conda-meta
                 record.md5 = bytes.fromhex(pkg.md5)
             records.append(record)
-        emit(progress, "link", f"{len(records)} packages into {prefix}")
-        prefix.mkdir(parents=True, exist_ok=True)
-        _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
+        return local, records
+
+    def change(self, prefix: Path, *, install: tuple[Package, ...], remove: tuple[str, ...], cache_dir: Path,
+               progress: Progress | None = None) -> None:
+        """Change the conda packages of an existing ``prefix``: ``install`` (exact artifacts, each replacing the
+        package of its name) and take ``remove`` out, as one rattler transaction from what conda-meta holds.
+        No solve: cuenv.envs.change planned and checked it."""
+        self.require()
+        import rattler
+
+        if install:
+            emit(progress, "install", f"{len(install)} packages", nbytes=total_size(install))
+        local, records = self._verified_records(install, cache_dir, progress)
+        gone = set(remove) | {p.name for p in install}
+        kept = [rattler.PrefixRecord.from_path(path) for path in sorted((prefix / "conda-meta").glob("*.json"))]
+        kept = [r for r in kept if r.name.normalized not in gone]
+        emit(progress, "link", f"{len(records)} packages into {prefix}" if records else f"{', '.join(remove)} out of {prefix}")
+        _run(rattler.install([*kept, *records], target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs",
+                             show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
-        installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
-                                   mirrors=self.mirrors, progress=progress)
-        emit(progress, "done", str(prefix))
-        return installed
 
     def layout(self, prefix: Path) -> CudaLayout:
         return conda_layout(prefix)

@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv.envs import folder
-from cuenv.errors import CuenvError, UsageError
+from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, requirement_name
+from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.envs.meta import EnvMeta
-    from cuenv.envs.store import EnvRecord
+    from cuenv.envs.store import EnvRecord, Store
     from cuenv.knowledge.stack import Finding
     from cuenv.machine.model import Machine
 
@@ -46,82 +47,45 @@ VERBS: Final = ("add", "remove", "upgrade")
 _NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-class ChangeRefused(CuenvError):
-    """A change that would break the environment's CUDA contract: refused before any download."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ChangePlan:
-    name: str
-    verb: str
-    asked: tuple[str, ...]
-    before: tuple[Any, ...]  # cuenv.engines.Package: the environment's packages now
-    install: tuple[Any, ...] = ()  # exact artifacts to install (new, or replacing one of the same name)
-    uninstall: tuple[str, ...] = ()  # names to remove
-    already: tuple[str, ...] = ()  # asked for, already satisfied
-    findings: tuple[Any, ...] = ()  # warnings the change goes on with
-
-    @property
-    def after(self) -> tuple[Any, ...]:
-        gone = set(self.uninstall) | {p.name for p in self.install}
-        return tuple(sorted([p for p in self.before if p.name not in gone] + list(self.install), key=lambda p: p.name))
-
-    @property
-    def empty(self) -> bool:
-        return not (self.install or self.uninstall)
-
-    def lines(self) -> list[str]:
-        old = {p.name: p for p in self.before}
-        out = []
-        for pkg in self.install:
-            prev = old.get(pkg.name)
-            out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
-        out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
-                "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
-                "already": list(self.already), "changes": self.lines()}
-
-
-def requirement_name(text: str) -> str:
-    """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from cuenv.trust import requirements as trusted
-
-    problem = trusted.requirement_problem(text)
-    if problem:
-        raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
-                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
-    try:
-        return canonical(Requirement(text).name)
-    except InvalidRequirement as exc:
-        raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
-                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
-
-
-def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
-    """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
-    framework that the environment was checked and recorded for."""
-    from cuenv.knowledge.packages import cuda_package_names, framework_packages
-
-    names = {p.name for p in before}
-    out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
-    out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
-    out.update({n: "the environment's framework build" for n in framework_packages() if n in names})
-    return out
-
-
-def _way_forward(meta: EnvMeta) -> str:
+def way_forward(settings: Settings | None = None, machine: Machine | None = None, *, name: str = "",
+                asked: Sequence[str] = (), cuda: str | None = None) -> str:
+    """The way forward from a refused change: a new environment beside this one. Where a framework was
+    asked for, the recipe of it for this CUDA major; `cuenv suggest` only where a driver is here to pick by."""
+    recipe = framework_recipe(settings, asked, cuda) if settings is not None else None
+    if recipe is not None:
+        return (f"For {recipe.framework.name} on CUDA {recipe.cuda}, make an environment from its recipe beside this one: "
+                f"`cuenv create {recipe.name} -n {name}-{recipe.framework.name}` (`cuenv recipes show {recipe.name}` "
+                "says what it holds).")
+    suggest = "`cuenv suggest` names the recipe for this machine, " if machine is not None and machine.driver else ""
     return ("For another CUDA release or framework build, make a new environment beside this one: "
-            "`cuenv suggest` names the recipe for this machine, `cuenv recipes` lists them all.")
+            f"{suggest}`cuenv recipes` lists them all.")
+
+
+def framework_recipe(settings: Settings, asked: Sequence[str], cuda: str | None) -> Any:
+    """The recipe of a framework among ``asked`` (canonical names) for the CUDA major of ``cuda`` (the
+    nearest release), or None. Loads the catalogue only when a framework was asked for."""
+    from cuenv.knowledge.packages import framework_packages
+    from cuenv.knowledge.versions import Dotted
+
+    wanted = {"pytorch" if n == "torch" else n for n in asked if n in framework_packages()}
+    if not wanted or not cuda:
+        return None
+    from cuenv.recipes.catalogue import load_catalogue
+
+    major = str(cuda).split(".")[0]
+    fits = [r for r in load_catalogue(settings).all() if r.framework and r.cuda and str(r.cuda).split(".")[0] == major
+            and ("pytorch" if r.framework.name == "torch" else r.framework.name) in wanted]
+    here = Dotted.parse(str(cuda))
+    older = [r for r in fits if Dotted.parse(str(r.cuda)) <= here]  # the driver that runs this CUDA runs these
+    if older:
+        return max(older, key=lambda r: (Dotted.parse(str(r.cuda)), r.name))
+    return min(fits, key=lambda r: (Dotted.parse(str(r.cuda)), r.name), default=None)
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
-         machine: Machine) -> ChangePlan:
-    """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed."""
+         machine: Machine, pypi: bool = False) -> ChangePlan:
+    """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed.
+    ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's)."""
     from cuenv.engines import get_engine
     from cuenv.envs.store import Store
 
@@ -130,25 +94,27 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if not packages:
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
     store = Store.from_settings(settings)
-    record = store.get(name)
+    record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
     if engine.family == "venv":
-        # A change interrupted by kill -9 undone, and packages pip installed since pinned into the record,
-        # before this change is planned on top of them.
+        # packages pip installed since the last record pinned into it, before this change is planned on top of them
         record_installed(settings, environ, name)
         record = store.get(name)
-    if engine.family != "venv":
-        pip_layer = (record.path / "bin" / "pip").exists()
-        raise UsageError(
-            f"Environment {name!r} is a conda prefix ({record.meta.engine}); cuenv changes the packages of venv "
-            "environments only, for now.",
-            hint=(f"Install into its pip layer with `cuenv run {name} -- python -m pip install "
-                  f"{' '.join(packages)}`." if pip_layer else
-                  f"It has no pip; build one with the packages from an environment.yml that lists them: "
-                  f"`cuenv create -f environment.yml -n {name}-2`."))
+    else:
+        from cuenv.envs import condachange
+
+        planner = condachange.plan_pip_layer if pypi else condachange.plan_conda
+        forward = way_forward(settings, machine, name=name, asked=[_req_name(p) for p in packages],
+                              cuda=record.meta.cuda)
+        draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=machine, forward=forward)
+        if draft.empty:
+            return draft
+        return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
     before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
+    forward = way_forward(settings, machine, name=name, asked=[requirement_name(p) for p in packages],
+                          cuda=record.meta.cuda)
     if verb == "remove":
         return _plan_remove(record, [requirement_name(p) for p in packages], before, hold)
     names = [requirement_name(p) for p in packages]
@@ -159,7 +125,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
             if n in hold:
                 raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
-                                    f"{name!r} was checked for.", hint=_way_forward(record.meta))
+                                    f"{name!r} was checked for.", hint=forward)
     wanted = list(packages) if verb == "add" else names
     if verb == "add":
         from packaging.requirements import Requirement
@@ -172,16 +138,16 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if not wanted:
         return ChangePlan(name, verb, tuple(packages), before, already=already)
     provided = {p.name: p.version for p in before if p.name not in names}
-    new = _solve(settings, engine, record, wanted, provided, before)
+    new = _solve(settings, engine, record, wanted, provided, before, forward)
     new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version))
     if verb == "upgrade" and not new:  # already the newest that fits
         return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
-                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=_way_forward(record.meta))
+                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward)
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
-    findings = check(draft, record.meta, machine)
+    findings = check(draft, record.meta, machine, forward=forward)
     return dataclasses.replace(draft, findings=tuple(findings))
 
 
@@ -204,48 +170,8 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
     return ChangePlan(record.name, "remove", tuple(names), before, uninstall=tuple(names))
 
 
-def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
-    """{name: installed packages (outside ``names``) whose requirements name it}, markers judged for
-    the environment's interpreter (read from its site-packages folder name) with no extras."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from cuenv.engines.venv import site_packages
-
-    site = site_packages(prefix)
-    if site is None:
-        return {}
-    py = site.parent.name.removeprefix("python")
-    env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
-    out: dict[str, set[str]] = {}
-    for dist in site.glob("*.dist-info"):
-        try:
-            text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        head = text.split("\n\n", 1)[0]
-        own = canonical(next((ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.lower().startswith("name:")),
-                             dist.name.split("-")[0]))
-        if own in names:
-            continue
-        for line in head.splitlines():
-            if not line.lower().startswith("requires-dist:"):
-                continue
-            try:
-                req = Requirement(line.split(":", 1)[1].strip())
-            except InvalidRequirement:
-                continue
-            try:
-                if req.marker is not None and not req.marker.evaluate(env):
-                    continue
-            except Exception:  # noqa: BLE001 - a marker on a variable we do not set: count the requirement
-                pass
-            if canonical(req.name) in names:
-                out.setdefault(canonical(req.name), set()).add(own)
-    return out
-
-
 def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
-           before: Sequence[Any]) -> tuple[Any, ...]:
+           before: Sequence[Any], forward: str) -> tuple[Any, ...]:
     """The new wheels: ``wanted`` resolved with every other installed package pinned, from the indexes the
     environment's packages came from and PyPI last (numpy for a torch environment is on PyPI)."""
     from cuenv.engines import Request, Unsatisfiable
@@ -263,43 +189,60 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
-            hint=f"Ask for a version that fits (e.g. `cuenv add -n {record.name} 'PKG<X'`). " + _way_forward(record.meta),
+            hint="Ask for an older version that fits the held packages (a pin such as 'NAME<VERSION'). " + forward,
         ) from None
 
 
-def check(draft: ChangePlan, meta: EnvMeta, machine: Machine) -> list[Finding]:
-    """Refuse a change that breaks the contract; return the warnings it goes on with."""
+def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
+    """(CUDA major, its X.Y release where the package names one) of a CUDA package, None for any other:
+    NVIDIA's wheels (nvidia-*-cuNN, versions of nvidia-cuda-*), conda's cuda-* packages and cudatoolkit."""
     from cuenv.engines.venv import cuda_major_of
+
+    parts = pkg.version.split(".")
+    release = f"{parts[0]}.{parts[1]}" if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
+    if pkg.kind == "conda":
+        if not (pkg.name == "cudatoolkit" or pkg.name.startswith("cuda-")) or not parts[0].isdigit():
+            return None
+        return int(parts[0]), release
+    major = cuda_major_of(pkg.name, pkg.version)
+    if major is None:
+        return None
+    return major, release if pkg.name.startswith("nvidia-cuda-") else None
+
+
+def check(draft: ChangePlan, meta: EnvMeta, machine: Machine, *, forward: str) -> list[Finding]:
+    """Refuse a change that breaks the contract; return the warnings it goes on with."""
     from cuenv.knowledge.compat import check as compat_check
+    from cuenv.knowledge.packages import framework_packages
     from cuenv.knowledge.versions import Dotted
 
     stack_cuda = meta.cuda
-    majors = {m for p in draft.after if (m := cuda_major_of(p.name, p.version)) is not None}
+    majors = {c[0] for p in draft.after if (c := cuda_of(p)) is not None}
     if stack_cuda:
         majors.add(int(str(stack_cuda).split(".")[0]))
     if len(majors) > 1:
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
-        odd = [f"{p.name} {p.version}" for p in draft.install
-               if (m := cuda_major_of(p.name, p.version)) is not None and m != want]
+        odd = [p for p in draft.install if (c := cuda_of(p)) is not None and c[0] != want]
+        kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
+        framework_asked = any(_req_name(a) in framework_packages() for a in draft.asked)  # the way forward names its recipe
         raise ChangeRefused(
-            f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} wheels ({', '.join(odd)}) into "
-            f"{draft.name!r}, a CUDA {stack_cuda or want} environment; one venv holds one CUDA major.",
-            hint=f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). " + _way_forward(meta))
+            f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} {kind} "
+            f"({', '.join(f'{p.name} {p.version}' for p in odd)}) into {draft.name!r}, a CUDA {stack_cuda or want} "
+            "environment; one environment holds one CUDA major.",
+            hint=(f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). "
+                  if kind == "wheels" and not framework_asked else "") + forward)
     framework = meta.stack.variant
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
         if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
             raise ChangeRefused(f"{pkg.name} {pkg.version} is a {local} build; {draft.name!r} holds the {framework} one.",
-                                hint=_way_forward(meta))
-    # A new NVIDIA CUDA package of a later release than the environment's may need a newer driver.
+                                hint=forward)
+    # A new CUDA package of a later release than the environment's may need a newer driver.
     newest = None
     for pkg in draft.install:
-        if pkg.name.startswith("nvidia-cuda-") and cuda_major_of(pkg.name, pkg.version) is not None:
-            parts = pkg.version.split(".")
-            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-                cand = f"{parts[0]}.{parts[1]}"
-                if newest is None or Dotted.parse(cand) > Dotted.parse(newest):
-                    newest = cand
+        cand = c[1] if (c := cuda_of(pkg)) is not None else None
+        if cand and (newest is None or Dotted.parse(cand) > Dotted.parse(newest)):
+            newest = cand
     if newest and (not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda))):
         from cuenv.envs.meta import stack_from_meta
 
@@ -307,7 +250,8 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Machine) -> list[Finding]:
         findings = [f for f in compat_check(stack, machine) if f.code.startswith("driver")]
         errors = [f for f in findings if f.severity == "error"]
         if errors:
-            pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install if p.name.startswith("nvidia-cuda-"))
+            pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install
+                              if p.kind == "pypi" and p.name.startswith("nvidia-cuda-"))
             raise ChangeRefused(
                 f"{' '.join(draft.asked)} brings CUDA {newest} packages: {errors[0].message}",
                 hint=(f"Ask for the environment's CUDA {stack_cuda}: `cuenv add -n {draft.name} {pinned}`, or "
@@ -327,9 +271,11 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
 
     store = Store.from_settings(settings)
     with store.locked(change.name):
-        record = store.get(change.name)
-        recover(settings, environ, record)
+        record = recovered(settings, environ, store, change.name, locked=True)
         if change.empty:
+            return change
+        if record.meta.engine != "venv":  # a conda prefix: changed over a hard-linked copy of itself
+            _apply_over_snapshot(settings, environ, store, record, change, progress)
             return change
         journal = journal_path(record.path)
         folder.write_json(journal, {"verb": change.verb, "before": [p.to_json() for p in change.before],
@@ -337,13 +283,53 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
                                     "uninstall": list(change.uninstall)})
         try:
             _run(settings, environ, record.path, change, progress)
-            _record(settings, environ, store, record, change)
+            record_change(settings, environ, store, record, change)
         except BaseException:
             with contextlib.suppress(Exception):
                 _restore(settings, environ, record.path, change.before, change.after)
             raise
         journal.unlink()
     return change
+
+
+def _apply_over_snapshot(settings: Settings, environ: Mapping[str, str], store: Store, record: EnvRecord,
+                         change: ChangePlan, progress: Any) -> None:
+    """A conda prefix's change (under its lock, held by the caller): the prefix hard-linked aside, the
+    journal written, the engine run, the result recorded; any failure, Ctrl-C included, swaps the copy back."""
+    from cuenv.engines import get_engine
+    from cuenv.envs import condachange, snapshot
+
+    copy = snapshot.before_path(store.envs_dir, record.name)
+    snapshot.take(record.path, copy)
+    snapshot.begin(record.path, copy, {"verb": change.verb, "asked": list(change.asked)})
+    try:
+        engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
+        condachange.run_change(settings, environ, engine, record.path, change, progress)
+        record_change(settings, environ, store, record, change)
+    except BaseException:
+        snapshot.restore(record.path, copy)
+        raise
+    snapshot.commit(record.path, copy)
+
+
+def recovered(settings: Settings, environ: Mapping[str, str], store: Store, name: str, *, locked: bool = False) -> EnvRecord:
+    """Environment ``name``'s record, after undoing a change a kill -9 interrupted: a conda prefix's copy
+    swapped back (cuenv.envs.snapshot), a venv's packages put back (:func:`recover`). ``locked``: the
+    caller holds the environment's lock; else it is taken for the repair (only when there is one)."""
+    from cuenv.envs import snapshot
+
+    def repair() -> EnvRecord:
+        snapshot.recover(store.envs_dir, name)
+        record = store.get(name)
+        recover(settings, environ, record)
+        return record
+
+    if not (snapshot.needs_recovery(store.envs_dir, name) or journal_path(store.path(name)).exists()):
+        return store.get(name)
+    if locked:
+        return repair()
+    with store.locked(name):
+        return repair()
 
 
 def recover(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> str | None:
@@ -420,7 +406,7 @@ def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, befor
                           cache_dir=settings.cache_dir, timeout=600, where="the recorded URLs")
 
 
-def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
+def record_change(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
     """The new package set becomes the environment's solution (what `cuenv lock` writes); meta.json
     says what was asked and when; the layout and activation scripts follow new NVIDIA folders."""
     from cuenv.engines import Solution, get_engine
@@ -444,7 +430,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
         requested += [a for a in change.asked if _req_name(a) not in {_req_name(r) for r in requested}]
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
-    if site is not None and moved:  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
+    if site is not None and moved and meta.engine == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
         build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
     layout = get_engine(meta.engine, environ).layout(record.path)
     store.write_meta(record.name, meta.replace(
@@ -475,7 +461,8 @@ class AsInstalled:
 def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> AsInstalled:
     """The recorded solution brought up to what is installed: packages installed by pip or uv pip are
     pinned by URL and hash from the index their version is on; a local path or an editable install
-    cannot be, and is named. A conda prefix is its recorded solution (its engine records every change)."""
+    cannot be, and is named. In a conda prefix the same holds for its pip layer (what pip installed there
+    is seen by cuenv.engines.piplayer); its conda packages carry their URL and hash in conda-meta."""
     from cuenv.engines import Request, Solution, get_engine
     from cuenv.engines.mirrors import PYPI_SIMPLE
     from cuenv.errors import CuenvError as _Error
@@ -483,8 +470,6 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
 
     own = Solution.from_json(folder.own_solution(record.path, record.name))
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
-    if engine.family != "venv":
-        return AsInstalled(own, (), (), False)
     now = engine.installed(record.path)
     found = drift(own.packages, now)
     if not found:
@@ -494,6 +479,8 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     todo = [p for p in found.added] + [b for _, b in found.changed]
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in own.packages if p.index_url), PYPI_SIMPLE]))
     for pkg in todo:
+        if pkg.kind == "conda" and pkg.url and (pkg.sha256 or pkg.md5):
+            continue  # conda installed it (by hand too): conda-meta says where from, with its hash
         if pkg.url and pkg.sha256 and not pkg.url.startswith("file:"):
             continue  # installed by URL with its hash: where it came from is known
         if pkg.url.startswith("file:"):
@@ -540,8 +527,7 @@ def record_installed(settings: Settings, environ: Mapping[str, str], name: str) 
 
     store = Store.from_settings(settings)
     with store.locked(name):
-        record = store.get(name)
-        recover(settings, environ, record)
+        record = recovered(settings, environ, store, name, locked=True)
         got = as_installed(settings, environ, record)
         if got.changed:
             from cuenv.envs.meta import resolved_versions

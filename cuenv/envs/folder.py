@@ -14,6 +14,7 @@ Layout under ``CUENV_HOME/envs``::
     NAME/.cuenv/complete              written last: an environment without it is incomplete, never usable
     NAME/.cuenv/change.json           while `cuenv add/upgrade/uninstall` changes it: the packages before
                                       (a kill -9 leaves it; the next change or lock undoes the change)
+    .changes/NAME.before              a conda prefix's hard-linked copy while it changes (cuenv.envs.snapshot)
     .locks/NAME.lock                  one file lock per environment name, while it is held
     .claims/NAME                      "cuenv is building NAME": written before the engine makes the prefix,
                                       removed once NAME/.cuenv/complete proves it (a kill -9 leaves it)

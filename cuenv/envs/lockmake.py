@@ -74,7 +74,7 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
     version = meta.recipe.version
     kind, request = request_for(recipe, version, meta.engine, own.python)
     if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled
-        from cuenv.envs.change import requirement_name
+        from cuenv.envs.changeplan import requirement_name
 
         gone = {n for c in meta.changes if c.verb == "remove" for n in c.asked}
         added = [a for c in meta.changes if c.verb == "add" for a in c.asked]

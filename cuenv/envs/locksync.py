@@ -54,11 +54,14 @@ class DriftCheck:
 
 def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lock_path: str) -> DriftCheck:
     from cuenv.engines import get_engine
+    from cuenv.envs import snapshot
     from cuenv.envs.store import Store
     from cuenv.lock.io import read_lock
     from cuenv.lock.model import content_hash, drift
 
-    record = Store.from_settings(settings).get(name)
+    store = Store.from_settings(settings)
+    snapshot.recover_under_lock(store, name)  # a change killed half-way is undone, not reported as drift
+    record = store.get(name)
     meta = record.meta
     lock = read_lock(lock_path, platform=meta.platform, trusted_env=settings.trusted_env_vars)
     solution = lock.solution_for(meta.platform)
@@ -86,6 +89,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     ``confirm(name, drift)`` is asked before a sync removes or changes installed packages (issue 26 §3);
     a False answer changes nothing."""
     from cuenv.engines import get_engine
+    from cuenv.envs import snapshot
     from cuenv.envs.create import build_warnings, execute
     from cuenv.envs.store import Store
     from cuenv.lock.model import drift
@@ -95,6 +99,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     plan, read = plan_lockfile(settings, environ, lock_path=lock_path, name=name, engine=engine, machine=machine,
                                force=force)
     store = Store.from_settings(settings)
+    snapshot.recover_under_lock(store, plan.name)  # a change killed half-way is undone before the sync reads it
     existing = store.get(plan.name, allow_incomplete=True) if store.exists(plan.name) else None
     update = bool(existing and existing.complete)
     if existing is not None and update:

@@ -266,6 +266,9 @@ class Store:
         import shutil  # on use (start-up, issue 29)
 
         shutil.rmtree(path)  # rmtree does not follow symlinks inside the tree
+        from cuenv.envs import snapshot
+
+        snapshot.discard(self.envs_dir, name)  # a copy of it from an interrupted change must not come back
         self._release(name)
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tests.envs.metakit import make_meta
-
 from cuenv.envs.cudatools import nvcc_note
 from cuenv.envs.meta import EnvMeta, Tool, ToolSource
+from tests.envs.metakit import make_meta
 
 
 def _meta(source: ToolSource, path: str | None = None) -> EnvMeta:

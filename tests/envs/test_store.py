@@ -5,12 +5,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.envs.metakit import make_meta
 
 from cuenv.activation.target import CudaLayout
 from cuenv.envs.meta import layout_from_json, layout_to_json
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
+from tests.envs.metakit import make_meta
 
 
 @pytest.fixture

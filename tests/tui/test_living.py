@@ -124,3 +124,32 @@ def test_enter_on_no_in_the_remove_dialog_says_nothing_was_removed(make_env, ser
     seen = drive(app, scenario)
     assert path.is_dir()
     assert [m.text for m in seen if isinstance(m, msg.ActionDone)] == ["Kept kept; nothing removed."]
+
+
+def test_the_help_dialog_scrolls_to_its_last_section_at_80x24(make_env, services: Services):
+    """Its text is longer than the screen: the keys scroll it, and the last line shows above Close."""
+    from textual.containers import VerticalScroll
+
+    from cuenv.tui.screens.modals import HELP, HelpScreen
+
+    from .test_snapshots import screen_text
+
+    make_env("cuda-12.1")
+    app = CuenvApp(services)
+    last = [ln.strip() for ln in HELP.splitlines() if ln.strip()][-1]
+    seen: list[list[str]] = []
+
+    async def scenario(pilot, app):
+        await pilot.press("question_mark")
+        await settle(pilot, app)
+        assert isinstance(app.screen, HelpScreen)
+        seen.append(screen_text(app.export_screenshot()))
+        await pilot.press("end")
+        await settle(pilot, app)
+        scroll, buttons = app.screen.query_one(VerticalScroll), app.screen.query_one(".buttons")
+        assert scroll.region.bottom <= buttons.region.y <= 24 - buttons.region.height  # above Close, on the screen
+        seen.append(screen_text(app.export_screenshot()))
+
+    drive(app, scenario, size=(80, 24))
+    assert not any(last in row for row in seen[0])  # hidden at first: there is more than fits
+    assert any(last in row for row in seen[1])

@@ -132,6 +132,24 @@ async def _created(pilot, app):
     await until(pilot, lambda: view.creating is None, "the create did not end")
 
 
+async def _created_then_table(pilot, app):
+    """The Environments table after a create: every column kept (issue 26: names shrank to `cuda / torc`)."""
+    await _created(pilot, app)
+    await pilot.press("1")
+    await settle(pilot, app)
+
+
+async def _removed(pilot, app):
+    """The table after `train` was removed through its dialog: every column kept, the verdict on screen."""
+    from cuenv.tui.screens.modals import ConfirmScreen
+
+    await pilot.press("down", "down", "down", "x")  # train
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the remove dialog did not open")
+    await pilot.press("left", "enter")  # from No to the remove button
+    await until(pilot, lambda: "train" not in [k.value for k in app.screen.query_one("#env-table").rows],
+                "train was not removed")
+
+
 async def _light(pilot, app):
     await pilot.press("down", "ctrl+t")
 
@@ -170,6 +188,10 @@ SCREENS = {
     "remove-80x24": ((80, 24), _remove),
     "help-80x24": ((80, 24), _help),
     "create-120x36": ((120, 36), _created),
+    "created-80x24": ((80, 24), _created_then_table),
+    "created-120x36": ((120, 36), _created_then_table),
+    "removed-80x24": ((80, 24), _removed),
+    "removed-120x36": ((120, 36), _removed),
     "light-120x36": ((120, 36), _light),
     "export-80x24": ((80, 24), _export),
     "lock-80x24": ((80, 24), _lock),

@@ -23,7 +23,7 @@ from cuenv.tui.models import ENV_COLUMNS, detail_text, filter_rows, sort_rows
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
 
 if TYPE_CHECKING:
-    from cuenv.envs.change import ChangePlan
+    from cuenv.envs.changeplan import ChangePlan
     from cuenv.machine.model import Machine
     from cuenv.tui.services import Services
 

@@ -1,0 +1,125 @@
+"""A planned change of an environment's packages, and the facts every engine's planner shares (issue 26 §1):
+what a change asks, what it would install and remove, which packages are held, and which installed
+Python packages need another. Pure data and file reading: cuenv.envs.change plans venvs and applies every
+plan, cuenv.envs.condachange plans conda prefixes, and both build on this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from cuenv.errors import CuenvError, UsageError
+from cuenv.knowledge.packages import canonical
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import EnvMeta
+
+
+class ChangeRefused(CuenvError):
+    """A change that would break the environment's CUDA contract: refused before any download."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangePlan:
+    name: str
+    verb: str
+    asked: tuple[str, ...]
+    before: tuple[Any, ...]  # cuenv.engines.Package: the environment's packages now
+    install: tuple[Any, ...] = ()  # exact artifacts to install (new, or replacing one of the same name)
+    uninstall: tuple[str, ...] = ()  # names to remove
+    already: tuple[str, ...] = ()  # asked for, already satisfied
+    findings: tuple[Any, ...] = ()  # warnings the change goes on with
+
+    @property
+    def after(self) -> tuple[Any, ...]:
+        gone = set(self.uninstall) | {p.name for p in self.install}
+        return tuple(sorted([p for p in self.before if p.name not in gone] + list(self.install), key=lambda p: p.name))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.install or self.uninstall)
+
+    def lines(self) -> list[str]:
+        old = {p.name: p for p in self.before}
+        out = []
+        for pkg in self.install:
+            prev = old.get(pkg.name)
+            out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
+        out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
+                "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
+                "already": list(self.already), "changes": self.lines()}
+
+
+def requirement_name(text: str) -> str:
+    """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from cuenv.trust import requirements as trusted
+
+    problem = trusted.requirement_problem(text)
+    if problem:
+        raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
+                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
+    try:
+        return canonical(Requirement(text).name)
+    except InvalidRequirement as exc:
+        raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
+                         hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
+
+
+def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
+    """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
+    framework that the environment was checked and recorded for."""
+    from cuenv.knowledge.packages import cuda_package_names, framework_packages
+
+    names = {p.name for p in before}
+    out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
+    out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
+    out.update({n: "the environment's framework build" for n in framework_packages() if n in names})
+    return out
+
+
+def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
+    """{name: installed packages (outside ``names``) whose requirements name it}, markers judged for
+    the environment's interpreter (read from its site-packages folder name) with no extras."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from cuenv.engines.venv import site_packages
+
+    site = site_packages(prefix)
+    if site is None:
+        return {}
+    py = site.parent.name.removeprefix("python")
+    env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
+    out: dict[str, set[str]] = {}
+    for dist in site.glob("*.dist-info"):
+        try:
+            text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        head = text.split("\n\n", 1)[0]
+        own = canonical(next((ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.lower().startswith("name:")),
+                             dist.name.split("-")[0]))
+        if own in names:
+            continue
+        for line in head.splitlines():
+            if not line.lower().startswith("requires-dist:"):
+                continue
+            try:
+                req = Requirement(line.split(":", 1)[1].strip())
+            except InvalidRequirement:
+                continue
+            try:
+                if req.marker is not None and not req.marker.evaluate(env):
+                    continue
+            except Exception:  # noqa: BLE001 - a marker on a variable we do not set: count the requirement
+                pass
+            if canonical(req.name) in names:
+                out.setdefault(canonical(req.name), set()).add(own)
+    return out
