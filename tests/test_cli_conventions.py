@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cuenv.cli import usage
-from cuenv.cli.main import COMMANDS, visible_commands
 from cuenv.cli.progress import Progress
+from cuenv.cli.spec import COMMANDS, visible_commands
 from cuenv.engines.base import DownloadFailed, tls_hint
 from cuenv.engines.progress import Transfers, clock, human_bytes, summary
 from cuenv.engines.venv import uv_event

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from cuenv.result import Result
 
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.cli.main import Context
 
 

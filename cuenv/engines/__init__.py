@@ -11,7 +11,6 @@ user has, else uv" (issue 4); ask for rattler by name.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -61,6 +60,8 @@ def find_conda_executable(name: str, environ: Mapping[str, str]) -> Path | None:
     ``conda activate`` makes ``conda`` a shell function and may leave only ``condabin`` on PATH;
     the hooks export the real executable, so look there too.
     """
+    import shutil  # on use: `list` and `check` import this package for its names (start-up, issue 29)
+
     found = shutil.which(name, path=environ.get("PATH", os.defpath))
     if found:
         return Path(found)
@@ -145,6 +146,8 @@ def available(environ: Mapping[str, str], *, cache_dir: Path | None = None) -> d
             found["uv"] = {"available": True, "path": str(find_uv_bin())}
         except (ImportError, FileNotFoundError):
             pass
+    import shutil
+
     if not found["uv"]["available"] and (uv_exe := shutil.which("uv", path=environ.get("PATH", os.defpath))):
         found["uv"] = {"available": True, "path": uv_exe}
     spec = importlib.util.find_spec("rattler")  # found, not imported: importing costs ~50 ms

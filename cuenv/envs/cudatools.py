@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.activation import shims
-from cuenv.envs.cudalayout import CudaLayout
+
+if TYPE_CHECKING:
+    from cuenv.envs.cudalayout import CudaLayout
 
 
 def env_release(meta: Mapping[str, Any]) -> str | None:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv import __version__
-from cuenv.envs.cudalayout import CudaLayout
 from cuenv.errors import CuenvError
-from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
+    from cuenv.envs.cudalayout import CudaLayout
     from cuenv.envs.plan import CreatePlan
+    from cuenv.knowledge.stack import Stack
 
 SCHEMA: Final = 1
 
@@ -32,6 +32,8 @@ def layout_to_json(layout: CudaLayout) -> dict[str, Any]:
 
 
 def layout_from_json(data: Mapping[str, Any]) -> CudaLayout:
+    from cuenv.envs.cudalayout import CudaLayout  # on use: `list` reads meta without it (start-up, issue 29)
+
     return CudaLayout(
         prefix=Path(data["prefix"]),
         kind=data["kind"],
@@ -126,6 +128,8 @@ def adopted_prefix(meta: Mapping[str, Any]) -> Path | None:
 
 
 def stack_from_meta(meta: Mapping[str, Any]) -> Stack:
+    from cuenv.knowledge.stack import Stack  # on use (start-up, issue 29)
+
     s = meta.get("stack")
     if not isinstance(s, Mapping) or "cuda" not in s:
         name = meta.get("name", "?")

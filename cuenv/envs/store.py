@@ -22,16 +22,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from cuenv import atomic
 from cuenv.envs import folder
-from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
-from cuenv.envs.meta import layout_from_json
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 from cuenv.trust import limits
+
+if TYPE_CHECKING:
+    from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
@@ -70,12 +70,25 @@ def proven_scripts(meta: Mapping[str, Any]) -> frozenset[str] | None:
     return frozenset(p for p in listed or () if isinstance(p, str))
 
 
-@dataclass(frozen=True)
 class EnvRecord:
-    name: str
-    path: Path
-    complete: bool
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    """One environment as the store read it. A plain class, read-only by convention: `list` reads one
+    per environment, and ``dataclasses`` costs a bare interpreter's start (issue 29)."""
+
+    __slots__ = ("complete", "meta", "name", "path")
+
+    def __init__(self, name: str, path: Path, complete: bool, meta: Mapping[str, Any] | None = None) -> None:
+        self.name, self.path, self.complete = name, path, complete
+        self.meta: Mapping[str, Any] = {} if meta is None else meta
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnvRecord):
+            return NotImplemented
+        return (self.name, self.path, self.complete, self.meta) == (other.name, other.path, other.complete, other.meta)
+
+    __hash__ = None  # type: ignore[assignment]  # its meta is a mapping, as in the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"EnvRecord(name={self.name!r}, path={self.path!r}, complete={self.complete!r})"
 
     @property
     def meta_dir(self) -> Path:
@@ -94,9 +107,13 @@ class EnvRecord:
         return self.prefix != self.path
 
     def layout(self) -> CudaLayout:
+        from cuenv.envs.meta import layout_from_json  # on use: `list` needs no layout (start-up, issue 29)
+
         return layout_from_json(self.meta["layout"])
 
     def target(self) -> ActivationTarget:
+        from cuenv.envs.cudalayout import ActivationTarget
+
         return ActivationTarget(
             name=self.name,
             layout=self.layout(),

@@ -21,7 +21,7 @@ from cuenv.envs import folder
 from cuenv.envs.folder import VERDICT_FILE
 from cuenv.envs.store import EnvRecord
 from cuenv.errors import CuenvError
-from cuenv.knowledge.stack import Finding, no_gpu_here
+from cuenv.knowledge.findings import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
 from cuenv.trust import limits
 
