@@ -117,8 +117,6 @@ def check_one_cuda_major(packages: Iterable[Package], *,
     wheels share site-packages/nvidia/<component>/). ``files`` lists a wheel's files (cuenv.engines.wheelfiles):
     with it the wheels are judged by what they write, so CUDA 13 wheels (under nvidia/cu13/) beside cu12 ones
     pass; without it, or when a list cannot be read, by their names. Returns the newest major."""
-    from cuenv.engines import wheelfiles
-
     majors: dict[int, list[Package]] = {}
     for pkg in packages:
         major = cuda_major_of(pkg.name, pkg.version)
@@ -128,6 +126,8 @@ def check_one_cuda_major(packages: Iterable[Package], *,
     if len(majors) > 1:
         if files is None:
             raise MixedCudaMajors(names)
+        from cuenv.engines import wheelfiles  # on use: urllib.request is a tenth of a warm create's start (issue 29)
+
         try:
             listed = {p.name: files(p) for group in majors.values() for p in group}
         except wheelfiles.Unreadable as exc:
