@@ -369,9 +369,21 @@ class VenvEngine(Engine):
         return done
 
     def _uv_stream(self, args: list[str], *, cache_dir: Path, timeout: float, where: str, progress: Progress | None,
-                   sizes: Mapping[str, int | None]) -> None:
+                   sizes: Mapping[str, int | None], cached_first: bool = False) -> None:
         """Run uv with its lines as progress events; a cancel (an exception from ``progress``) or
-        Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache."""
+        Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache.
+
+        ``cached_first``, for installs by URL and hash: uv runs ``--offline`` first, which takes every
+        wheel from its cache without asking the server whether the file changed (the hash says it did not;
+        that question was half of a warm `cuenv add`, issue 29), and again online only when a wheel is
+        missing there. uv prepares every wheel before it installs one, so a miss changes nothing."""
+        if cached_first:
+            offline = runner.run([self._uv(), *args, "--offline"], timeout=timeout, env=self._env(cache_dir), check=False)
+            if offline.returncode == 0:
+                for line in (offline.stderr or "").splitlines():
+                    emit(progress, "output", line)
+                return
+            _LOGGER.info("not all in uv's cache: installing online")
 
         def on_line(text: str) -> None:
             emit(progress, "output", text)
@@ -533,7 +545,7 @@ class VenvEngine(Engine):
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
                  "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
-                sizes={p.name: p.size for p in solution.packages},
+                sizes={p.name: p.size for p in solution.packages}, cached_first=True,
             )
         if seed is None and not any(p.name == INSTALLER for p in solution.packages):
             self.seed_installer(prefix, cache_dir=cache_dir, progress=progress)

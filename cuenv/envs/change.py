@@ -394,7 +394,7 @@ def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: C
                 ["pip", "install", "-r", str(reqs), "--python", python, "--require-hashes", "--no-deps",
                  "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=settings.cache_dir, timeout=INSTALL_TIMEOUT, where="the solved URLs", progress=progress,
-                sizes={p.name: p.size for p in change.install})
+                sizes={p.name: p.size for p in change.install}, cached_first=True)
 
 
 def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, before: Sequence[Any],
