@@ -116,7 +116,7 @@ def terminal_ms(command: list[str], env: dict[str, str], tmp: Path) -> float | N
         return None
     sock = Path(tempfile.mkdtemp(dir=tmp)) / "tmux.sock"  # one server per run
     t0 = time.perf_counter()
-    subprocess.run(["tmux", "-S", str(sock), "new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
+    subprocess.run(["tmux", "-S", str(sock), "new-session", "-d", "-s", "b", "-x", "120", "-y", "200",  # the detail pane shows
                     shlex.join(command)], env={**env, "TERM": "xterm-256color", "PYTHONPATH": str(REPO)}, check=True)
     try:
         while True:
