@@ -61,6 +61,8 @@ def grow(home: Path, n: int) -> None:
 
 
 def headless_ms(env: dict[str, str], n: int) -> float:
+    from textual.widgets import DataTable
+
     from cuenv import config
     from cuenv.tui.app import CuenvApp
     from cuenv.tui.services import Services
@@ -73,7 +75,7 @@ def headless_ms(env: dict[str, str], n: int) -> float:
         async with app.run_test(size=(120, 36)) as pilot:
             while True:
                 await pilot.pause(0.005)
-                table = app.screen.query_one("#env-table")
+                table = app.screen.query_one("#env-table", DataTable)
                 detail = str(app.screen.query_one("#env-detail-text").render())
                 if table.row_count == n and app.machine is not None and "Packages" in detail:
                     break
@@ -90,6 +92,7 @@ import sys
 from textual.app import App
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 class Floor(App):
+    CSS = "DataTable { height: 20; }"  # the table scrolls, as cuenv's does: the detail below stays on screen
     def compose(self):
         yield Static("driver 550.54.14")
         with TabbedContent():
@@ -125,7 +128,8 @@ def terminal_ms(command: list[str], env: dict[str, str], tmp: Path) -> float | N
             if "driver 550.54.14" in screen and FIRST in screen and "Packages" in screen:
                 return (time.perf_counter() - t0) * 1000
             if time.perf_counter() - t0 > 30:
-                raise SystemExit("the TUI did not paint within 30 s:\n" + screen)
+                print(f"{command[-2:]} did not paint within 30 s:\n{screen}", file=sys.stderr)
+                return None
             # Each poll starts a tmux client: every 10 ms took so much of this 2-core machine that the
             # TUI looked 0.5 s slower than it is; 25 ms adds at most 25 ms to a figure.
             time.sleep(0.025)

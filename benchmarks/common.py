@@ -23,6 +23,20 @@ def as_users_run(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def with_pip(requirements: str, cache_dir: str) -> str | None:
+    """``requirements`` plus the pip wheel cuenv seeds every venv with (by URL and hash, as cuenv's cache
+    keeps it), for a yardstick that installs pip too; None where no pin is kept yet."""
+    import glob
+    import json
+
+    kept = sorted(glob.glob(os.path.join(cache_dir, "solves", "installer-*.json")))
+    if not kept:
+        return None
+    with open(kept[0], encoding="utf-8") as fh:
+        pin = json.load(fh)
+    return requirements + f"pip @ {pin['url']} --hash=sha256:{pin['sha256']}\n"
+
+
 def load() -> str:
     """The 1-, 5- and 15-minute load averages, as the docs' tables record them."""
     try:
