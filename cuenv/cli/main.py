@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from typing import Any, Final, Mapping, Sequence
 
 
-
 class Context:
     """What every command receives: parsed args, the environment, settings on demand.
 
