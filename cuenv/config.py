@@ -10,13 +10,15 @@ import os
 import sys
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from cuenv.engines.names import CHOICES as ENGINES
 from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Final, Mapping
+
     from cuenv.engines.mirrors import Mirrors
 
 def _bool(text: Any) -> bool:

@@ -23,10 +23,15 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, Literal
 
 from cuenv import atomic
 from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Source = Literal["env", "system", "shim"]
 
 # The CUDA toolkit's command-line tools (CUDA Toolkit documentation, "CUDA Binary Utilities" and
 # "NVCC": https://docs.nvidia.com/cuda/cuda-binary-utilities/, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/).
@@ -39,7 +44,6 @@ SHIM_MARK: Final = "# cuenv-shim"  # second line of every shim: how doctor and t
 SHIM_EXIT: Final = 127  # "command not found": build systems treat the tool as missing
 _RELEASE_RE: Final = re.compile(r"^(\d+)\.(\d+)")
 
-Source = Literal["env", "system", "shim"]
 
 
 class Toolkit(Plain):

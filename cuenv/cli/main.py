@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
-from typing import TYPE_CHECKING
 
 from cuenv import __version__
 from cuenv.cli import quick
 from cuenv.cli.spec import COMMANDS, global_options
 from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from importlib import import_module
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Sequence
 

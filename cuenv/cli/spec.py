@@ -6,10 +6,9 @@ alike, so neither imports the other's machinery.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cuenv.cli.quick import SUPPRESS
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -59,7 +58,6 @@ def user_prog(prog: str) -> str:
     if len(words) >= 2 and words[1] == "shell-env":
         return "cuenv " + (words[3] if len(words) > 3 else "use")
     return prog
-
 
 
 def global_options(parser: Any, suppress: str = SUPPRESS) -> None:

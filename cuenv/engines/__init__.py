@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.engines.names import CHOICES, CONDA_FAMILY, ENGINE_NAMES
 from cuenv.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Mapping
+
     from cuenv.engines.base import (
         DownloadFailed,
         Engine,

@@ -6,13 +6,16 @@ verdict and the lockfile read it through the functions here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv import __version__
 from cuenv.errors import CuenvError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Final, Sequence
+
     from cuenv.envs.cudalayout import CudaLayout
     from cuenv.envs.plan import CreatePlan
     from cuenv.knowledge.stack import Stack

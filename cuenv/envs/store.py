@@ -22,15 +22,18 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from cuenv import atomic
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 from cuenv.trust import limits
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Iterator
+
     from cuenv.envs.cudalayout import ActivationTarget, CudaLayout
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

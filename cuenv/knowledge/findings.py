@@ -6,9 +6,11 @@ importing what a Stack needs (issue 29).
 
 from __future__ import annotations
 
-from typing import Final, Iterable
-
 from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Iterable
 
 SEVERITIES: Final = ("error", "warning", "info")
 

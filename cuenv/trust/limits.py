@@ -17,10 +17,13 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import Any, Final
 
 from cuenv.errors import NotFound
 from cuenv.trust import Untrusted
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
