@@ -5,7 +5,7 @@ wheels) with the same warm uv cache; after each run the package is uninstalled a
 `cuenv add` does more: every installed package held as a constraint of the solve, the CUDA checks,
 an install by URL and hash, the solution and meta.json recorded. The runs are paired, A B A B, so
 that a machine getting busier or quieter touches both alike; the figure is the median of the per-pair
-ratios, with their spread.
+ratios, with their spread (alternating which goes first; the uninstalls are not timed).
 
     python benchmarks/bench_add.py [--pairs 9] [--package six]
 """
@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import as_users_run  # benchmarks/ is the script's folder, first on sys.path
+from common import HEADER, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -47,26 +39,22 @@ def main() -> None:
         cuenv = [sys.executable, "-m", "cuenv"]
         subprocess.run([*cuenv, "create", "cuda-12.1", "--engine", "venv", "-n", "bench", "-q"], env=env, check=True)
         python = str(Path(tmp) / "home" / "envs" / "bench" / "bin" / "python")
+
+        def undone(argv: list[str], undo: list[str]) -> float:
+            """``argv`` timed, then ``undo`` (not timed), so that every run adds the package anew."""
+            ms = time_command(argv, env)
+            subprocess.run(undo, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return ms
+
         a = [*cuenv, "add", "-n", "bench", args.package, "-q"]
         a_undo = [*cuenv, "uninstall", "-n", "bench", args.package, "-q"]
         b = [uv, "pip", "install", "--python", python, args.package, "-q"]
         b_undo = [uv, "pip", "uninstall", "--python", python, args.package, "-q"]
-        for argv, undo in ((a, a_undo), (b, b_undo)):  # warm-up: bytecode, uv's cache and index metadata
-            timed(argv, env)
-            timed(undo, env)
-        ta, tb = [], []
-        for _ in range(args.pairs):
-            ta.append(timed(a, env))
-            timed(a_undo, env)
-            tb.append(timed(b, env))
-            timed(b_undo, env)
-    ratios = sorted(x / y for x, y in zip(ta, tb))
-    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [ratios[0], ratios[-1]]
-    print(f"one package ({args.package}) into a warm cuda-12.1 venv, {args.pairs} pairs A B A B")
-    print(f"  cuenv add        median {statistics.median(ta) * 1000:7.0f} ms  (min {min(ta) * 1000:.0f}, max {max(ta) * 1000:.0f})")
-    print(f"  uv pip install   median {statistics.median(tb) * 1000:7.0f} ms  (min {min(tb) * 1000:.0f}, max {max(tb) * 1000:.0f})")
-    print(f"  ratio (per pair) median {statistics.median(ratios):.2f}x  (quartiles {q[0]:.2f}-{q[-1]:.2f}, "
-          f"range {ratios[0]:.2f}-{ratios[-1]:.2f}; goal <= 1.3x)")
+        result = paired(f"cuenv add {args.package}", lambda: undone(a, a_undo), lambda: undone(b, b_undo),
+                        pairs=args.pairs, baseline="uv pip install", warmup=1)  # warm-up: bytecode, caches, index
+    print(f"one package ({args.package}) into a warm cuda-12.1 venv, {args.pairs} interleaved pairs:")
+    print(HEADER)
+    print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
 
 
 if __name__ == "__main__":

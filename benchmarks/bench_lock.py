@@ -3,7 +3,8 @@
 `cuenv create --from-lock cuenv.lock` (the whole CLI: contract check, hash-verified install, layout,
 activation scripts) against what a uv user types to turn the same hash-pinned wheels into an
 environment: `uv venv --python <same interpreter>` + `uv pip sync requirements.txt`, on the same uv
-cache. Pairs run A B A B ...; the figure is the median per-pair ratio with min and max (goal 1.3x).
+cache. cuenv's venvs get pip too (issue 26): a second row gives the yardstick the same pip wheel in
+its sync. Pairs run A B A B ...; the figure is the median per-pair ratio with min and max (goal 1.3x).
 
     python benchmarks/bench_lock.py [--pairs 9]
 """
@@ -17,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import HEADER, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
+from common import HEADER, as_users_run, paired, time_command, with_pip  # benchmarks/ is the script's folder, first on sys.path
 
 
 def main() -> None:
@@ -44,16 +45,23 @@ def main() -> None:
         def from_lock() -> float:
             return time_command([*cuenv, "create", "--from-lock", str(root / "cuenv.lock"), "-n", f"c{next(counter)}", "-q"], env)
 
-        def uv_sync() -> float:
+        def uv_sync(requirements: Path) -> float:
             target = root / f"u{next(counter)}"
             return time_command(["sh", "-c", f'"{uv}" venv -q --python "{sys.executable}" "{target}" && "{uv}" pip sync -q '
-                                 f'--python "{target}/bin/python" "{reqs}"'], dict(env, UV_CACHE_DIR=uv_cache))
+                                 f'--python "{target}/bin/python" "{requirements}"'], dict(env, UV_CACHE_DIR=uv_cache))
 
-        result = paired("cuenv create --from-lock", from_lock, uv_sync, pairs=args.pairs, baseline="uv venv + uv pip sync",
-                        warmup=1)
+        results = [paired("cuenv create --from-lock", from_lock, lambda: uv_sync(reqs), pairs=args.pairs,
+                          baseline="uv venv + uv pip sync", warmup=1)]
+        pip_text = with_pip(reqs.read_text(), str(root / "cache"))
+        if pip_text is not None:
+            reqs_pip = root / "requirements-pip.txt"
+            reqs_pip.write_text(pip_text)
+            results.append(paired("--from-lock, yardstick with pip", from_lock, lambda: uv_sync(reqs_pip), pairs=args.pairs,
+                                  baseline="uv venv + uv pip sync (with pip)", warmup=1))
     print(f"lock -> environment, warm caches, {args.pairs} interleaved pairs:")
     print(HEADER)
-    print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
+    for result in results:
+        print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
 
 
 if __name__ == "__main__":

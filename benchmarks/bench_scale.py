@@ -1,9 +1,9 @@
-"""How `cuenv list` grows with the number of environments (issue 29 §4): 1, 100 and 1,000.
+"""How `cuenv list` and `cuenv check --all` grow with the number of environments (issue 29 §4): 1, 100 and 1,000.
 
 One real environment is made with `cuenv create cuda-12.1` (venv engine); its .cuenv metadata is
 copied into the other folders with the names rewritten (the packages are not copied: `list` reads
-metadata and the cached verdicts only). Each size runs `cuenv list` and `python -c pass` as
-interleaved pairs; the figures are the medians and the cost per environment above one.
+metadata and the cached verdicts only). Each size runs `cuenv list`, then `cuenv check --all`, and
+`python -c pass` as interleaved pairs; the figures are the medians and the cost per environment above one.
 
 Run: python benchmarks/bench_scale.py [--pairs N] [--sizes 1,100,1000]
 """
@@ -54,18 +54,20 @@ def main() -> int:
         if cuenv_main(["create", "cuda-12.1", "-n", "env-0000", "--engine", "venv", "-q"], environ=env) != 0:
             raise SystemExit("cuenv create cuda-12.1 failed")
         py = sys.executable
-        print(f"`cuenv list` by number of environments ({args.pairs} interleaved pairs against python -c pass)")
+        print(f"by number of environments ({args.pairs} interleaved pairs against python -c pass)")
         print(HEADER)
-        medians = {}
+        medians: dict[str, dict[int, float]] = {"list": {}, "check --all": {}}
         for n in sizes:
             grow(home / "envs", "env-0000", n)
-            result = paired_commands(f"cuenv list, {n} environments", [py, "-m", "cuenv", "list"], [py, "-c", "pass"],
-                                     pairs=args.pairs, env=env)
-            medians[n] = statistics.median(result.a_ms)
-            print(result.line())
-        base = medians[sizes[0]]
-        for n in sizes[1:]:
-            print(f"per environment above {sizes[0]}: {(medians[n] - base) / (n - sizes[0]):.2f} ms ({n} environments)")
+            for what in medians:
+                result = paired_commands(f"cuenv {what}, {n} environments", [py, "-m", "cuenv", *what.split()],
+                                         [py, "-c", "pass"], pairs=args.pairs, env=env)
+                medians[what][n] = statistics.median(result.a_ms)
+                print(result.line(), flush=True)
+        for what, by_size in medians.items():
+            base = by_size[sizes[0]]
+            for n in sizes[1:]:
+                print(f"{what}: per environment above {sizes[0]}: {(by_size[n] - base) / (n - sizes[0]):.2f} ms ({n} environments)")
     return 0
 
 

@@ -7,16 +7,18 @@ The config file is YAML; it is only parsed when it exists, so a plain start-up s
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import sys
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from cuenv.engines.names import CHOICES as ENGINES
 from cuenv.engines.names import FRAMEWORK_INDEXES
 from cuenv.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Final, Mapping
+
     from cuenv.engines.mirrors import Mirrors
 
 def _bool(text: object) -> bool:
@@ -92,13 +94,14 @@ def _paths(text: object) -> tuple[Path, ...]:
     return tuple(_path(t) for t in items)
 
 
-@dataclass(frozen=True)
 class Option:
-    name: str
-    env: str
-    flag: str | None
-    parse: Callable[[object], object]  # a value from a flag, the environment or the file -> the setting
-    help: str
+    """One setting: its name, variable, flag, parser and help. A plain class: ``dataclasses`` costs
+    every command's start as much as a bare interpreter (issue 29)."""
+
+    __slots__ = ("env", "flag", "help", "name", "parse")
+
+    def __init__(self, name: str, env: str, flag: str | None, parse: Callable[[Any], Any], help: str) -> None:  # noqa: A002 - the field's name
+        self.name, self.env, self.flag, self.parse, self.help = name, env, flag, parse, help
 
 
 OPTIONS: Final = (
@@ -119,8 +122,23 @@ OPTIONS: Final = (
 )
 
 
+# kind -> (XDG variable, the folder under $HOME without it): the XDG base directory spec, as platformdirs reads it on Linux
+_XDG: Final = {"data": ("XDG_DATA_HOME", ".local/share"), "cache": ("XDG_CACHE_HOME", ".cache"),
+               "config": ("XDG_CONFIG_HOME", ".config")}
+
+
 def _user_dir(kind: str) -> Path:
-    """platformdirs' folder for cuenv; imported only when a setting falls back to it (start-up, issue 29)."""
+    """platformdirs' folder for cuenv. On Linux with an absolute XDG variable or HOME, the XDG spec read
+    here: importing platformdirs costs a bare interpreter's start again (issue 29); a test holds the two
+    equal. Anything else (another system, a relative or unset HOME) asks platformdirs itself."""
+    var, under_home = _XDG[kind]
+    if sys.platform.startswith("linux"):
+        base = os.environ.get(var, "")
+        if base.startswith("/"):
+            return Path(base, "cuenv")
+        home = os.environ.get("HOME", "")
+        if home.startswith("/"):
+            return Path(home.rstrip("/") or "/", under_home, "cuenv")
     import platformdirs
 
     return Path(getattr(platformdirs, f"user_{kind}_dir")("cuenv"))
@@ -146,24 +164,35 @@ def default_config_file(environ: Mapping[str, str]) -> Path:
     return _user_dir("config") / "config.yaml"
 
 
-@dataclass(frozen=True)
 class Settings:
-    home: Path
-    cache_dir: Path
-    engine: str
-    recipe_dirs: tuple[Path, ...]
-    prompt: bool
-    auto_activate: bool
-    mirrors_from_tools: bool
-    framework_index: str
-    config_file: Path
-    trusted_env_vars: tuple[str, ...] = ()
-    static_sources: Mapping[str, str] = field(default_factory=dict)
-    # Mirrors are resolved on first use (issue 29): reading uv's, pip's and conda's settings costs
-    # every command that downloads nothing (list, check, use) a TOML and an INI parser. A bad mirror
-    # setting is reported by the first command that needs the mirrors, and by `cuenv config`.
-    mirror_inputs: tuple[object, object] = (None, None)
-    environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """The resolved settings. A plain class (no ``dataclasses``: start-up, issue 29), compared by value
+    except ``environ``. Mirrors are resolved on first use: reading uv's, pip's and conda's settings costs
+    every command that downloads nothing (list, check, use) a TOML and an INI parser. A bad mirror
+    setting is reported by the first command that needs the mirrors, and by `cuenv config`."""
+
+    _FIELDS: Final = ("home", "cache_dir", "engine", "recipe_dirs", "prompt", "auto_activate", "mirrors_from_tools",
+                      "framework_index", "config_file", "trusted_env_vars", "static_sources", "mirror_inputs")
+
+    def __init__(self, *, home: Path, cache_dir: Path, engine: str, recipe_dirs: tuple[Path, ...], prompt: bool,
+                 auto_activate: bool, mirrors_from_tools: bool, framework_index: str, config_file: Path,
+                 trusted_env_vars: tuple[str, ...] = (), static_sources: Mapping[str, str] | None = None,
+                 mirror_inputs: tuple[Any, Any] = (None, None), environ: Mapping[str, str] | None = None) -> None:
+        self.home, self.cache_dir, self.engine, self.recipe_dirs = home, cache_dir, engine, recipe_dirs
+        self.prompt, self.auto_activate, self.mirrors_from_tools = prompt, auto_activate, mirrors_from_tools
+        self.framework_index, self.config_file, self.trusted_env_vars = framework_index, config_file, trusted_env_vars
+        self.static_sources: Mapping[str, str] = {} if static_sources is None else static_sources
+        self.mirror_inputs = mirror_inputs
+        self.environ: Mapping[str, str] = {} if environ is None else environ
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # holds mappings, as the dataclass it replaces did
+
+    def __repr__(self) -> str:
+        return "Settings(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"
 
     @cached_property
     def mirrors(self) -> Mirrors:

@@ -6,7 +6,10 @@ Exit codes: 1 = an operation or check failed, 2 = bad usage or bad input, 130 = 
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
+
 
 EXIT_OK: Final = 0
 EXIT_PROBLEMS: Final = 1

@@ -6,7 +6,9 @@ A plain class rather than a dataclass: every command's start-up imports this mod
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Result:

@@ -17,6 +17,10 @@ import pytest
 # `python -X importtime`): the TUI, the solvers, the YAML parser, the mirror settings of uv/pip/conda
 # (TOML and INI readers), and `dataclasses`, which imports `inspect` (as much CPU as a bare start).
 HEAVY = ("textual", "rich", "rattler", "yaml", "tomllib", "configparser", "cuenv.engines.mirrors", "dataclasses", "hashlib")
+# What the fast path (cuenv.cli.quick) spares a plain command line: the argparse parser with its help
+# formatter (shutil, gettext's locale), platformdirs (tempfile, random) where XDG answers, and `typing`
+# (the modules on this path import it for type checkers only: `TYPE_CHECKING = False`).
+PARSER = ("argparse", "cuenv.cli.parser", "shutil", "locale", "platformdirs", "typing")
 
 PROBE = """
 import json, sys
@@ -42,13 +46,45 @@ def env(tmp_path, monkeypatch):
     return dict(os.environ, CUENV_HOME=str(tmp_path / "home"), CUENV_CONFIG=str(tmp_path / "none.yaml"))
 
 
+@pytest.fixture()
+def one_env(env, tmp_path):
+    """A store with one complete environment of the recorded shape, its verdict cached for this machine
+    (`list` reads its meta and that verdict; a stale one is recomputed, which needs the knowledge)."""
+    from cuenv.machine.fingerprint import fingerprint
+
+    meta = tmp_path / "home" / "envs" / "e1" / ".cuenv"
+    meta.mkdir(parents=True)
+    (meta / "meta.json").write_text(json.dumps({
+        "schema": 1, "name": "e1", "recipe": {"name": "cuda-12.1"}, "engine": "venv", "cuda": "12.1",
+        "resolved": {"libcudart": "12.1.105"}, "stack": {"cuda": "12.1"}, "layout": {"prefix": str(meta.parent), "kind": "venv"},
+        "tools": {"nvcc": {"source": "shim", "path": None, "toolkit": None}},
+        "validation": {"fingerprint": fingerprint(env), "findings": []}}))
+    (meta / "complete").write_text("")
+    return env
+
+
 @pytest.mark.parametrize(("argv", "allowed"), [
     (["--help"], set()),
-    (["list"], {"dataclasses"}),  # the environments' records are dataclasses (issue 24 types them)
+    (["list"], set()),
+    (["list", "--json"], set()),
+    (["info", "e1"], set()),
 ])
-def test_everyday_commands_load_nothing_heavy(argv, allowed, env):
-    loaded = _modules(argv, env)
+def test_everyday_commands_load_nothing_heavy(argv, allowed, one_env):
+    loaded = _modules(argv, one_env)
     assert not (set(HEAVY) - allowed) & loaded, sorted((set(HEAVY) - allowed) & loaded)
+
+
+@pytest.mark.parametrize(("argv", "allowed"), [(["list"], set()), (["list", "--json", "-q"], set()), (["info", "e1"], {"typing"})])
+def test_plain_lines_build_no_parser(argv, allowed, one_env):
+    """A plain `list` or `info NAME` takes the fast path: no argparse, no help formatter, no platformdirs
+    (and `list` no typing)."""
+    loaded = _modules(argv, one_env)
+    assert not (set(PARSER) - allowed) & loaded, sorted((set(PARSER) - allowed) & loaded)
+
+
+def test_check_of_a_recipe_builds_no_parser(env):
+    loaded = _modules(["check", "cuda-12.1", "--driver", "550.54.14", "--cc", "8.6"], env)
+    assert not {"cuenv.cli.parser", "platformdirs", "locale"} & loaded
 
 
 def test_help_builds_no_subcommand_parser(env):
@@ -57,8 +93,9 @@ def test_help_builds_no_subcommand_parser(env):
     assert not {m for m in loaded if m.startswith("cuenv.commands.")}
 
 
-def test_a_command_configures_only_its_own_parser(env):
-    loaded = _modules(["list"], env)
+@pytest.mark.parametrize("argv", [["list"], ["list", "--sys"]])  # the fast path, and argparse (an abbreviation)
+def test_a_command_configures_only_its_own_parser(argv, env):
+    loaded = _modules(argv, env)
     assert {m for m in loaded if m.startswith("cuenv.commands.")} == {"cuenv.commands.list_"}
 
 

@@ -22,11 +22,16 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
 
 from cuenv.envs.folder import META_DIR, SHIM_MARK, SHIMS_DIR, is_shim
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Source = Literal["env", "system", "shim"]
 
 # The CUDA toolkit's command-line tools (CUDA Toolkit documentation, "CUDA Binary Utilities" and
 # "NVCC": https://docs.nvidia.com/cuda/cuda-binary-utilities/, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/).
@@ -38,24 +43,27 @@ ESCAPE_VAR: Final = "CUENV_ALLOW_FOREIGN_NVCC"  # =1: run the next tool on PATH,
 SHIM_EXIT: Final = 127  # "command not found": build systems treat the tool as missing
 _RELEASE_RE: Final = re.compile(r"^(\d+)\.(\d+)")
 
-Source = Literal["env", "system", "shim"]
 
 
-@dataclass(frozen=True)
-class Toolkit:
-    """A system CUDA toolkit as far as tool resolution cares."""
+class Toolkit(Plain):
+    """A system CUDA toolkit as far as tool resolution cares (a plain class: `list` imports this module)."""
 
-    root: str
-    release: str | None  # "12.1"
-    tools: Mapping[str, str]  # tool name -> absolute path of that tool in this toolkit
+    __slots__ = ("release", "root", "tools")
+
+    def __init__(self, root: str, release: str | None, tools: Mapping[str, str]) -> None:
+        self.root = root
+        self.release = release  # "12.1"
+        self.tools = tools  # tool name -> absolute path of that tool in this toolkit
 
 
-@dataclass(frozen=True)
-class ToolChoice:
-    tool: str
-    source: Source
-    path: str | None  # the environment's tool, or the same-release toolkit's; None for a bare shim
-    toolkit: str | None = None  # the root of that toolkit when source == "system"
+class ToolChoice(Plain):
+    __slots__ = ("path", "source", "tool", "toolkit")
+
+    def __init__(self, tool: str, source: Source, path: str | None, toolkit: str | None = None) -> None:
+        self.tool = tool
+        self.source = source
+        self.path = path  # the environment's tool, or the same-release toolkit's; None for a bare shim
+        self.toolkit = toolkit  # the root of that toolkit when source == "system"
 
 
 def release(version: str | None) -> str | None:

@@ -14,8 +14,9 @@ from typing import Final
 from cuenv.binaries import coverage
 from cuenv.binaries.scan import FileReport, ScanReport
 from cuenv.knowledge import compat, matrix, versions
+from cuenv.knowledge.findings import SEVERITIES, Finding
 from cuenv.knowledge.packages import kernel_packages
-from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
+from cuenv.knowledge.stack import Stack
 from cuenv.machine.model import Gpu, Machine
 
 CODES: Final = ("kernels-missing", "kernels-ptx-too-new", "kernels-ptx-jit", "kernels-arch-mismatch",

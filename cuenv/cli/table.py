@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Sequence
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

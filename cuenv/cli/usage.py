@@ -9,7 +9,7 @@ import re
 from typing import Final, Iterable, Mapping
 
 # title -> commands, in the order of `cuenv --help`. Every visible command is in one group (a test
-# holds this to cuenv.cli.main.COMMANDS); internal commands (shell-env) are in none.
+# holds this to cuenv.cli.spec.COMMANDS); internal commands (shell-env) are in none.
 GROUPS: Final = (
     ("This machine and the recipes", ("info", "recipes", "check", "suggest", "doctor")),
     ("Environments", ("create", "adopt", "list", "run", "test", "remove", "tui")),

@@ -133,6 +133,6 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help_text:
 
 def command_tree() -> Command:
     """Every visible command of cuenv, with every option (imports every command module)."""
-    from cuenv.cli.main import build_parser
+    from cuenv.cli.parser import build_parser
 
     return walk(build_parser())

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
 from cuenv.knowledge.compat import state_of
-from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
+from cuenv.knowledge.findings import SEVERITIES, Finding
+from cuenv.knowledge.stack import Stack
 from cuenv.result import Result
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cuenv.knowledge.compat import state_of
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
     from cuenv.lock.check import LockCheck

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    from cuenv.cli.main import common_options
+    from cuenv.cli.parser import common_options
     from cuenv.export.image import BUILDERS
     from cuenv.export.push import PUSHERS
 

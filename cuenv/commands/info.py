@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cuenv.result import Result
 
 if TYPE_CHECKING:
+    import argparse  # annotations only: the fast path never imports argparse (issue 29)
+
     from cuenv.cli.main import Context
     from cuenv.envs.meta import EnvMeta
     from cuenv.machine.model import Machine

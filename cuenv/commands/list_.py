@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
-
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.cli.main import Context
 
 

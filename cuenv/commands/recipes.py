@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cuenv.knowledge.stack import REASON_WORD
+from cuenv.knowledge.findings import REASON_WORD
 from cuenv.result import Result
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     from cuenv.cli.machine_flags import add_machine_flags
-    from cuenv.cli.main import common_options
+    from cuenv.cli.parser import common_options
 
     add_machine_flags(parser)
     sub = parser.add_subparsers(dest="action", metavar="ACTION")

@@ -35,7 +35,7 @@ def prepared_env(ctx: Context, name: str) -> dict[str, str]:
     from cuenv.activation.plan import activated_env
     from cuenv.envs import snapshot, verdict
     from cuenv.envs.store import Store
-    from cuenv.knowledge.stack import NO_GPU_HERE
+    from cuenv.knowledge.findings import NO_GPU_HERE
 
     settings = ctx.settings
     store = Store.from_settings(settings)

@@ -6,13 +6,14 @@ this module means the hook is missing, so say how to install it (as conda's mock
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
+    import argparse  # annotations only: the fast path never imports argparse (issue 29)
+
     from cuenv.cli.main import Context
 
 

@@ -11,7 +11,8 @@ import re
 from typing import TYPE_CHECKING, Callable, Final, Sequence
 
 from cuenv.doctor.model import Check, DriverFacts, Facts, FrameworkProbe, LibraryFacts, Resolution, make_check
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 from cuenv.machine.model import Gpu
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 from cuenv.machine.model import Machine
 
 if TYPE_CHECKING:

@@ -11,14 +11,15 @@ user has, else uv" (issue 4); ask for rattler by name.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.engines.names import CHOICES, CONDA_FAMILY, ENGINE_NAMES
 from cuenv.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Any, Mapping
+
     from cuenv.engines.base import (
         DownloadFailed,
         Engine,
@@ -61,6 +62,8 @@ def find_conda_executable(name: str, environ: Mapping[str, str]) -> Path | None:
     ``conda activate`` makes ``conda`` a shell function and may leave only ``condabin`` on PATH;
     the hooks export the real executable, so look there too.
     """
+    import shutil  # on use: `list` and `check` import this package for its names (start-up, issue 29)
+
     found = shutil.which(name, path=environ.get("PATH", os.defpath))
     if found:
         return Path(found)
@@ -145,6 +148,8 @@ def available(environ: Mapping[str, str], *, cache_dir: Path | None = None) -> d
             found["uv"] = {"available": True, "path": str(find_uv_bin())}
         except (ImportError, FileNotFoundError):
             pass
+    import shutil
+
     if not found["uv"]["available"] and (uv_exe := shutil.which("uv", path=environ.get("PATH", os.defpath))):
         found["uv"] = {"available": True, "path": uv_exe}
     spec = importlib.util.find_spec("rattler")  # found, not imported: importing costs ~50 ms

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
+
 
 # The conda family in the order ``auto`` tries them: all three solve with libmamba, so they agree on
 # results, and this is the fastest start-up first (micromamba is one static binary).

@@ -26,7 +26,6 @@ import re
 import sys
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -183,6 +182,8 @@ Fetch = Callable[[str, str], tuple[str, str]]  # (url, accept) -> (body, content
 
 
 def http_get(url: str, accept: str) -> tuple[str, str]:
+    import urllib.request  # on use: http.client and email are a tenth of a warm create's start (issue 29)
+
     req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "cuenv"})
     with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
         return resp.read().decode("utf-8", errors="replace"), resp.headers.get("Content-Type", "")

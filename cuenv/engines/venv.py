@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
@@ -42,7 +43,7 @@ from cuenv.engines.base import (
 from cuenv.engines.cudahome import build_cuda_home
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
-from cuenv.errors import ToolError, UsageError
+from cuenv.errors import CuenvError, ToolError, UsageError
 from cuenv.knowledge.packages import canonical
 
 _LOGGER = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
 # inside `cuenv use`/`run` install into the environment, never into the base interpreter. A tool of the
 # environment, not one of its packages: left out of what it holds unless a solution names it.
 INSTALLER: Final = "pip"
+INSTALLER_PIN_DAYS: Final = 30  # how long the pip wheel solved for seeding is reused (cuenv's cache/solves)
 
 # uv --python-platform knows these manylinux levels (uv 0.13); a target's glibc picks the highest <= it.
 _MANYLINUX: Final = (17, 28, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40)
@@ -112,8 +114,6 @@ def check_one_cuda_major(packages: Iterable[Package], *,
     wheels share site-packages/nvidia/<component>/). ``files`` lists a wheel's files (cuenv.engines.wheelfiles):
     with it the wheels are judged by what they write, so CUDA 13 wheels (under nvidia/cu13/) beside cu12 ones
     pass; without it, or when a list cannot be read, by their names. Returns the newest major."""
-    from cuenv.engines import wheelfiles
-
     majors: dict[int, list[Package]] = {}
     for pkg in packages:
         major = cuda_major_of(pkg.name, pkg.version)
@@ -123,6 +123,8 @@ def check_one_cuda_major(packages: Iterable[Package], *,
     if len(majors) > 1:
         if files is None:
             raise MixedCudaMajors(names)
+        from cuenv.engines import wheelfiles  # on use: urllib.request is a tenth of a warm create's start (issue 29)
+
         try:
             listed = {p.name: files(p) for group in majors.values() for p in group}
         except wheelfiles.Unreadable as exc:
@@ -214,8 +216,8 @@ def _pinned_solve_file(cache_dir: Path, question: list[str]) -> Path:
     return cache_dir / "solves" / f"{key}.pylock.toml"
 
 
-def _keep_pinned_solve(path: Path, text: str) -> None:
-    if path.is_file():
+def _keep_pinned_solve(path: Path, text: str, *, replace: bool = False) -> None:
+    if path.is_file() and not replace:
         return
     from cuenv import atomic
 
@@ -360,9 +362,21 @@ class VenvEngine(Engine):
         return done
 
     def _uv_stream(self, args: list[str], *, cache_dir: Path, timeout: float, where: str, progress: Progress | None,
-                   sizes: Mapping[str, int | None]) -> None:
+                   sizes: Mapping[str, int | None], cached_first: bool = False) -> None:
         """Run uv with its lines as progress events; a cancel (an exception from ``progress``) or
-        Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache."""
+        Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache.
+
+        ``cached_first``, for installs by URL and hash: uv runs ``--offline`` first, which takes every
+        wheel from its cache without asking the server whether the file changed (the hash says it did not;
+        that question was half of a warm `cuenv add`, issue 29), and again online only when a wheel is
+        missing there. uv prepares every wheel before it installs one, so a miss changes nothing."""
+        if cached_first:
+            offline = runner.run([self._uv(), *args, "--offline"], timeout=timeout, env=self._env(cache_dir), check=False)
+            if offline.returncode == 0:
+                for line in (offline.stderr or "").splitlines():
+                    emit(progress, "output", line)
+                return
+            _LOGGER.info("not all in uv's cache: installing online")
 
         def on_line(text: str) -> None:
             emit(progress, "output", text)
@@ -511,6 +525,13 @@ class VenvEngine(Engine):
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
         emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        # pip rides along in the same `uv pip sync`, by URL and hash, where its wheel is known (issue 29:
+        # a third uv run was a fifth of a warm create); the solution, and so the lock, still leaves it out.
+        seed = None if any(p.name == INSTALLER for p in solution.packages) else \
+            self.installer_pin(solution.python or f"{sys.version_info.major}.{sys.version_info.minor}", solution.platform,
+                               cache_dir=cache_dir)
+        if seed is not None:
+            reqs_text += requirements_lines((seed,), mirrors=self.mirrors)
         with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(reqs_text, encoding="utf-8")
@@ -518,9 +539,9 @@ class VenvEngine(Engine):
                 ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
                  "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
-                sizes={p.name: p.size for p in solution.packages},
+                sizes={p.name: p.size for p in solution.packages}, cached_first=True,
             )
-        if not any(p.name == INSTALLER for p in solution.packages):
+        if seed is None and not any(p.name == INSTALLER for p in solution.packages):
             self.seed_installer(prefix, cache_dir=cache_dir, progress=progress)
         site = site_packages(prefix)
         if site is not None:
@@ -528,6 +549,28 @@ class VenvEngine(Engine):
         # the caller records the solution (cuenv.envs.folder.write_solution, atomic): one writer (issue 24 §4)
         emit(progress, "done", str(prefix))
         return None
+
+    def installer_pin(self, python: str, platform: str, *, cache_dir: Path) -> Package | None:
+        """pip as one exact wheel (URL and sha256) for ``python`` on ``platform``: solved once and kept in
+        cuenv's cache for INSTALLER_PIN_DAYS (then solved again, so a new pip arrives), None where it
+        cannot be solved (offline with no pin kept: seed_installer then takes pip from uv's cache)."""
+        kept = cache_dir / "solves" / f"installer-{python}-{platform}.json"
+        try:
+            if time.time() - kept.stat().st_mtime < INSTALLER_PIN_DAYS * 86400:
+                return Package.from_json(json.loads(kept.read_text(encoding="utf-8")))
+        except (OSError, ValueError, UsageError):
+            pass  # none kept, too old or unreadable: solve it
+        request = Request(engine=self.name, python=python, platform=platform, requirements=(INSTALLER,))
+        try:
+            found = [p for p in self.resolve_wheels(request, python=python, glibc=None, cache_dir=cache_dir, no_deps=True)
+                     if p.name == INSTALLER and p.sha256]
+        except CuenvError as exc:
+            _LOGGER.info("pip not pinned (%s): seeded from uv's cache instead", exc.message)
+            return None
+        if len(found) != 1:
+            return None
+        _keep_pinned_solve(kept, json.dumps(found[0].to_json(), sort_keys=True), replace=True)
+        return found[0]
 
     def seed_installer(self, prefix: Path, *, cache_dir: Path, progress: Progress | None = None) -> None:
         """pip into the venv, from uv's cache when it has it (no index asked), else from the index. Where it

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.envs.meta import EnvMeta
     from cuenv.envs.store import EnvRecord, Store
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.machine.model import Machine
 
 VERBS: Final = ("add", "remove", "upgrade")
@@ -378,7 +378,7 @@ def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: C
                 ["pip", "install", "-r", str(reqs), "--python", python, "--require-hashes", "--no-deps",
                  "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=settings.cache_dir, timeout=INSTALL_TIMEOUT, where="the solved URLs", progress=progress,
-                sizes={p.name: p.size for p in change.install})
+                sizes={p.name: p.size for p in change.install}, cached_first=True)
 
 
 def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, before: Sequence[Any],

@@ -21,7 +21,8 @@ from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest, Validation, built_met
 from cuenv.envs.plan import Built, CreatePlan
 from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
-from cuenv.knowledge.stack import NO_GPU_HERE, Finding, Stack
+from cuenv.knowledge.findings import NO_GPU_HERE, Finding
+from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
     from cuenv.activation.target import CudaLayout

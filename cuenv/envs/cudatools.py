@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
 
 from cuenv.activation import shims
-from cuenv.activation.target import CudaLayout
 from cuenv.envs import folder
-from cuenv.envs.meta import EnvMeta, Tool
+from cuenv.envs.meta import Tool
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
+
+    from cuenv.activation.target import CudaLayout
+    from cuenv.envs.meta import EnvMeta
 
 
 def env_release(meta: EnvMeta) -> str | None:

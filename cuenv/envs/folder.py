@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Final, Mapping
 
 from cuenv import atomic
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Final
 
 META_DIR: Final = ".cuenv"
 META_FILE: Final = "meta.json"

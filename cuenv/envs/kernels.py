@@ -9,7 +9,7 @@ from cuenv.binaries.assess import Assessment, assess
 from cuenv.binaries.scan import scan
 from cuenv.envs.meta import stack_from_meta
 from cuenv.envs.store import EnvRecord
-from cuenv.knowledge.stack import SEVERITIES, Finding
+from cuenv.knowledge.findings import SEVERITIES, Finding
 from cuenv.machine.model import Machine
 
 # Table findings that the files answer better: once kernels were read, their findings stand instead.

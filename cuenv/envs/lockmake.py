@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cuenv.engines import Request, Solution
     from cuenv.envs.create import RouteInfo
     from cuenv.envs.meta import EnvMeta
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.lock.model import Lock
     from cuenv.machine.model import Machine
     from cuenv.recipes.catalogue import Recipe

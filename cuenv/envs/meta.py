@@ -22,22 +22,28 @@ importing ``dataclasses`` costs more than a bare interpreter's start (issue 29; 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal, Mapping, Sequence, TypeVar
 
 from cuenv import __version__
 from cuenv.activation.target import CudaLayout
 from cuenv.errors import CuenvError
+from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.packages import CUDA_PARTS, canonical, framework_packages
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.stack import Stack
+from cuenv.plain import Plain
 
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    from typing import Final, Literal, Sequence, TypeVar
+
     from cuenv.engines.base import Package
+
+    _R = TypeVar("_R", bound="_Record")
+    ToolSource = Literal["env", "system", "shim"]  # cuenv.activation.shims.Source
 
 SCHEMA: Final = 2  # 1: every meta.json before issue 24 (an unpacked archive's smoke test could sit at the top)
 
-_R = TypeVar("_R", bound="_Record")
-ToolSource = Literal["env", "system", "shim"]  # cuenv.activation.shims.Source
 _TOOL_SOURCES: Final[Mapping[str, ToolSource]] = {"env": "env", "system": "system", "shim": "shim"}
 JSON = object  # a value json.loads returned: read through the checks below, never trusted
 
@@ -53,17 +59,10 @@ class MetaDamaged(CuenvError):
         self.name, self.detail = name, detail
 
 
-class _Record:
+class _Record(Plain):
     """Immutable by contract: fields are set once in ``__init__``; ``replace`` makes a changed copy."""
 
     __slots__ = ()
-
-    def _names(self) -> tuple[str, ...]:
-        names: tuple[str, ...] = self.__slots__
-        return names
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, k) for k in self._names())
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
@@ -71,19 +70,14 @@ class _Record:
     def __delattr__(self, key: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Record) and type(other) is type(self) and self._values() == other._values()
-
     __hash__ = None  # type: ignore[assignment]  # holds mappings
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._names()) + ")"
-
     def replace(self: _R, **changes: object) -> _R:
-        unknown = set(changes) - set(self._names())
+        names: tuple[str, ...] = self.__slots__
+        unknown = set(changes) - set(names)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        values: dict[str, object] = {k: getattr(self, k) for k in self._names()}
+        values: dict[str, object] = {k: getattr(self, k) for k in names}
         values.update(changes)
         return type(self)(**values)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
     from cuenv.engines import Request, Solution

@@ -23,7 +23,6 @@ import contextlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator
 
 from cuenv import atomic
 from cuenv.activation.target import ActivationTarget, CudaLayout
@@ -31,6 +30,10 @@ from cuenv.envs import folder
 from cuenv.envs.meta import EnvMeta, MetaDamaged
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
 from cuenv.trust import limits
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE

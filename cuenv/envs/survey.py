@@ -14,7 +14,7 @@ from typing import Any
 
 from cuenv.envs.store import Store
 from cuenv.errors import CuenvError
-from cuenv.knowledge.stack import Finding
+from cuenv.knowledge.findings import Finding
 from cuenv.machine.model import Machine
 
 RUNS, WARNS, FAILS, UNKNOWN = "runs", "runs, with warnings", "does not run", "unknown"

@@ -14,16 +14,19 @@ computed once per fingerprint (cuenv.machine.fingerprint) and kept twice:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from cuenv import atomic
 from cuenv.envs.folder import VERDICT_FILE
 from cuenv.envs.meta import Validation
 from cuenv.envs.store import EnvRecord, write_meta
 from cuenv.errors import CuenvError
-from cuenv.knowledge.stack import Finding, no_gpu_here
+from cuenv.knowledge.findings import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
 from cuenv.trust import limits
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Mapping, Sequence
 
 
 def compute(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[Finding]:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cuenv.envs.meta import EnvMeta, UnpackedFrom
     from cuenv.envs.store import EnvRecord
     from cuenv.export.payload import Proof
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.machine.model import Machine
     from cuenv.trust.archives import Member, Slice
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Sequence
 
 from cuenv.knowledge import builds, gpus, matrix, versions
-from cuenv.knowledge.stack import Finding, Stack, no_gpu_here
+from cuenv.knowledge.findings import Finding, no_gpu_here
+from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:  # knowledge sits below machine: the records are only named here (issue 24 §5)
     from cuenv.machine.model import Driver, Gpu, Machine

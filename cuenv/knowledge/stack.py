@@ -6,22 +6,12 @@ so one pure ``check(stack, machine)`` answers "will this run there?" for every o
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Final, Iterable
+from dataclasses import dataclass
 
-SEVERITIES: Final = ("error", "warning", "info")
+# Findings have their own module (start-up, issue 29); their names stay importable from here too.
+from cuenv.knowledge.findings import NO_GPU_HERE, REASON_WORD, SEVERITIES, Finding, no_gpu_here
 
-# Findings that say "this machine has no GPU to judge" rather than "this stack is wrong for it":
-# building on a GPU-less login node or CI runner is normal (issue 4 §1), and activating there too.
-NO_GPU_HERE: Final = frozenset({"no-driver", "no-gpu"})
-
-# The one word per finding that tables show (`cuenv recipes`, the TUI), where a sentence does not fit.
-REASON_WORD: Final = {
-    "driver-too-old": "driver", "driver-minor-compat": "minor-compat", "arch-unsupported": "arch",
-    "arch-ptx-jit": "ptx-jit", "no-driver": "no-driver", "no-gpu": "no-gpu", "cpu-only-build": "cpu-only",
-    "cudnn-mismatch": "cudnn", "compiler-too-new": "compiler", "os-unsupported": "os",
-    "build-unknown": "unknown", "gpu-ignored-by-driver": "driver-gpu",
-}
+__all__ = ["NO_GPU_HERE", "REASON_WORD", "SEVERITIES", "Finding", "Stack", "no_gpu_here"]
 
 
 @dataclass(frozen=True)
@@ -41,21 +31,3 @@ class Stack:
     # wheel's, and arch_aarch64 is the (sass, ptx) of the aarch64 wheel where known (None = unknown)
     arch_x86_only: bool = False
     arch_aarch64: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str  # stable, documented in docs/reference/findings.md
-    severity: str  # error | warning | info
-    message: str  # names the numbers
-    fix: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        return asdict(self)
-
-
-def no_gpu_here(findings: Iterable[Finding]) -> bool:
-    """True when the only errors say this machine has no driver or GPU to judge (a login node, a CI
-    runner): building and activating there is normal (issue 30 §4), so it is no failure of the stack."""
-    errors = {f.code for f in findings if f.severity == "error"}
-    return bool(errors) and errors <= NO_GPU_HERE

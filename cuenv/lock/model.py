@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.errors import UsageError
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 
 if TYPE_CHECKING:
     from cuenv.engines.base import Package, Solution

@@ -8,7 +8,10 @@ or when an override variable changes. The shell hook computes the same string in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Mapping
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Mapping
 
 # The target machine of a GPU-less one (CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS, cuenv.machine.overrides.read_target) changes verdicts too.
 OVERRIDES: Final = ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_TARGET_DRIVER", "CUENV_TARGET_GPUS")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge.stack import Finding, Stack
+from cuenv.knowledge.findings import Finding
+from cuenv.knowledge.stack import Stack
 from cuenv.recipes.pipreqs import RequirementsFile, Unsupported
 
 if TYPE_CHECKING:

@@ -14,7 +14,10 @@ Two functions, each the one home of its rule:
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # C0, DEL, C1, and the Unicode line and paragraph separators, bidi overrides and isolates.
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

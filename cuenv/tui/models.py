@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.cli.table import human_size
 from cuenv.envs import folder
-from cuenv.knowledge.stack import Finding
+from cuenv.knowledge.findings import Finding
 
 if TYPE_CHECKING:  # types only: the first frame imports none of the kernel reader
     from cuenv.binaries.assess import Library
@@ -318,7 +318,7 @@ def recipe_mark(findings: Iterable[Finding]) -> tuple[str, str, str]:
 
 def recipe_row(recipe: Any, findings: Sequence[Finding]) -> RecipeRow:
     stack = recipe.stack()
-    from cuenv.knowledge.stack import REASON_WORD
+    from cuenv.knowledge.findings import REASON_WORD
 
     mark, code, why = recipe_mark(findings)
     code = REASON_WORD.get(code, code)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cuenv.binaries.assess import Library
     from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
     from cuenv.envs.store import EnvRecord
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.machine.model import Machine
 
 

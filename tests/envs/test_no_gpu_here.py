@@ -9,7 +9,7 @@ import shlex
 import pytest
 
 from cuenv.envs import verdict
-from cuenv.knowledge.stack import Finding
+from cuenv.knowledge.findings import Finding
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import for_target
 

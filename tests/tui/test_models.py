@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cuenv.activation.plan import plan_for
 from cuenv.activation.target import ActivationTarget, CudaLayout
-from cuenv.knowledge.stack import Finding
+from cuenv.knowledge.findings import Finding
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.tui import models
 
