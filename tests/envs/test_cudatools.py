@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cuenv.envs.cudatools import nvcc_note
-from cuenv.envs.meta import EnvMeta, Tool, ToolSource
+from cuenv.envs.meta import EnvMeta, Tool
 from tests.envs.metakit import make_meta
+
+if TYPE_CHECKING:
+    from cuenv.envs.meta import ToolSource
 
 
 def _meta(source: ToolSource, path: str | None = None) -> EnvMeta:
