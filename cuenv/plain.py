@@ -5,6 +5,12 @@ typed ``__init__``; its fields are read-only by convention."""
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # no `typing` at run time (issue 29)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _P = TypeVar("_P", bound="Plain")
+
 
 class Plain:
     __slots__ = ()
@@ -24,3 +30,13 @@ class Plain:
     def __repr__(self) -> str:
         fields: tuple[str, ...] = self.__slots__
         return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in fields) + ")"
+
+    def replace(self: _P, **changes: object) -> _P:
+        """A copy with ``changes`` (what ``dataclasses.replace`` does); an unknown field is a TypeError."""
+        fields: tuple[str, ...] = self.__slots__
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        values: dict[str, object] = {k: getattr(self, k) for k in fields}
+        values.update(changes)
+        return type(self)(**values)

@@ -9,15 +9,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from cuenv.plain import Plain
 
-@dataclass(frozen=True)
-class CudaLayout:
-    prefix: Path  # the environment's root (conda prefix, venv dir, or system toolkit)
-    kind: str  # conda | venv | system
-    bin_dirs: tuple[Path, ...] = ()  # first on PATH: the env's bin, then nvcc/ptxas dirs
-    lib_dirs: tuple[Path, ...] = ()  # first on LD_LIBRARY_PATH: libcudart, cuDNN, cuBLAS, ...
-    include_dirs: tuple[Path, ...] = ()
-    cuda_home: Path | None = None  # a tree with bin/, include/, lib64/ for tools that want $CUDA_HOME
+
+class CudaLayout(Plain):
+    """A plain class (no ``dataclasses``: `list` reads one per environment, issue 29); read-only by convention."""
+
+    __slots__ = ("prefix", "kind", "bin_dirs", "lib_dirs", "include_dirs", "cuda_home")
+
+    def __init__(self, prefix: Path, kind: str, bin_dirs: tuple[Path, ...] = (), lib_dirs: tuple[Path, ...] = (),
+                 include_dirs: tuple[Path, ...] = (), cuda_home: Path | None = None) -> None:
+        self.prefix = prefix  # the environment's root (conda prefix, venv dir, or system toolkit)
+        self.kind = kind  # conda | venv | system
+        self.bin_dirs = bin_dirs  # first on PATH: the env's bin, then nvcc/ptxas dirs
+        self.lib_dirs = lib_dirs  # first on LD_LIBRARY_PATH: libcudart, cuDNN, cuBLAS, ...
+        self.include_dirs = include_dirs
+        self.cuda_home = cuda_home  # a tree with bin/, include/, lib64/ for tools that want $CUDA_HOME
 
 
 @dataclass(frozen=True)

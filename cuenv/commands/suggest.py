@@ -31,7 +31,6 @@ _RECIPE_FRAMEWORK = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "
 def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
     """Candidate stacks for ``framework``: every version of every recipe for it (labelled NAME@VERSION,
     so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
-    from dataclasses import replace
 
     from cuenv.knowledge import builds
     from cuenv.recipes.catalogue import RecipeError, load_catalogue
@@ -49,7 +48,7 @@ def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
             versions = recipe.framework.versions if recipe.framework else (None,)
             for v in versions:
                 label = recipe.name if v is None or v == default else f"{recipe.name}@{v}"
-                found.append(replace(recipe.stack(v), label=label))
+                found.append(recipe.stack(v).replace(label=label))
     return found or builds.candidates(framework)
 
 

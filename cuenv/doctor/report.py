@@ -266,7 +266,7 @@ def _torch(text: str, lines: list[str], pkgs: _Packages) -> FrameworkProbe | Non
     if stack is not None:
         cuda = cuda or stack.cuda
         if arch:  # what the installed build says it carries beats the knowledge base
-            stack = replace(stack, sass=tuple(f"{a[3:-1]}.{a[-1]}" for a in arch), ptx=())
+            stack = stack.replace(sass=tuple(f"{a[3:-1]}.{a[-1]}" for a in arch), ptx=())
     probe = FrameworkProbe(
         name="torch", version=version, cuda=None if cpu else cuda,
         available=None if available is None else available.strip().lower() in ("true", "yes"),

@@ -246,7 +246,7 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Machine, *, forward: str) -
     if newest and (not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda))):
         from cuenv.envs.meta import stack_from_meta
 
-        stack = dataclasses.replace(stack_from_meta(meta), cuda=newest)
+        stack = stack_from_meta(meta).replace(cuda=newest)
         findings = [f for f in compat_check(stack, machine) if f.code.startswith("driver")]
         errors = [f for f in findings if f.severity == "error"]
         if errors:

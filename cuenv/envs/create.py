@@ -191,7 +191,7 @@ def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Requ
         request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
     else:
         request = replace(request, requirements=(*request.requirements, *extra.specs))
-    return request, replace(stack, has_nvcc=True)
+    return request, stack.replace(has_nvcc=True)
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,6 @@ def for_environment(meta: EnvMeta, solutions: Sequence[Any], machine: Any) -> Lo
     """The lock of an installed environment: its recorded recipe, stack and exact solution(s)."""
     from cuenv.lock.model import LockRecipe, build, made_on
 
-    stack = dataclasses.replace(meta.stack, label=meta.stack.label or meta.recipe.name)
+    stack = meta.stack.replace(label=meta.stack.label or meta.recipe.name)
     recipe = LockRecipe(meta.recipe.name, meta.recipe.version, meta.recipe.hash, dict(meta.env_vars))
     return build(recipe=recipe, engine=meta.engine, stack=stack, solutions=solutions, made_on=made_on(machine))

@@ -26,20 +26,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cuenv import __version__
-from cuenv.activation.target import CudaLayout
 from cuenv.errors import CuenvError
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.packages import CUDA_PARTS, canonical, framework_packages
-from cuenv.knowledge.stack import Stack
 from cuenv.plain import Plain
 
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
-    from typing import Final, Literal, Sequence, TypeVar
+    from typing import Final, Literal, Sequence
 
+    from cuenv.activation.target import CudaLayout
     from cuenv.engines.base import Package
+    from cuenv.knowledge.stack import Stack
 
-    _R = TypeVar("_R", bound="_Record")
     ToolSource = Literal["env", "system", "shim"]  # cuenv.activation.shims.Source
 
 SCHEMA: Final = 2  # 1: every meta.json before issue 24 (an unpacked archive's smoke test could sit at the top)
@@ -72,14 +71,6 @@ class _Record(Plain):
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings
 
-    def replace(self: _R, **changes: object) -> _R:
-        names: tuple[str, ...] = self.__slots__
-        unknown = set(changes) - set(names)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        values: dict[str, object] = {k: getattr(self, k) for k in names}
-        values.update(changes)
-        return type(self)(**values)
 
 
 def _init(obj: _Record, **values: object) -> None:
@@ -442,6 +433,8 @@ def _smoke(r: _Reader) -> SmokeTest:
 
 
 def _layout(r: _Reader) -> CudaLayout:
+    from cuenv.activation.target import CudaLayout  # a plain class, imported once on first use
+
     home = r.opt_text("cuda_home")
     return CudaLayout(prefix=Path(r.text("prefix")), kind=r.text("kind"),
                       bin_dirs=tuple(Path(p) for p in r.texts("bin_dirs")),
@@ -451,6 +444,8 @@ def _layout(r: _Reader) -> CudaLayout:
 
 
 def _stack(r: _Reader, label: str) -> Stack:
+    from cuenv.knowledge.stack import Stack
+
     if "cuda" not in r.data:
         raise MetaDamaged(r.name, "no stack recorded")
     return Stack(label=r.text("label", label), cuda=r.opt_text("cuda"), cudnn=r.opt_text("cudnn"), sass=r.texts("sass"),
@@ -547,6 +542,8 @@ def now() -> str:
 
 def stack_from_meta(meta: EnvMeta) -> Stack:
     """The recorded stack, labelled with the environment's name (what its findings name)."""
+    from cuenv.knowledge.stack import Stack
+
     s = meta.stack
     return Stack(label=meta.name, cuda=s.cuda, cudnn=s.cudnn, sass=s.sass, ptx=s.ptx, has_nvcc=s.has_nvcc, os=s.os,
                  framework=s.framework, framework_version=s.framework_version, variant=s.variant)
@@ -569,13 +566,12 @@ def adopted_meta(*, name: str, prefix: Path, kind: str, engine: str, python: str
                  lock_hash: str) -> EnvMeta:
     """The meta of an environment cuenv did not build (cuenv.envs.adopt): the same format, with an
     ``adopted`` block naming the prefix it lives in and how its stack was read."""
-    from dataclasses import replace  # on use: Stack is a dataclass; `list` never adopts
 
     return EnvMeta(
         name=name, recipe=RecipeRef("adopted"),
         adopted=Adopted(prefix=prefix, kind=kind, evidence=tuple(evidence), conflicts=tuple(conflicts), adopted=now()),
         engine=engine, engine_reason=f"adopted {kind} environment", python=python, platform=platform,
-        stack=replace(stack, label=name), resolved=resolved_versions(packages), created=now(),
+        stack=stack.replace(label=name), resolved=resolved_versions(packages), created=now(),
         cuenv_version=__version__, validation=Validation(),  # judged on first use, for the machine then
         layout=layout, lock_hash=lock_hash)
 

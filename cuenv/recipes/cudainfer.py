@@ -100,7 +100,7 @@ class Inference:
     def stack(self, label: str) -> Stack:
         """The hardware contract: the framework build's when one pin names it, else the bare CUDA."""
         if self.framework is not None and self.framework.cuda == self.cuda:
-            return replace(self.framework, label=label, has_nvcc=self.framework.has_nvcc or self.has_nvcc,
+            return self.framework.replace(label=label, has_nvcc=self.framework.has_nvcc or self.has_nvcc,
                            cudnn=self.framework.cudnn or self.cudnn)
         major_minor = self.cuda.replace(".", "") if self.cuda else None
         return Stack(label=label, cuda=self.cuda, cudnn=self.cudnn, has_nvcc=self.has_nvcc, os=("linux",),

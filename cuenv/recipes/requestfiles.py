@@ -74,7 +74,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
     notes = tuple(need.notes) + tuple(f"skipped {u}" for u in blocked) + dropped + tuple(
         f"{n} is built from its source distribution (--allow-build): that runs {n}'s build code on this machine"
         for n in built)
-    return FromFile(recipe=recipe, stack=replace(need.stack, label=path.name), request_extras=extras, notes=notes,
+    return FromFile(recipe=recipe, stack=need.stack.replace(label=path.name), request_extras=extras, notes=notes,
                     skipped=tuple(blocked), how=need.how)
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from cuenv.engines.base import Package
@@ -125,8 +125,8 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     conflicts += [f"{why} says cuDNN {v}" for v, why in cudnn[1:] if v != chosen_cudnn]
     base = framework.stack if framework is not None else Stack(label=label, cuda=None)
     arch_known = framework is not None and framework.stack.cuda == chosen_cuda
-    stack = replace(
-        base, label=label, cuda=chosen_cuda, cudnn=chosen_cudnn,
+    stack = base.replace(
+        label=label, cuda=chosen_cuda, cudnn=chosen_cudnn,
         sass=base.sass if arch_known else (), ptx=base.ptx if arch_known else (),
         has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(os_of(platform) if platform in PLATFORMS else "linux",),
     )
