@@ -5,11 +5,13 @@ Activation, doctor and export only ever look at this record, never at engine int
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class CudaLayout(Plain):
@@ -27,16 +29,22 @@ class CudaLayout(Plain):
         self.cuda_home = cuda_home  # a tree with bin/, include/, lib64/ for tools that want $CUDA_HOME
 
 
-@dataclass(frozen=True)
-class ActivationTarget:
-    """Everything `cuenv use` needs to switch a shell to one environment."""
+class ActivationTarget(Plain):
+    """Everything `cuenv use` needs to switch a shell to one environment (a plain class: start-up, issue 29)."""
 
-    name: str  # "torch-cu121" or "system:13.0"
-    layout: CudaLayout
-    env_vars: Mapping[str, str] = field(default_factory=dict)  # the recipe's variables
-    activate_scripts: tuple[Path, ...] = ()  # conda's etc/conda/activate.d/*.sh (posix shells)
-    shims_dir: Path | None = None  # the shims of the CUDA tools it lacks: on PATH right after its own bins
-    # conda's activate.d/deactivate.d scripts that may run (paths relative to the prefix): None = all of
-    # them (packages cuenv installed from their channel or lock, hashes checked); an unpacked archive's
-    # are only those of packages proven against the package itself (issue 31 §4)
-    conda_scripts: frozenset[str] | None = None
+    __slots__ = ("name", "layout", "env_vars", "activate_scripts", "shims_dir", "conda_scripts")
+
+    def __init__(self, name: str, layout: CudaLayout, env_vars: Mapping[str, str] | None = None,
+                 activate_scripts: tuple[Path, ...] = (), shims_dir: Path | None = None,
+                 conda_scripts: frozenset[str] | None = None) -> None:
+        self.name = name  # "torch-cu121" or "system:13.0"
+        self.layout = layout
+        self.env_vars: Mapping[str, str] = {} if env_vars is None else env_vars  # the recipe's variables
+        self.activate_scripts = activate_scripts  # conda's etc/conda/activate.d/*.sh (posix shells)
+        self.shims_dir = shims_dir  # the shims of the CUDA tools it lacks: on PATH right after its own bins
+        # conda's activate.d/deactivate.d scripts that may run (paths relative to the prefix): None = all of
+        # them (packages cuenv installed from their channel or lock, hashes checked); an unpacked archive's
+        # are only those of packages proven against the package itself (issue 31 §4)
+        self.conda_scripts = conda_scripts
+
+    __hash__ = None  # type: ignore[assignment]  # holds a mapping

@@ -25,7 +25,6 @@ import re
 from pathlib import Path
 
 from cuenv import atomic
-from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.envs import folder
 from cuenv.envs.meta import EnvMeta, MetaDamaged
 from cuenv.errors import CuenvError, EnvironmentBusy, NotFound, UsageError
@@ -34,6 +33,8 @@ from cuenv.trust import limits
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
     from typing import Any, Iterator
+
+    from cuenv.activation.target import ActivationTarget, CudaLayout
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
@@ -109,6 +110,8 @@ class EnvRecord:
         return self.meta.layout
 
     def target(self) -> ActivationTarget:
+        from cuenv.activation.target import ActivationTarget  # on use: `list` needs none (start-up, issue 29)
+
         meta = self.meta
         return ActivationTarget(
             name=self.name,

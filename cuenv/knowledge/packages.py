@@ -24,7 +24,9 @@ Start-up: nothing is imported at load; :func:`canonical` loads ``packaging`` on 
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
 
 # A framework family -> its distributions on PyPI and conda, the CUDA build first.
 FRAMEWORKS: Final = {
