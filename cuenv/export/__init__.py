@@ -66,7 +66,7 @@ class Output:
 
 
 class Format(Protocol):
-    """A format module, as the commands call it (it also holds ``SUMMARY``)."""
+    """A format module, as the commands call it."""
 
     def export(self, source: ExportSource, options: Mapping[str, Any], /) -> list[Output]: ...
 
