@@ -5,7 +5,8 @@ strongly), read from the selectors projects really use:
 
 * conda: ``cuda-version``, ``cudatoolkit``, ``pytorch-cuda``, ``cuda-toolkit``, ``cuda-runtime``,
   ``cuda-cudart``, ``cuda-nvcc``/``nvcc_linux-64``, ``cudatoolkit-dev``, a ``pytorch`` build such as
-  ``py3.9_cuda11.3_cudnn8.2.0_0`` or ``*cuda*``, ``cudnn``;
+  ``py3.9_cuda11.3_cudnn8.2.0_0`` or ``*cuda*``, ``cudnn``, and the metapackages that pick a PyTorch build
+  (``cpuonly``, ``pytorch-cpu``, ``pytorch-mutex * cpu``: CPU; ``pytorch-gpu``: CUDA, the solver's);
 * pip: ``+cuXXX`` local versions, PyTorch's ``/whl/cuXXX`` indexes for an unsuffixed torch, the PyPI
   default build of a pinned torch, ``jax[cudaNN]`` and ``jax-cudaNN-plugin``, ``jaxlib +cudaNN.cudnnNN``,
   ``tensorflow[and-cuda]``/``tensorflow`` releases, ``paddlepaddle-gpu`` ``.postXXX`` builds, NVIDIA's
@@ -54,8 +55,14 @@ _NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "
 _PINS_TORCH: Final = {"xformers": {"0.0.28.post3": "2.5.1", "0.0.29.post3": "2.6.0", "0.0.30": "2.7.0",
                                    "0.0.31.post1": "2.7.1", "0.0.32.post2": "2.8.0", "0.0.33": "2.9.0",
                                    "0.0.33.post1": "2.9.0", "0.0.33.post2": "2.9.1", "0.0.34": "2.10.0"}}
-# conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it
-_CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
+# conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it;
+# conda-forge's ``pytorch-gpu`` metapackage requires a ``pytorch *cuda*`` build, its CUDA the solver's choice
+_CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow-gpu", "jaxlib", "cupy")
+# Selectors of PyTorch's CPU build: the pytorch channel's ``cpuonly`` requires ``pytorch-mutex * cpu``, which
+# every pytorch-channel build of pytorch/torchvision/torchaudio matches by its own mutex; conda-forge's
+# ``pytorch-cpu`` metapackage requires a ``pytorch *cpu*`` build. Either decides the build the solver picks.
+_CONDA_TORCH_CPU: Final = ("cpuonly", "pytorch-cpu")
+_CONDA_TORCH_FAMILY: Final = ("pytorch", "torchvision", "torchaudio", "pytorch-gpu")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
 _NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
@@ -169,6 +176,8 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         strength, cudnn, _ = cuda_of_version(spec.version)
         if strength == "exact":
             out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
+    if name in _CONDA_TORCH_CPU or (name == "pytorch-mutex" and "cpu" in (spec.build or "")):
+        out.append(Evidence(spec.where, spec.text, "PyTorch's CPU-only build (the solver's pytorch follows it)", "cpu"))
     if name in _CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
@@ -336,8 +345,11 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
     out: list[Evidence] = []
     pip: RequirementsFile | None
     if isinstance(doc, EnvironmentFile):
-        for spec in doc.specs:
-            out.extend(replace(e, layer="conda") for e in conda_evidence(spec))
+        conda = [(spec, e) for spec in doc.specs for e in conda_evidence(spec)]
+        cpu_torch = any(spec.name not in _CONDA_TORCH_FAMILY and e.strength == "cpu" for spec, e in conda)
+        # a CPU selector (cpuonly) decides the build of a pytorch the file leaves to the solver
+        out.extend(replace(e, layer="conda") for spec, e in conda
+                   if not (cpu_torch and spec.name in _CONDA_TORCH_FAMILY and e.strength == "unknown"))
         pip = doc.pip
     else:
         pip = doc
