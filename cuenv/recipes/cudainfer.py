@@ -43,18 +43,14 @@ _CONDA_CUDA: Final = ("cuda-version", "cudatoolkit", "pytorch-cuda", "cuda-toolk
                       "cuda", "cuda-libraries")
 _CONDA_NVCC: Final = ("cuda-nvcc", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev", "cuda-toolkit", "cuda")
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
-# Packages that require torch (a CUDA build on Linux, from PyPI) or build against it: a file that lists one
-# and names no torch leaves its CUDA to the resolver, as an unpinned torch does.
-# Their PyPI metadata (Requires-Dist, directly or through one dependency) names torch.
+# The fallback for a file uv did not resolve (offline, an index unreachable): packages whose PyPI metadata
+# (Requires-Dist, directly or through one dependency) names torch. A file that lists one and names no torch
+# leaves its CUDA to the resolver; the list only ever makes the answer unknown, never decides it: the set uv
+# resolves does (cuenv.recipes.resolved).
 _NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "flash-attn", "kornia", "lhotse",
                        "lightning", "megatron-energon", "mmcv", "mmcv-full", "nemo-toolkit", "nerfacc", "open-clip-torch",
-                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "taming-transformers",
-                       "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers")
-# Releases that install one torch release, so the resolved set's CUDA is that torch's: what
-# `uv pip compile` resolves `xformers==V` to for CPython 3.11 on x86_64-manylinux_2_28 (read 2026-12-01).
-_PINS_TORCH: Final = {"xformers": {"0.0.28.post3": "2.5.1", "0.0.29.post3": "2.6.0", "0.0.30": "2.7.0",
-                                   "0.0.31.post1": "2.7.1", "0.0.32.post2": "2.8.0", "0.0.33": "2.9.0",
-                                   "0.0.33.post1": "2.9.0", "0.0.33.post2": "2.9.1", "0.0.34": "2.10.0"}}
+                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "sglang",
+                       "taming-transformers", "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers", "xgrammar")
 # conda packages built for CUDA or CPU, whose CUDA (if any) follows the driver when nothing else pins it;
 # conda-forge's ``pytorch-gpu`` metapackage requires a ``pytorch *cuda*`` build, its CUDA the solver's choice
 _CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow-gpu", "jaxlib", "cupy")
@@ -246,8 +242,8 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
             out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "
                                 f"(they list torch {', '.join(matrix.torch_releases()[:1])} and newer)", "unknown"))
-        elif name == "torch":
-            out.append(_undetermined(req, "torch"))
+        else:  # torchvision/torchaudio install a torch too: which one (and its CUDA) is the resolver's
+            out.append(_undetermined(req, name))
         return out
     if name in ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt") \
             or re.match(r"^jax-cuda\d+-(plugin|pjrt)$", name):
@@ -361,24 +357,12 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
             isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
         dependents = [r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)]
         if dependents and not names_torch:
-            out.append(replace(_torch_of_dependents(dependents, pip.options), layer="pip"))
+            out.append(replace(_torch_of_dependents(dependents), layer="pip"))
     return out
 
 
-def _torch_of_dependents(dependents: Sequence[PipRequirement], options: PipOptions) -> Evidence:
-    """The torch that packages requiring it install: known when one pins a release that installs one torch
-    release (xformers==0.0.33.post2 -> torch 2.9.1), else whichever the resolver picks ("unknown")."""
-    for req in dependents:
-        release = _PINS_TORCH.get(req.name, {}).get(req.exact_version() or "")
-        if release is None:
-            continue
-        index = _index_variant(options)
-        variant = index[0] if index else matrix.torch_pypi_default(release)
-        cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
-        if cuda:
-            where = f"from the index {index[1]}" if index else f"its PyPI wheel for Linux x86_64 is {variant}"
-            return _exact(req.where, req.text, f"CUDA {cuda} (it installs torch {release}; {where})", cuda,
-                          stack=builds.torch_stack(release, variant if index else None))
+def _torch_of_dependents(dependents: Sequence[PipRequirement]) -> Evidence:
+    """The torch that packages requiring it install: whichever the resolver picks ("unknown" by names alone)."""
     first = dependents[0]
     return Evidence(first.where, first.text, "a package that installs torch, whose CUDA depends on the torch version "
                     "the resolver picks", "unknown")
