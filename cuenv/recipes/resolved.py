@@ -57,8 +57,9 @@ def command(file: str, python: str) -> str:
 def resolve(doc: RequirementsFile, *, file: str, python: str, environ: Mapping[str, str], settings: Any,
             constraints: tuple[str, ...] = ()) -> Resolution:
     """The packages ``doc`` installs with ``python`` on Linux x86_64, through cuenv's uv and mirrors."""
-    from cuenv.engines import Request, get_engine
+    from cuenv.engines import Request
     from cuenv.engines.base import Unsatisfiable
+    from cuenv.engines.venv import VenvEngine
     from cuenv.errors import CuenvError
 
     o = doc.options
@@ -67,9 +68,8 @@ def resolve(doc: RequirementsFile, *, file: str, python: str, environ: Mapping[s
                       constraints=(*(c.text for c in doc.constraints), *constraints))
     shown = command(file, python)
     try:
-        engine = get_engine("venv", environ, mirrors=settings.mirrors)
-        packages = engine.resolve_wheels(request, python=python, glibc="2.28",  # type: ignore[attr-defined]
-                                         cache_dir=settings.cache_dir)
+        packages = VenvEngine(environ, mirrors=settings.mirrors).resolve_wheels(request, python=python, glibc="2.28",
+                                                                               cache_dir=settings.cache_dir)
     except CuenvError as exc:
         needs_build = any(words in str(exc) for words in _NEEDS_BUILD)
         return Resolution(None, _first_cause(str(exc)), shown, isinstance(exc, Unsatisfiable) and not needs_build)
