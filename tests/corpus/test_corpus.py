@@ -43,8 +43,9 @@ class Outcome:
     message: str
 
 
-def read(entry: dict[str, Any]) -> Outcome:
-    """`cuenv check FILE --json` on the manifest's machine, through cuenv's own entry point (no subprocess)."""
+def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
+    """`cuenv check FILE --json` on the manifest's machine, through cuenv's own entry point (no subprocess);
+    ``offline=False``: with the network, as uv resolves a requirements file's set (the ``network`` entries)."""
     import contextlib
     import io
 
@@ -54,7 +55,8 @@ def read(entry: dict[str, Any]) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     argv = ["check", str(FILES / entry["file"]), "--json", "--driver", m["driver"], "--cc", m["cc"], "--os", m["os"]]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv, environ=dict(os.environ, UV_OFFLINE="1"))  # network-free: a project without a lock is not locked online
+        # network-free: a project without a lock is not locked online, a requirements file not resolved online
+        code = main(argv, environ=dict(os.environ, UV_OFFLINE="1") if offline else dict(os.environ))
     if code == 2:
         return Outcome("refused", None, (err.getvalue() + out.getvalue()).strip())
     data = json.loads(out.getvalue())
@@ -123,6 +125,18 @@ def test_each_file_is_read_right_or_refused_for_a_true_reason(entry):
     category = classify(entry, got)
     assert category in ("read right", "refused true"), (
         f"{category}: expected {entry['expect']} (CUDA {entry['cuda']}: {entry['why']}); "
+        f"got {got.verdict} (CUDA {got.cuda}) {got.message[:400]}")
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e["file"]) for e in entries() if e.get("network")])
+def test_a_file_resolved_online_is_read_right_or_refused_for_a_true_reason(entry):
+    """The requirements files whose set only a resolver knows, read with PyPI reachable (`network` says what
+    uv answers for each)."""
+    got = read(entry, offline=False)
+    category = classify(entry, got)
+    assert category in ("read right", "refused true"), (
+        f"{category} online: expected {entry['expect']} (CUDA {entry['cuda']}: {entry['network']}); "
         f"got {got.verdict} (CUDA {got.cuda}) {got.message[:400]}")
 
 
