@@ -93,7 +93,8 @@ def _plan(ctx: Context, machine):
 
         built = from_file(Path(a.file or a.requirements), kind="environment-yml" if a.file else "requirements",
                           name=a.name, cuda=a.cuda, skip_unsupported=a.skip_unsupported,
-                          trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build))
+                          trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build), environ=ctx.environ,
+                          settings=ctx.settings)
         plan = plan_create(ctx.settings, ctx.environ, ref=None, name=a.name, engine=a.engine, python=a.python,
                            machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
                            request_extras=built.request_extras)
