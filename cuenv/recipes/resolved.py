@@ -23,7 +23,9 @@ from cuenv.recipes.pipreqs import RequirementsFile
 
 PLATFORM = "linux-64"  # what `cuenv check FILE` reads a project for
 UV_PLATFORM = "x86_64-manylinux_2_28"
-_NEEDS_BUILD = ("no usable wheels", "building from source", "source distribution")  # uv's words for "only a build"
+# uv's words for "no answer without a build" and "no answer offline": not that no set satisfies the file
+_NO_ANSWER = ("no usable wheels", "building from source", "source distribution", "network was disabled",
+              "not found in the cache")
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,8 @@ class Resolution:
     packages: tuple[Package, ...] | None
     failure: str
     command: str
-    # uv answered that no set satisfies the file, not that it could not ask, nor that only a build would tell
-    # (a package with no wheel for the target: pip would build it, and might find a set)
+    # uv answered that no set satisfies the file, not that it could not ask (offline, a cache without it), nor that
+    # only a build would tell (a package with no wheel for the target: pip would build it, and might find a set)
     unsatisfiable: bool = False
 
 
@@ -71,8 +73,8 @@ def resolve(doc: RequirementsFile, *, file: str, python: str, environ: Mapping[s
         packages = VenvEngine(environ, mirrors=settings.mirrors).resolve_wheels(request, python=python, glibc="2.28",
                                                                                cache_dir=settings.cache_dir)
     except CuenvError as exc:
-        needs_build = any(words in str(exc) for words in _NEEDS_BUILD)
-        return Resolution(None, _first_cause(str(exc)), shown, isinstance(exc, Unsatisfiable) and not needs_build)
+        unanswered = any(words in str(exc) for words in _NO_ANSWER)
+        return Resolution(None, _first_cause(str(exc)), shown, isinstance(exc, Unsatisfiable) and not unanswered)
     return Resolution(tuple(packages), "", shown)
 
 
@@ -95,9 +97,10 @@ def read(resolution: Resolution, doc: RequirementsFile, *, file: str, python: st
 
 
 def _first_cause(message: str) -> str:
-    """uv's error in a line or two: its first lines, without the blank ones."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    return " ".join(lines[:3])[:300]
+    """uv's reason in a sentence or two: its cause and hint lines, without cuenv's heading for a failed solve."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip() and not ln.startswith("The requested packages")]
+    text = " ".join(lines[:3])
+    return text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
 
 
 __all__ = ["PLATFORM", "Reading", "Resolution", "command", "read", "resolve"]

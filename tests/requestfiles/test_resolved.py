@@ -47,6 +47,18 @@ def test_offline_a_package_that_installs_torch_is_unknown_with_the_command_that_
     assert "--cuda X.Y" in (err.value.hint or "")
 
 
+def test_offline_no_answer_is_never_taken_for_no_set(tmp_path):
+    """uv offline says the file is "unsatisfiable" (nothing in its cache): that is no answer, so it can never make
+    a torch count as pinned (the check that excludes the resolved torch and expects no set)."""
+    from cuenv.recipes import resolved
+
+    path = _write(tmp_path, "torch!=2.9.1\nxformers==0.0.33.post2\n")
+    environ = dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=str(tmp_path / "cache"))
+    got = resolved.resolve(pipreqs.parse_file(path), file=str(path), python="3.11", environ=environ,
+                           settings=config.resolve({}, environ))
+    assert got.packages is None and not got.unsatisfiable and "network was disabled" in got.failure
+
+
 def test_offline_an_unpinned_torchvision_is_unknown_not_cpu_only(tmp_path):
     need = _need(_write(tmp_path, "numpy\ntorchvision\n"), offline=True)
     assert need.stack.cuda is None and [e.pin for e in need.undetermined] == ["torchvision"]
