@@ -85,7 +85,8 @@ def read(resolution: Resolution, doc: RequirementsFile, *, file: str, python: st
 
     assert resolution.packages is not None
     derived = derive(resolution.packages, platform=PLATFORM, label=file)
-    how = f"`{resolution.command}` installs {len(resolution.packages)} packages: {derived.evidence[0]}"
+    count = len(resolution.packages)
+    how = f"`{resolution.command}` installs {count} package{'' if count == 1 else 's'}: {derived.evidence[0]}"
     torch = next((p for p in resolution.packages if p.name.lower() == "torch"), None)
     if derived.stack.cuda is None or torch is None:
         return Reading(derived.stack, how, True)
