@@ -235,7 +235,7 @@ def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | 
         return None
     from cuenv.recipes.projectfile import read_need
 
-    need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind)
+    need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind, environ=ctx.environ, settings=ctx.settings)
     need.require_cuda()
     from cuenv.commands.suggest import closest_build
 

@@ -97,7 +97,8 @@ def _plan(ctx: Context, machine, checked_here: bool):
 
         built = from_file(Path(file or a.requirements), kind="environment-yml" if file else "requirements",
                           name=name, cuda=a.cuda, skip_unsupported=a.skip_unsupported,
-                          trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build))
+                          trusted_env=ctx.settings.trusted_env_vars, allow_build=tuple(a.allow_build), environ=ctx.environ,
+                          settings=ctx.settings)
         plan = plan_create(ctx.settings, ctx.environ, ref=None, name=name, engine=a.engine, python=a.python,
                            machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
                            request_extras=built.request_extras)

@@ -70,7 +70,7 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
 
     if ctx.args.framework:
         raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
-    need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda)
+    need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda, environ=ctx.environ, settings=ctx.settings)
     need.require_cuda()
     closest = closest_build(need.stack, ctx)
     return need, closest, framework_family(need.stack.framework) or "cuda"

@@ -64,8 +64,14 @@ CONDA_CUDA_META: Final = ("pytorch-cuda", "cuda-version")
 CONDA_CUDA_PINS: Final = (*CONDA_CUDA_META, *CUDA_CONDA["libcudart"], *CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda",
                           "cuda-runtime", "cuda-cudart-dev", "cuda-libraries")
 CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda")
-# conda builds for CUDA or the CPU, whose CUDA (if any) follows the driver when nothing else pins it.
-CONDA_GPU_CAPABLE: Final = ("pytorch", "tensorflow-gpu", "jaxlib", "cupy")
+# conda builds for CUDA or the CPU, whose CUDA (if any) follows the driver when nothing else pins it;
+# conda-forge's ``pytorch-gpu`` metapackage requires a ``pytorch *cuda*`` build, its CUDA the solver's choice.
+CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow-gpu", "jaxlib", "cupy")
+# Selectors of PyTorch's CPU build: the pytorch channel's ``cpuonly`` requires ``pytorch-mutex * cpu``, which
+# every pytorch-channel build of pytorch/torchvision/torchaudio matches by its own mutex; conda-forge's
+# ``pytorch-cpu`` metapackage requires a ``pytorch *cpu*`` build. Either decides the build the solver picks.
+CONDA_TORCH_CPU: Final = ("cpuonly", "pytorch-cpu")
+CONDA_TORCH_FAMILY: Final = ("pytorch", "torchvision", "torchaudio", "pytorch-gpu")
 
 # What `python -m cuenv.knowledge.refresh` reads from PyPI (cuenv.knowledge.vendor): where nvcc's host_config.h
 # ships (the nvcc wheel for CUDA 11/12, the crt wheel for CUDA 13), and the projects whose releases it follows.

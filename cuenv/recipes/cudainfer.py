@@ -5,7 +5,8 @@ strongly), read from the selectors projects really use:
 
 * conda: ``cuda-version``, ``cudatoolkit``, ``pytorch-cuda``, ``cuda-toolkit``, ``cuda-runtime``,
   ``cuda-cudart``, ``cuda-nvcc``/``nvcc_linux-64``, ``cudatoolkit-dev``, a ``pytorch`` build such as
-  ``py3.9_cuda11.3_cudnn8.2.0_0`` or ``*cuda*``, ``cudnn``;
+  ``py3.9_cuda11.3_cudnn8.2.0_0`` or ``*cuda*``, ``cudnn``, and the metapackages that pick a PyTorch build
+  (``cpuonly``, ``pytorch-cpu``, ``pytorch-mutex * cpu``: CPU; ``pytorch-gpu``: CUDA, the solver's);
 * pip: ``+cuXXX`` local versions, PyTorch's ``/whl/cuXXX`` indexes for an unsuffixed torch, the PyPI
   default build of a pinned torch, ``jax[cudaNN]`` and ``jax-cudaNN-plugin``, ``jaxlib +cudaNN.cudnnNN``,
   ``tensorflow[and-cuda]``/``tensorflow`` releases, ``paddlepaddle-gpu`` ``.postXXX`` builds, NVIDIA's
@@ -38,18 +39,14 @@ from cuenv.recipes.pipreqs import (
 
 STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
 _TORCH: Final = ("torch", "torchvision", "torchaudio")
-# Packages that require torch (a CUDA build on Linux, from PyPI) or build against it: a file that lists one
-# and names no torch leaves its CUDA to the resolver, as an unpinned torch does.
-# Their PyPI metadata (Requires-Dist, directly or through one dependency) names torch.
+# The fallback for a file uv did not resolve (offline, an index unreachable): packages whose PyPI metadata
+# (Requires-Dist, directly or through one dependency) names torch. A file that lists one and names no torch
+# leaves its CUDA to the resolver; the list only ever makes the answer unknown, never decides it: the set uv
+# resolves does (cuenv.recipes.resolved).
 _NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "flash-attn", "kornia", "lhotse",
                        "lightning", "megatron-energon", "mmcv", "mmcv-full", "nemo-toolkit", "nerfacc", "open-clip-torch",
-                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "taming-transformers",
-                       "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers")
-# Releases that install one torch release, so the resolved set's CUDA is that torch's: what
-# `uv pip compile` resolves `xformers==V` to for CPython 3.11 on x86_64-manylinux_2_28 (read 2026-12-01).
-_PINS_TORCH: Final = {"xformers": {"0.0.28.post3": "2.5.1", "0.0.29.post3": "2.6.0", "0.0.30": "2.7.0",
-                                   "0.0.31.post1": "2.7.1", "0.0.32.post2": "2.8.0", "0.0.33": "2.9.0",
-                                   "0.0.33.post1": "2.9.0", "0.0.33.post2": "2.9.1", "0.0.34": "2.10.0"}}
+                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "sglang",
+                       "taming-transformers", "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers", "xgrammar")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
 _NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
@@ -163,6 +160,8 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         strength, cudnn, _ = cuda_of_version(spec.version)
         if strength == "exact":
             out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
+    if name in packages.CONDA_TORCH_CPU or (name == "pytorch-mutex" and "cpu" in (spec.build or "")):
+        out.append(Evidence(spec.where, spec.text, "PyTorch's CPU-only build (the solver's pytorch follows it)", "cpu"))
     if name in packages.CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
@@ -231,8 +230,8 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
             out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "
                                 f"(they list torch {', '.join(matrix.torch_releases()[:1])} and newer)", "unknown"))
-        elif name == "torch":
-            out.append(_undetermined(req, "torch"))
+        else:  # torchvision/torchaudio install a torch too: which one (and its CUDA) is the resolver's
+            out.append(_undetermined(req, name))
         return out
     if packages.family(name) == "jax" or re.match(r"^jax-cuda\d+-(plugin|pjrt)$", name):
         extras = [m.group(1) for e in req.extras for m in [re.match(r"^cuda(\d+)", e)] if m]
@@ -329,8 +328,11 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
     out: list[Evidence] = []
     pip: RequirementsFile | None
     if isinstance(doc, EnvironmentFile):
-        for spec in doc.specs:
-            out.extend(replace(e, layer="conda") for e in conda_evidence(spec))
+        conda = [(spec, e) for spec in doc.specs for e in conda_evidence(spec)]
+        cpu_torch = any(spec.name not in packages.CONDA_TORCH_FAMILY and e.strength == "cpu" for spec, e in conda)
+        # a CPU selector (cpuonly) decides the build of a pytorch the file leaves to the solver
+        out.extend(replace(e, layer="conda") for spec, e in conda
+                   if not (cpu_torch and spec.name in packages.CONDA_TORCH_FAMILY and e.strength == "unknown"))
         pip = doc.pip
     else:
         pip = doc
@@ -342,24 +344,12 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
             isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
         dependents = [r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)]
         if dependents and not names_torch:
-            out.append(replace(_torch_of_dependents(dependents, pip.options), layer="pip"))
+            out.append(replace(_torch_of_dependents(dependents), layer="pip"))
     return out
 
 
-def _torch_of_dependents(dependents: Sequence[PipRequirement], options: PipOptions) -> Evidence:
-    """The torch that packages requiring it install: known when one pins a release that installs one torch
-    release (xformers==0.0.33.post2 -> torch 2.9.1), else whichever the resolver picks ("unknown")."""
-    for req in dependents:
-        release = _PINS_TORCH.get(req.name, {}).get(req.exact_version() or "")
-        if release is None:
-            continue
-        index = _index_variant(options)
-        variant = index[0] if index else matrix.torch_pypi_default(release)
-        cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
-        if cuda:
-            where = f"from the index {index[1]}" if index else f"its PyPI wheel for Linux x86_64 is {variant}"
-            return _exact(req.where, req.text, f"CUDA {cuda} (it installs torch {release}; {where})", cuda,
-                          stack=builds.torch_stack(release, variant if index else None))
+def _torch_of_dependents(dependents: Sequence[PipRequirement]) -> Evidence:
+    """The torch that packages requiring it install: whichever the resolver picks ("unknown" by names alone)."""
     first = dependents[0]
     return Evidence(first.where, first.text, "a package that installs torch, whose CUDA depends on the torch version "
                     "the resolver picks", "unknown")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -112,8 +112,11 @@ def kind_of(path: Path, kind: str | None = None) -> str:
                      "pylock.toml, uv.lock; or a uv or pixi project: pyproject.toml, pixi.toml).")
 
 
-def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -> ProjectNeed:
-    """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major."""
+def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None,
+              environ: Mapping[str, str] | None = None, settings: Any = None) -> ProjectNeed:
+    """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major.
+    With ``environ`` and ``settings`` (mirrors, cache), a requirements file whose names leave the CUDA open
+    is resolved with uv (cuenv.recipes.resolved); without them it is read by its names alone."""
     if _is_lockfile(path):  # by its content: an @EXPLICIT list named *.txt, a pixi.lock renamed
         raise UsageError(f"{path} is a lockfile, not an environment.yml or requirements file.",
                          hint=f"Install it exactly with `cuenv create --from-lock {path}`; `cuenv check {path}` "
@@ -123,6 +126,8 @@ def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None) -
     if reader is None:  # named like a lockfile, but not one by its content
         raise UsageError(f"{path} is named like a {found} lockfile, not an environment.yml or requirements file.",
                          hint=f"`cuenv check {path}` reads a lockfile and says what is wrong with it.")
+    if found == "requirements" and settings is not None:
+        return _requirements(path, cuda, environ or {}, settings)
     return reader(path, cuda)
 
 
@@ -158,17 +163,52 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
                        undetermined=inference.undetermined, document=doc, unconfirmed=inference.unconfirmed)
 
 
-def _requirements(path: Path, cuda: str | None) -> ProjectNeed:
+def _requirements(path: Path, cuda: str | None, environ: Mapping[str, str] | None = None,
+                  settings: Any = None) -> ProjectNeed:
     from cuenv.recipes import cudainfer, pipreqs
 
     doc = pipreqs.parse_file(path)
-    inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    python = python_of(doc)
+    inference = cudainfer.infer(doc, file=str(path), python=python, cuda_flag=cuda)
+    stack, how, undetermined = inference.stack(str(path)), inference.how, inference.undetermined
+    if inference.cuda is None and cuda is None and settings is not None:
+        stack, how, undetermined = _resolved(doc, path, python, environ or {}, settings, (stack, how, undetermined))
     unsupported = _cannot_install(doc)
-    return ProjectNeed(file=str(path), kind="requirements", stack=inference.stack(str(path)), how=inference.how,
+    return ProjectNeed(file=str(path), kind="requirements", stack=stack, how=how,
                        engine_family="venv", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported),
-                       unsupported=unsupported, undetermined=inference.undetermined, document=doc,
+                       unsupported=unsupported, undetermined=undetermined, document=doc,
                        unconfirmed=inference.unconfirmed)
+
+
+_Read = tuple[Stack, str, tuple[Any, ...]]  # (stack, how, undetermined Evidence)
+
+
+def _resolved(doc: Any, path: Path, python: str, environ: Mapping[str, str], settings: Any, by_names: _Read) -> _Read:
+    """A file whose names leave the CUDA open: the set uv resolves it to decides, or the answer stays unknown.
+    Unresolved (offline, an index unreachable, a package only a build would describe), the names' reading
+    stands, each unknown line saying what was not resolved and the command that answers it; a name that only
+    may pull in a CUDA framework (cudainfer's fallback list) never decides, it only makes the answer unknown."""
+    from dataclasses import replace
+
+    from cuenv.recipes import cudainfer, resolved
+    from cuenv.recipes.pipreqs import Where
+
+    resolution = resolved.resolve(doc, file=str(path), python=python, environ=environ, settings=settings)
+    stack, how, undetermined = by_names
+    if resolution.packages is None:
+        unresolved = f"; uv did not resolve the file ({resolution.failure}); `{resolution.command}` lists what it installs"
+        return stack, how, tuple(replace(e, says=e.says + unresolved) for e in undetermined)
+    reading = resolved.read(resolution, doc, file=str(path), python=python, environ=environ, settings=settings)
+    if reading.pinned:
+        return reading.stack, reading.how, ()
+    torch = next(p for p in resolution.packages if p.name.lower() == "torch")
+    today = (f"uv resolves the file today to torch {torch.version} (CUDA {reading.stack.cuda}), and the file allows "
+             f"other torch releases (`{resolution.command}`)")
+    if undetermined:
+        return stack, how, tuple(replace(e, says=f"{e.says}; {today}") for e in undetermined)
+    return stack, how, (cudainfer.Evidence(Where(str(path)), f"torch {torch.version}", f"a torch the file does not pin: {today}",
+                                           "unknown"),)
 
 
 def _cannot_install(pip: RequirementsFile) -> tuple[Unsupported, ...]:

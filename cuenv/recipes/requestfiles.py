@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.stack import Stack
@@ -40,13 +40,15 @@ class FromFile:
 
 
 def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | None, skip_unsupported: bool = False,
-              platform: str = "linux-64", trusted_env: Iterable[str] = (), allow_build: tuple[str, ...] = ()) -> FromFile:
+              platform: str = "linux-64", trusted_env: Iterable[str] = (), allow_build: tuple[str, ...] = (),
+              environ: Mapping[str, str] | None = None, settings: Any = None) -> FromFile:
     """Read ``path`` (kind: environment-yml | requirements, or None to tell by its name) into a build.
     ``trusted_env``: the user's extension of the variables a shared file may set (cuenv.trust.envvars).
-    ``allow_build``: packages the user opts in to build from their sdist (--allow-build; it runs their code)."""
+    ``allow_build``: packages the user opts in to build from their sdist (--allow-build; it runs their code).
+    ``environ``/``settings``: resolve a requirements file whose pins leave the CUDA open (projectfile.read_need)."""
     from cuenv.recipes.projectfile import read_need
 
-    need = read_need(path, cuda=cuda, kind=kind)
+    need = read_need(path, cuda=cuda, kind=kind, environ=environ, settings=settings)
     if need.kind not in ("environment-yml", "requirements"):
         raise UsageError(f"{path} is a {need.kind} file, not an environment.yml or requirements file.",
                          hint=f"Use `cuenv create --from-lock {path}`.")

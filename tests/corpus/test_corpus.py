@@ -1,4 +1,4 @@
-"""The corpus: 100+ real project files, unmodified, from public ML/CUDA repositories (issue 25 §6), each read
+"""The corpus: 170+ real project files, unmodified, from public ML/CUDA repositories (issue 25 §6), each read
 as a user would (`cuenv check FILE --json`, in-process, network-free) and compared with the reading its content
 calls for (MANIFEST.yaml). Every file must be read right or refused for a true reason; the files the pixi/uv/
 pylock/pyproject readers own are expected to fail until those land (xfail, with the reason).
@@ -43,8 +43,9 @@ class Outcome:
     message: str
 
 
-def read(entry: dict[str, Any]) -> Outcome:
-    """`cuenv check FILE --json` on the manifest's machine, through cuenv's own entry point (no subprocess)."""
+def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
+    """`cuenv check FILE --json` on the manifest's machine, through cuenv's own entry point (no subprocess);
+    ``offline=False``: with the network, as uv resolves a requirements file's set (the ``network`` entries)."""
     import contextlib
     import io
 
@@ -54,7 +55,8 @@ def read(entry: dict[str, Any]) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     argv = ["check", str(FILES / entry["file"]), "--json", "--driver", m["driver"], "--cc", m["cc"], "--os", m["os"]]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv, environ=dict(os.environ, UV_OFFLINE="1"))  # network-free: a project without a lock is not locked online
+        # network-free: a project without a lock is not locked online, a requirements file not resolved online
+        code = main(argv, environ=dict(os.environ, UV_OFFLINE="1") if offline else dict(os.environ))
     if code == 2:
         return Outcome("refused", None, (err.getvalue() + out.getvalue()).strip())
     data = json.loads(out.getvalue())
@@ -107,12 +109,14 @@ def test_every_file_is_listed_unmodified_with_its_source():
 
 def test_the_corpus_covers_every_kind():
     kinds = Counter(r["kind"] for r in entries())
-    assert {"environment-yml", "requirements", "conda-lock", "pixi-lock", "explicit", "pyproject"} <= set(kinds)
+    assert {"environment-yml", "requirements", "conda-lock", "pixi-lock", "explicit", "pyproject", "pylock"} <= set(kinds)
     assert sum(1 for r in entries() if r["kind"] == "environment-yml" and "pip:" in (FILES / r["file"]).read_text()) >= 10
 
 
 def _param(entry: dict[str, Any]) -> Any:
-    return pytest.param(entry, id=entry["file"])
+    # a reading still wrong is kept visible: the test expects its failure, strictly, so a fix must update the manifest
+    marks = [pytest.mark.xfail(strict=True, reason=entry["known_wrong"])] if entry.get("known_wrong") else []
+    return pytest.param(entry, id=entry["file"], marks=marks)
 
 
 @pytest.mark.parametrize("entry", [_param(e) for e in entries()])
@@ -121,6 +125,18 @@ def test_each_file_is_read_right_or_refused_for_a_true_reason(entry):
     category = classify(entry, got)
     assert category in ("read right", "refused true"), (
         f"{category}: expected {entry['expect']} (CUDA {entry['cuda']}: {entry['why']}); "
+        f"got {got.verdict} (CUDA {got.cuda}) {got.message[:400]}")
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e["file"]) for e in entries() if e.get("network")])
+def test_a_file_resolved_online_is_read_right_or_refused_for_a_true_reason(entry):
+    """The requirements files whose set only a resolver knows, read with PyPI reachable (`network` says what
+    uv answers for each)."""
+    got = read(entry, offline=False)
+    category = classify(entry, got)
+    assert category in ("read right", "refused true"), (
+        f"{category} online: expected {entry['expect']} (CUDA {entry['cuda']}: {entry['network']}); "
         f"got {got.verdict} (CUDA {got.cuda}) {got.message[:400]}")
 
 
@@ -138,7 +154,16 @@ def test_the_classification_can_tell_wrong_from_right():
     assert classify({"expect": "runs", "cuda": "11.0", "unknown_ok": "x"}, Outcome("unknown", "11.0", "")) == "refused true"
 
 
+def tallies() -> dict[str, Counter[str]]:
+    """The totals per batch (the first round's files, and each held-out batch added since) and overall."""
+    out: dict[str, Counter[str]] = {}
+    for e in entries():
+        category = classify(e, read(e))
+        for batch in ("all", e.get("batch", "first")):
+            out.setdefault(batch, Counter())[category] += 1
+    return out
+
+
 if __name__ == "__main__":  # the totals for the guide: python -m tests.corpus.test_corpus
-    counts = tally()
-    for name in CATEGORIES:
-        print(f"{name}: {counts[name]}")
+    for batch, counts in tallies().items():
+        print(f"{batch}: " + ", ".join(f"{name}: {counts[name]}" for name in CATEGORIES))

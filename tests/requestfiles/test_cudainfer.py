@@ -69,9 +69,31 @@ def test_pip_pins(text, expected):
     ("pytorch 2.1.* *cuda*", [("unknown", None, None, False)]),
     ("pytorch", [("unknown", None, None, False)]),
     ("pytorch=2.1.0=py3.11_cpu_0", [("cpu", None, None, False)]),
+    # the channels' metapackages: they pick the build of the pytorch beside them
+    ("cpuonly", [("cpu", None, None, False)]),
+    ("conda-forge::pytorch-cpu", [("cpu", None, None, False)]),
+    ("pytorch-mutex=1.0=cpu", [("cpu", None, None, False)]),
+    ("pytorch-mutex=1.0=cuda", []),
+    ("pytorch-gpu=1.10", [("unknown", None, None, False)]),
 ])
 def test_conda_pins(spec, expected):
     assert conda(spec) == expected
+
+
+@pytest.mark.parametrize("deps, cuda, undetermined", [
+    # cpuonly requires pytorch-mutex * cpu: the solver's pytorch, torchvision and torchaudio are CPU builds
+    (["pytorch", "torchvision", "cpuonly"], None, 0),
+    (["pytorch=2.1", "conda-forge::pytorch-cpu"], None, 0),
+    # a CPU selector says nothing of other GPU packages: cupy's CUDA is still the solver's
+    (["pytorch", "cpuonly", "cupy"], None, 1),
+    # pytorch-gpu is a CUDA build whose CUDA the solver picks: unknown, never "CPU-only"
+    (["pytorch-gpu=1.10", "python=3.9"], None, 1),
+    (["pytorch-gpu=1.10", "cudatoolkit=11.1"], "11.1", 0),
+])
+def test_a_conda_metapackage_decides_the_pytorch_build(deps, cuda, undetermined):
+    text = "dependencies:\n" + "".join(f"  - {d}\n" for d in deps)
+    found = cudainfer.infer(envyml.parse_text(text), file="environment.yml", python="3.11")
+    assert (found.cuda, len(found.undetermined)) == (cuda, undetermined)
 
 
 def infer_text(text: str, cuda: str | None = None):

@@ -1,0 +1,107 @@
+"""What a requirements file installs, as uv resolves it, and the CUDA of that set (issue 25 §6).
+
+A file's names alone do not say what it installs: ``xgrammar`` requires torch, ``sglang[all]==0.5.2`` pins
+torch 2.8.0, whose PyPI wheel is built for CUDA 12.8. :func:`resolve` asks cuenv's own uv (the venv
+engine's ``uv pip compile --only-binary :all:``: nothing is built, no code from the file runs; cuenv's
+mirrors and the file's validated indexes apply) for the set the file installs on Linux x86_64, and the CUDA
+is read from that set as from a lockfile's packages (cuenv.lock.foreign.stack.derive).
+
+A torch the set holds is the file's only when the file allows no other: uv is asked once more with that
+release excluded, and where it still resolves, which torch (and CUDA) installs is the resolver's pick of the
+day, as for an unpinned ``torch`` line; the answer is then unknown, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cuenv.engines.base import Package
+from cuenv.knowledge.stack import Stack
+from cuenv.recipes.pipreqs import RequirementsFile
+
+PLATFORM = "linux-64"  # what `cuenv check FILE` reads a project for
+UV_PLATFORM = "x86_64-manylinux_2_28"
+# uv's words for "no answer without a build" and "no answer offline": not that no set satisfies the file
+_NO_ANSWER = ("no usable wheels", "building from source", "source distribution", "network was disabled",
+              "not found in the cache")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The set uv resolved (``packages``), or why it could not (``failure``, uv's words), and the command
+    that shows the user the same answer."""
+
+    packages: tuple[Package, ...] | None
+    failure: str
+    command: str
+    # uv answered that no set satisfies the file, not that it could not ask (offline, a cache without it), nor that
+    # only a build would tell (a package with no wheel for the target: pip would build it, and might find a set)
+    unsatisfiable: bool = False
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The CUDA of a resolved set: ``stack``, how it was read, and whether the file decides it (``pinned``:
+    False when another release of the framework that sets it would resolve too)."""
+
+    stack: Stack
+    how: str
+    pinned: bool
+
+
+def command(file: str, python: str) -> str:
+    """The uv command that shows what ``file`` installs, as cuenv resolves it (it builds nothing)."""
+    return f"uv pip compile {file} --python-version {python} --python-platform {UV_PLATFORM} --only-binary :all:"
+
+
+def resolve(doc: RequirementsFile, *, file: str, python: str, environ: Mapping[str, str], settings: Any,
+            constraints: tuple[str, ...] = ()) -> Resolution:
+    """The packages ``doc`` installs with ``python`` on Linux x86_64, through cuenv's uv and mirrors."""
+    from cuenv.engines import Request
+    from cuenv.engines.base import Unsatisfiable
+    from cuenv.engines.venv import VenvEngine
+    from cuenv.errors import CuenvError
+
+    o = doc.options
+    request = Request(engine="venv", python=python, platform=PLATFORM, requirements=doc.requirement_texts(),
+                      index_urls=o.index_urls, find_links=o.find_links, prerelease=o.pre,
+                      constraints=(*(c.text for c in doc.constraints), *constraints))
+    shown = command(file, python)
+    try:
+        packages = VenvEngine(environ, mirrors=settings.mirrors).resolve_wheels(request, python=python, glibc="2.28",
+                                                                               cache_dir=settings.cache_dir)
+    except CuenvError as exc:
+        unanswered = any(words in str(exc) for words in _NO_ANSWER)
+        return Resolution(None, _first_cause(str(exc)), shown, isinstance(exc, Unsatisfiable) and not unanswered)
+    return Resolution(tuple(packages), "", shown)
+
+
+def read(resolution: Resolution, doc: RequirementsFile, *, file: str, python: str, environ: Mapping[str, str],
+         settings: Any) -> Reading:
+    """The CUDA of a resolved set, and whether the file pins the torch that sets it."""
+    from cuenv.lock.foreign.stack import derive
+
+    assert resolution.packages is not None
+    derived = derive(resolution.packages, platform=PLATFORM, label=file)
+    count = len(resolution.packages)
+    how = f"`{resolution.command}` installs {count} package{'' if count == 1 else 's'}: {derived.evidence[0]}"
+    torch = next((p for p in resolution.packages if p.name.lower() == "torch"), None)
+    if derived.stack.cuda is None or torch is None:
+        return Reading(derived.stack, how, True)
+    other = resolve(doc, file=file, python=python, environ=environ, settings=settings,
+                    constraints=(f"torch!={torch.version}",))
+    # uv refuses any other torch: the file's pins decide it; any other answer (another torch, or no answer) does not
+    pinned = other.packages is None and other.unsatisfiable
+    return Reading(derived.stack, how, pinned)
+
+
+def _first_cause(message: str) -> str:
+    """uv's reason in a sentence or two: its cause and hint lines, without cuenv's heading for a failed solve."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip() and not ln.startswith("The requested packages")]
+    text = " ".join(lines[:3])
+    return text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
+
+
+__all__ = ["PLATFORM", "Reading", "Resolution", "command", "read", "resolve"]
