@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject, Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -20,7 +21,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="list the environments conda knows of and the .venv and .pixi environments under each PATH")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.envs import adopt
     from cuenv.errors import UsageError
 
@@ -46,19 +47,19 @@ def run(ctx: Context) -> Result:
                      "it is read, never changed.")
         lines += [f"  conflict: {c}" for c in found.derived.conflicts]
     lines.append(f"See it with `cuenv list`; check it with `cuenv check {rows[-1]['name']}`.")
-    return Result(data={"adopted": rows}, text="\n".join(lines), report=True)
+    return text_result(data={"adopted": rows}, text="\n".join(lines), report=True)
 
 
-def _scan(ctx: Context) -> Result:
+def _scan(ctx: Context) -> Result[Text]:
     from cuenv.envs import adopt
     from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
     known = {str(r.prefix.resolve()) for r in store.list()}
     found = adopt.discover(ctx.environ, [Path(p) for p in ctx.args.paths])
-    rows = [{"path": str(c.path), "kind": c.kind, "source": c.source, "adopted": str(c.path.resolve()) in known} for c in found]
+    rows: list[JSONObject] = [{"path": str(c.path), "kind": c.kind, "source": c.source, "adopted": str(c.path.resolve()) in known} for c in found]
     if not rows:
-        return Result(data={"found": []}, text="No conda environments or virtualenvs found. "
+        return text_result(data={"found": []}, text="No conda environments or virtualenvs found. "
                       "Name the folder that holds your projects, as `cuenv adopt --scan .` does for this one.")
     from cuenv.cli.table import render
 
@@ -66,4 +67,4 @@ def _scan(ctx: Context) -> Result:
                    [[r["path"], r["kind"], r["source"], "yes" if r["adopted"] else "-"] for r in rows])
     todo = next((r for r in rows if not r["adopted"]), None)
     hint = f"\nAdopt one with `cuenv adopt {todo['path']}`." if todo else ""
-    return Result(data={"found": rows}, text=table + hint)
+    return text_result(data={"found": rows}, text=table + hint)

@@ -10,10 +10,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,7 +22,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="a .cuenv file or the folder holding it (default: the nearest .cuenv from here up)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.envs import project
     from cuenv.trust import Untrusted, consent
 
@@ -35,7 +36,7 @@ def run(ctx: Context) -> Result:
     if ctx.args.command == "allow":
         consent.allow(home, pin.file, pin.content)
         text = f"Allowed {pin.file}: it activates {pin.env}."
-        return Result(data={**data, "status": consent.ALLOWED}, text=text)
+        return text_result(data={**data, "status": consent.ALLOWED}, text=text)
     consent.deny(home, pin.file)
     text = f"Denied {pin.file}: it stays blocked, silently, until `cuenv allow {pin.file}`."
-    return Result(data={**data, "status": consent.DENIED}, text=text)
+    return text_result(data={**data, "status": consent.DENIED}, text=text)

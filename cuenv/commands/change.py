@@ -15,10 +15,11 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 _VERB = {"add": "add", "install": "add", "upgrade": "upgrade", "uninstall": "remove"}
 _DONE = {"add": "Added to", "upgrade": "Upgraded in", "remove": "Removed from"}
@@ -40,7 +41,7 @@ def env_name(ctx: Context) -> str:
     return name
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.cli.progress import for_command
     from cuenv.envs import change
     from cuenv.machine.driver import detect
@@ -54,9 +55,9 @@ def run(ctx: Context) -> Result:
     already = [f"{n} is {what} in {name!r}." for n in planned.already]
     notes = [f"warning: {f.message}" for f in planned.findings]
     if planned.empty:
-        return Result(data=planned.to_json(), text="\n".join(already + [f"Nothing to change in {name!r}."]))
+        return text_result(data=planned.to_json(), text="\n".join(already + [f"Nothing to change in {name!r}."]))
     if ctx.args.dry_run:
-        return Result(data={**planned.to_json(), "dry_run": True},
+        return text_result(data={**planned.to_json(), "dry_run": True},
                       text="\n".join(already + notes + [f"Would change {name!r}:"] + ["  " + ln for ln in lines]))
     progress = for_command(ctx)
     try:
@@ -67,4 +68,4 @@ def run(ctx: Context) -> Result:
         progress.done()
     text = [*already, f"{_DONE[verb]} {name!r}:", *["  " + ln for ln in lines],
             f"Recorded: `cuenv lock {name}` writes the environment as it is now."]
-    return Result(data=planned.to_json(), text="\n".join(text))
+    return text_result(data=planned.to_json(), text="\n".join(text))

@@ -19,7 +19,7 @@ from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
 from cuenv.knowledge.compat import state_of
 from cuenv.knowledge.stack import SEVERITIES, Finding, Stack
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Assessment
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
+    from cuenv.commands.check_all import Survey
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -159,7 +161,7 @@ def _derived_note(text: str, ctx: Context) -> str | None:
     return derived_note(resolve(catalogue, text)[0])
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text] | Result[Survey]:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
     from cuenv.lock.io import is_lockfile
@@ -211,7 +213,7 @@ def run(ctx: Context) -> Result:
     if note:
         data["note"] = note
         text += f"\n\nnote: {note}"
-    return Result(data=data, text=text,
+    return text_result(data=data, text=text,
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
@@ -241,7 +243,7 @@ def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | 
     return need, closest_build(need.stack, ctx)
 
 
-def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result:
+def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result[Text]:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 
@@ -258,11 +260,11 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     from cuenv.commands.filejson import project_json
 
     data = project_json(a.target, ok, findings, need, closest)
-    return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
+    return text_result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
                   exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def _check_lockfile(ctx: Context) -> Result:
+def _check_lockfile(ctx: Context) -> Result[Text]:
     from cuenv.commands.suggest import candidates
     from cuenv.knowledge.compat import describe_machine
     from cuenv.lock.check import check_lockfile
@@ -275,7 +277,7 @@ def _check_lockfile(ctx: Context) -> Result:
     from cuenv.commands.filejson import lock_json
 
     data = lock_json(a.target, done)
-    return Result(data=data,
+    return text_result(data=data,
                   text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
                   exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 

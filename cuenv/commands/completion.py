@@ -7,10 +7,11 @@ import os
 from typing import TYPE_CHECKING
 
 from cuenv.errors import UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 SHELLS = ("bash", "zsh", "fish")
 _INSTALL = {
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.epilog = "Install: " + "; ".join(f"{s}: {how}" for s, how in _INSTALL.items()) + "."
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv import __version__
     from cuenv.cli import completion
     from cuenv.cli.walk import command_tree
@@ -38,4 +39,4 @@ def run(ctx: Context) -> Result:
     settings = ctx.settings
     baked = completion.Baked(home=settings.home, builtin_recipes=builtin_dir(), recipe_dirs=tuple(settings.recipe_dirs))
     text = completion.render(shell, command_tree(), baked, __version__)
-    return Result(data={"shell": shell, "script": text}, text=text)
+    return text_result(data={"shell": shell, "script": text}, text=text)

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("action", nargs="?", choices=["show"], default="show", help="what to do (default: show)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.config import OPTIONS
 
     s = ctx.settings
@@ -39,4 +40,4 @@ def run(ctx: Context) -> Result:
             continue
         text = ", ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v
         lines.append(f"{r['name']:<{width}}  {text}  ({r['source']})")
-    return Result(data={"settings": rows}, text="\n".join(lines))
+    return text_result(data={"settings": rows}, text="\n".join(lines))

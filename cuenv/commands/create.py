@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuenv.engines.names import CHOICES
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -139,7 +140,7 @@ def _shadow_warning(ctx: Context) -> str | None:
         return None
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.cli.progress import for_command
     from cuenv.envs.create import build_warnings, execute
 
@@ -208,7 +209,7 @@ def run(ctx: Context) -> Result:
             data["pip_layer"] = list(layer)
             lines.append("then, with pip's rules against those conda packages, the pip: section:")
             lines += [f"  {r}" for r in layer]
-        return Result(data=data, text="\n".join(lines))
+        return text_result(data=data, text="\n".join(lines))
     data["path"] = str(plan.prefix)
     data["size_bytes"] = plan.meta.get("size_bytes")
     from cuenv.cli.table import human_size
@@ -220,4 +221,4 @@ def run(ctx: Context) -> Result:
             f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
             + (f"note: {nvcc}\n" if nvcc else "")
             + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
-    return Result(data=data, text=text, report=True)
+    return text_result(data=data, text=text, report=True)

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite files in the output directory")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.errors import UsageError
     from cuenv.export import format_module
     from cuenv.export.write import load_source, write_outputs
@@ -43,9 +44,9 @@ def run(ctx: Context) -> Result:
         if len(outputs) != 1 or not isinstance(outputs[0].content, str):
             raise UsageError(f"Format {a.fmt!r} writes several files.", hint="Give an output directory with -o DIR.")
         if ctx.json:
-            return Result(data={"format": a.fmt, "files": [{"path": outputs[0].path, "content": outputs[0].content}]})
+            return text_result(data={"format": a.fmt, "files": [{"path": outputs[0].path, "content": outputs[0].content}]})
         sys.stdout.write(outputs[0].content)
-        return Result()
+        return text_result()
     written = write_outputs(outputs, a.output, force=a.force)
     # a note names the folder it was written to, so that it runs as written (issue 30 §4)
     import shlex
@@ -54,4 +55,4 @@ def run(ctx: Context) -> Result:
 
     where = shlex.quote(str(Path(a.output).resolve()))
     notes = [o.note.replace(OUTPUT_DIR, where) for o in outputs if o.note]
-    return Result(data={"format": a.fmt, "files": written}, text="\n".join(["Wrote " + w for w in written] + notes))
+    return text_result(data={"format": a.fmt, "files": written}, text="\n".join(["Wrote " + w for w in written] + notes))

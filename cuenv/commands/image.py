@@ -11,10 +11,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -49,13 +50,13 @@ def _registry_options(p: argparse.ArgumentParser) -> None:
                    "(automatic for 127.0.0.1 and localhost)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     if ctx.args.action == "push":
         return _push(ctx)
     return _build(ctx)
 
 
-def _push(ctx: Context) -> Result:
+def _push(ctx: Context) -> Result[Text]:
     from pathlib import Path
 
     from cuenv.export import push
@@ -66,7 +67,7 @@ def _push(ctx: Context) -> Result:
         sys.stderr.write(f"Pushing {source.transport} to {dest.ref} ...\n")
     done = push.push(source, dest, ctx.environ, tool=a.tool, insecure=a.insecure,
                      authfile=Path(a.authfile).expanduser() if a.authfile else None)
-    return Result(data=done.to_json(), text=_pushed_text(done))
+    return text_result(data=done.to_json(), text=_pushed_text(done))
 
 
 def _pushed_text(done) -> str:
@@ -75,7 +76,7 @@ def _pushed_text(done) -> str:
         f".\nPull it: skopeo copy docker://{pinned} oci:DIR  (or docker pull {pinned})"
 
 
-def _build(ctx: Context) -> Result:
+def _build(ctx: Context) -> Result[Text]:
     import tempfile
     from pathlib import Path
 
@@ -128,8 +129,8 @@ def _build(ctx: Context) -> Result:
         done = push.push(push.Source("local", tag), dest, ctx.environ, tool=builder.name, insecure=a.insecure,
                          authfile=Path(a.authfile).expanduser() if a.authfile else None, global_args=builder.global_args)
         data["pushed"] = done.to_json()
-        return Result(data=data, text=text + "\n" + _pushed_text(done))
-    return Result(data=data, text=text + "\n" + run_hint)
+        return text_result(data=data, text=text + "\n" + _pushed_text(done))
+    return text_result(data=data, text=text + "\n" + run_hint)
 
 
 _PULL_FAILED = ("pinging container registry", "Trying to pull", "pull access denied", "failed to resolve source metadata")

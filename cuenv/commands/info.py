@@ -10,8 +10,11 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.machine.model import Machine
+    from cuenv.envs.store import EnvRecord
+    from cuenv.knowledge.stack import Finding
+    from cuenv.machine.model import Gpu, Machine
     from cuenv.machine.toolkits import SystemToolkit
+    from cuenv.result import JSON, JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -19,28 +22,42 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--refresh", action="store_true", help="detect the driver again instead of using the cache")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[EnvInfo] | Result[MachineInfo]:
     name = getattr(ctx.args, "name", None)
     if name:
-        return _env_info(ctx, name)
+        return Result(_env_info(ctx, name), _render_env)
     return _machine_info(ctx)
 
 
-def _env_info(ctx: Context, name: str) -> Result:
+class EnvInfo:
+    """`cuenv info NAME`: the record as stored (its meta), with its verdict here and how its nvcc is provided."""
+
+    __slots__ = ("findings", "installed", "nvcc", "reason", "record", "shims_dir", "status")
+
+    def __init__(self, record: EnvRecord, *, status: str, reason: str | None, installed: Mapping[str, str], nvcc: str,
+                 shims_dir: str | None, findings: Sequence[Finding]) -> None:
+        self.record, self.status, self.reason, self.installed = record, status, reason, installed
+        self.nvcc, self.shims_dir, self.findings = nvcc, shims_dir, findings
+
+    def to_json(self) -> JSONObject:
+        meta = self.record.meta
+        return {"name": self.record.name, "path": str(self.record.prefix), "status": self.status, "reason": self.reason,
+                "installed": dict(self.installed), "nvcc": self.nvcc, "shims_dir": self.shims_dir,
+                "findings": [f.to_json() for f in self.findings],
+                **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
+
+
+def _env_info(ctx: Context, name: str) -> EnvInfo:
     """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
-    from cuenv.envs import folder, verdict
+    from cuenv.envs import cudatools, folder, verdict
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
     meta = dict(record.meta)
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
-    from cuenv.envs import cudatools
-
-    data = {"name": name, "path": str(record.prefix), "status": state, "reason": reason, "installed": cudatools.facts(meta),
-            "nvcc": _nvcc_line(meta), "shims_dir": str(folder.shims_dir(record.path)) if meta.get("tools") else None,
-            "findings": [f.to_json() for f in findings], **{k: v for k, v in meta.items() if k not in ("validation", "name")}}
-    return Result(data=data, text=_render_env(data))
+    return EnvInfo(record, status=state, reason=reason, installed=cudatools.facts(meta), nvcc=_nvcc_line(meta),
+                   shims_dir=str(folder.shims_dir(record.path)) if meta.get("tools") else None, findings=findings)
 
 
 # meta's "resolved" keys name packages: NVIDIA's cu11/cu12 nvcc package holds ptxas but no nvcc
@@ -58,9 +75,11 @@ def _nvcc_line(meta: Mapping[str, Any]) -> str:
     return shims.describe(choice, cudatools.env_release(meta))
 
 
-def _render_env(d: dict) -> str:
+def _render_env(info: EnvInfo) -> str:
     from cuenv.cli.table import human_size
 
+    d = {**info.record.meta, "name": info.record.name, "path": str(info.record.prefix), "status": info.status,
+         "reason": info.reason, "installed": info.installed, "nvcc": info.nvcc, "shims_dir": info.shims_dir}
     recipe = d.get("recipe") or {}
     fw = d.get("framework") or {}
     layout = d.get("layout") or {}
@@ -85,50 +104,63 @@ def _render_env(d: dict) -> str:
         extra = [f"{d['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)"] if key == "bin_dirs" and d.get("shims_dir") else []
         for i, p in enumerate([*(layout.get(key) or ()), *extra]):  # in the order activation puts them
             lines.append(f"{label if i == 0 else '':<10} {p}")
-    for f in d.get("findings", []):
-        if f["severity"] in ("error", "warning"):
-            lines.append(f"{f['severity']}: {f['message']}")
-            if f.get("fix"):
-                lines.append(f"  fix: {f['fix']}")
+    for f in info.findings:
+        if f.severity in ("error", "warning"):
+            lines.append(f"{f.severity}: {f.message}")
+            if f.fix:
+                lines.append(f"  fix: {f.fix}")
     return "\n".join(lines)
 
 
-def _machine_info(ctx: Context) -> Result:
+def _machine_info(ctx: Context) -> Result[MachineInfo]:
     from cuenv import engines
     from cuenv.machine import driver, toolkits
 
     machine = driver.detect(ctx.environ, cache_dir=ctx.settings.cache_dir,
                             refresh=bool(getattr(ctx.args, "refresh", False)))
-    data = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ, cache_dir=ctx.settings.cache_dir))
-    return Result(data=data, text=render(data))
+    found = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ, cache_dir=ctx.settings.cache_dir))
+    return Result(found, render)
 
 
-def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: Mapping[str, Any]) -> dict:
-    """Pure: the `info --json` document for a machine, its toolkits and engines."""
-    from dataclasses import asdict
+class MachineInfo:
+    """`cuenv info`: this machine, its system toolkits and the engines found (name -> what cuenv.engines.available says)."""
 
-    from cuenv.knowledge import gpus
+    __slots__ = ("engines", "machine", "toolkits")
 
-    rows = []
-    for gpu in machine.gpus:
-        row = asdict(gpu)
+    def __init__(self, machine: Machine, toolkits: Sequence[SystemToolkit], engines: Mapping[str, Mapping[str, JSON]]) -> None:
+        self.machine, self.toolkits, self.engines = machine, toolkits, engines
+
+    def features(self, gpu: Gpu) -> dict[str, bool | None]:
+        """What each GPU supports, by its compute capability (None: unknown)."""
+        from dataclasses import asdict
+
+        from cuenv.knowledge import gpus
+
         feats = asdict(gpus.features(gpu.compute_capability)) if gpu.compute_capability else {}
-        for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32"):
-            row[key] = feats.get(key)
-        rows.append(row)
-    return {
-        "os": machine.os,
-        "arch": machine.arch,
-        "glibc": machine.glibc,
-        "driver": asdict(machine.driver) if machine.driver else None,
-        "gpus": rows,
-        "toolkits": [asdict(t) for t in found_toolkits],
-        "engines": dict(engines),
-        "notes": list(machine.notes),
-    }
+        return {key: feats.get(key) for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32")}
+
+    def to_json(self) -> JSONObject:
+        from dataclasses import asdict
+
+        m = self.machine
+        return {
+            "os": m.os,
+            "arch": m.arch,
+            "glibc": m.glibc,
+            "driver": asdict(m.driver) if m.driver else None,
+            "gpus": [{**asdict(gpu), **self.features(gpu)} for gpu in m.gpus],
+            "toolkits": [asdict(t) for t in self.toolkits],
+            "engines": {name: dict(e) for name, e in self.engines.items()},
+            "notes": list(m.notes),
+        }
 
 
-def _engine_line(name: str, engine: Mapping[str, Any]) -> str:
+def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: Mapping[str, Mapping[str, JSON]]) -> MachineInfo:
+    """Pure: what `cuenv info` says of a machine, its toolkits and engines."""
+    return MachineInfo(machine, found_toolkits, engines)
+
+
+def _engine_line(name: str, engine: Mapping[str, JSON]) -> str:
     """``conda 26.7.1 (/usr/bin/conda, solver classic)``; the others by name and path."""
     version = f" {engine['version']}" if engine.get("version") else ""
     solver = f", solver {engine['solver']}" if engine.get("solver") else ""
@@ -139,36 +171,38 @@ def _yes(value: bool | None) -> str:
     return "?" if value is None else "yes" if value else "no"
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(info: MachineInfo) -> str:
     """Pure: the text people read."""
-    lines = [f"OS        {data['os']} {data['arch']}" + (f" (glibc {data['glibc']})" if data.get("glibc") else "")]
-    drv = data["driver"]
+    m = info.machine
+    lines = [f"OS        {m.os} {m.arch}" + (f" (glibc {m.glibc})" if m.glibc else "")]
+    drv = m.driver
     if drv is None:
         lines.append("Driver    no NVIDIA driver found")
     else:
-        version = drv["version"] or "version unknown"
-        newest = f"newest CUDA {drv['max_cuda']}" if drv["max_cuda"] else "newest CUDA unknown"
-        lines.append(f"Driver    {version}, {newest} (from {drv['source']})")
-    for note in data["notes"]:
+        version = drv.version or "version unknown"
+        newest = f"newest CUDA {drv.max_cuda}" if drv.max_cuda else "newest CUDA unknown"
+        lines.append(f"Driver    {version}, {newest} (from {drv.source})")
+    for note in m.notes:
         lines.append(f"          - {note}")
-    if not data["gpus"]:
+    if not m.gpus:
         lines.append("GPUs      none")
-    for i, g in enumerate(data["gpus"]):
+    for i, g in enumerate(m.gpus):
         label = "GPUs      " if i == 0 else "          "
-        cc = f"cc {g['compute_capability']}" if g["compute_capability"] else "cc unknown"
-        mem = f"{g['memory_mib'] / 1024:.0f} GiB" if g["memory_mib"] else "memory unknown"
-        extra = "  MIG on" if g.get("mig") else ""
-        lines.append(f"{label}{g['index']}  {g['name']}  {cc}  {g['architecture'] or '?'}  {mem}  "
-                     f"BF16 {_yes(g['bf16'])}  FP8 {_yes(g['fp8'])}{extra}")
-    if not data["toolkits"]:
+        cc = f"cc {g.compute_capability}" if g.compute_capability else "cc unknown"
+        mem = f"{g.memory_mib / 1024:.0f} GiB" if g.memory_mib else "memory unknown"
+        extra = "  MIG on" if g.mig else ""
+        feats = info.features(g)
+        lines.append(f"{label}{g.index}  {g.name}  {cc}  {g.architecture or '?'}  {mem}  "
+                     f"BF16 {_yes(feats['bf16'])}  FP8 {_yes(feats['fp8'])}{extra}")
+    if not info.toolkits:
         lines.append("Toolkits  none found")
-    for i, t in enumerate(data["toolkits"]):
+    for i, t in enumerate(info.toolkits):
         label = "Toolkits  " if i == 0 else "          "
-        version = f"CUDA {t['version']}" if t["version"] else "CUDA version unknown"
-        nvcc = f"  nvcc {t['nvcc']}" if t["nvcc"] else ""
-        lines.append(f"{label}{t['path']}  {version}{nvcc}  (found via {t['source']})")
-    have = [_engine_line(n, e) for n, e in data["engines"].items() if e["available"]]
-    missing = [n for n, e in data["engines"].items() if not e["available"]]
+        version = f"CUDA {t.version}" if t.version else "CUDA version unknown"
+        nvcc = f"  nvcc {t.nvcc}" if t.nvcc else ""
+        lines.append(f"{label}{t.path}  {version}{nvcc}  (found via {t.source})")
+    have = [_engine_line(n, e) for n, e in info.engines.items() if e["available"]]
+    missing = [n for n, e in info.engines.items() if not e["available"]]
     lines.append("Engines   " + (", ".join(have) if have else "none"))
     if missing:
         lines.append("          not found: " + ", ".join(missing))

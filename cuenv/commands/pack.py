@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuenv.errors import CuenvError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -32,13 +33,13 @@ def _progress(ctx: Context):
     return for_command(ctx)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     if ctx.args.command == "pack":
         return _pack(ctx)
     return _unpack(ctx)
 
 
-def _pack(ctx: Context) -> Result:
+def _pack(ctx: Context) -> Result[Text]:
     from cuenv.envs.store import Store
     from cuenv.errors import UsageError
     from cuenv.export.pack import pack
@@ -61,10 +62,10 @@ def _pack(ctx: Context) -> Result:
     data = {"name": a.name, "archive": str(out), "kind": manifest["kind"], "method": manifest["method"], "size_bytes": size}
     text = (f"Packed {a.name} ({manifest['kind']}, {manifest['method']}) into {out} ({size / 1e6:.1f} MB).\n"
             f"On the other machine: cuenv unpack {out.name}")
-    return Result(data=data, text=text)
+    return text_result(data=data, text=text)
 
 
-def _unpack(ctx: Context) -> Result:
+def _unpack(ctx: Context) -> Result[Text]:
     from cuenv.export.pack import unpack
     from cuenv.machine.driver import detect
 
@@ -92,4 +93,4 @@ def _unpack(ctx: Context) -> Result:
         warnings.append(f"The archive's smoke test is not run until you trust it: `cuenv test {record.name} {TRUST_SMOKE_FLAG}`.")
     data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
     text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."
-    return Result(data=data, text=text, warnings=warnings)
+    return text_result(data=data, text=text, warnings=warnings)

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cuenv.knowledge.stack import REASON_WORD
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.recipes.lint import Problem
+    from cuenv.result import JSONObject, Text
 
 # finding code -> the one word shown in the machine column
 
@@ -33,9 +35,11 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text] | Result[Lint]:
     action = getattr(ctx.args, "action", None) or "list"
-    return {"list": _list, "show": _show, "lint": _lint}[action](ctx)
+    if action == "lint":
+        return _lint(ctx)
+    return _show(ctx) if action == "show" else _list(ctx)
 
 
 def _catalogue(ctx: Context):
@@ -84,7 +88,7 @@ def _cc_range(stack) -> str:
 
 # ---------------------------------------------------------------------------------------------
 
-def _list(ctx: Context) -> Result:
+def _list(ctx: Context) -> Result[Text]:
     from cuenv.recipes.catalogue import RecipeError
 
     catalogue = _catalogue(ctx)
@@ -128,10 +132,10 @@ def _list(ctx: Context) -> Result:
     if any(r["shadows_builtin"] for r in rows):
         foot += f"; {USER_PREFIX}NAME: yours, with a built-in's name (NAME is the built-in)"
     foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
-    return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
+    return text_result(data={"recipes": rows}, text=table + foot, warnings=warnings)
 
 
-def _show(ctx: Context) -> Result:
+def _show(ctx: Context) -> Result[Text]:
     catalogue = _catalogue(ctx)
     recipe, version = catalogue.get(ctx.args.ref)
     shadow = catalogue.shadow_warning(ctx.args.ref)
@@ -188,24 +192,38 @@ def _show(ctx: Context) -> Result:
     for note in recipe.notes:
         lines.append(f"  note: {note}")
     lines.append(f"  content hash {data['content_hash']}")
-    return Result(data=data, text="\n".join(lines), warnings=[shadow] if shadow else [])
+    return text_result(data=data, text="\n".join(lines), warnings=[shadow] if shadow else [])
 
 
-def _lint(ctx: Context) -> Result:
+class Lint:
+    """`cuenv recipes lint`: ``{"ok", "files", "problems": [...]}``, every problem with its file, key and line."""
+
+    __slots__ = ("files", "problems")
+
+    def __init__(self, files: list[str], problems: list[Problem]) -> None:
+        self.files, self.problems = files, problems
+
+    def to_json(self) -> JSONObject:
+        return {"ok": not self.problems, "files": list(self.files), "problems": [p.to_json() for p in self.problems]}
+
+
+def _lint_text(lint: Lint) -> str:
+    problems, files = lint.problems, lint.files
+    if not problems:
+        return f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
+    bad = len({p.file for p in problems})
+    return "\n".join(str(p) for p in problems) + (
+        f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {bad} of {len(files)} "
+        f"file{'s' if len(files) != 1 else ''}.")
+
+
+def _lint(ctx: Context) -> Result[Lint]:
     from cuenv.errors import EXIT_OK, EXIT_PROBLEMS
     from cuenv.recipes.lint import lint_file
 
     problems = [p for f in ctx.args.files for p in lint_file(f)]
-    files = [str(f) for f in ctx.args.files]
-    data = {"ok": not problems, "files": files, "problems": [p.to_json() for p in problems]}
-    if problems:
-        text = "\n".join(str(p) for p in problems)
-        bad = len({p.file for p in problems})
-        text += (f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {bad} of {len(files)} "
-                 f"file{'s' if len(files) != 1 else ''}.")
-    else:
-        text = f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
-    return Result(data=data, text=text, exit_code=EXIT_PROBLEMS if problems else EXIT_OK)
+    return Result(Lint([str(f) for f in ctx.args.files], problems), _lint_text,
+                  exit_code=EXIT_PROBLEMS if problems else EXIT_OK)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv import atomic
 from cuenv.errors import CuenvError, NotFound, UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.store import EnvRecord
+    from cuenv.result import Text
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -43,19 +44,19 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         pin.add_argument("file")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     if ctx.args.command == "shell-init":
         from cuenv.activation.render import hook_text
 
         s = ctx.settings
-        return Result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
+        return text_result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
     if ctx.args.command == "init":
         return _init(ctx)
     return {"use": _use, "verdict": _verdict, "deactivate": _deactivate, "pin": _pin}[ctx.args.action](ctx)
 
 
 # -- cuenv init ------------------------------------------------------------------------------
-def _init(ctx: Context) -> Result:
+def _init(ctx: Context) -> Result[Text]:
     import os
 
     from cuenv.activation import rcfile
@@ -83,17 +84,17 @@ def _init(ctx: Context) -> Result:
         text = f"Added the cuenv hook to {path}. Open a new {shell}, or run: {rcfile.hook_line(shell)}"
     else:
         text = f"The cuenv hook is already in {path}."
-    return Result(data={"shell": shell, "rc_file": str(path), "changed": changed, "undo": ctx.args.undo}, text=text)
+    return text_result(data={"shell": shell, "rc_file": str(path), "changed": changed, "undo": ctx.args.undo}, text=text)
 
 
 # -- cuenv shell-env (the hook's helper) -------------------------------------------------------
-def _deactivate(ctx: Context) -> Result:
+def _deactivate(ctx: Context) -> Result[Text]:
     if ctx.args.shell == "fish":
-        return Result(text="if set -q __cuenv_active; __cuenv_restore; end")
-    return Result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
+        return text_result(text="if set -q __cuenv_active; __cuenv_restore; end")
+    return text_result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
 
 
-def _pin(ctx: Context) -> Result:
+def _pin(ctx: Context) -> Result[Text]:
     """The hook's question "which environment does this .cuenv file activate?": shell code that sets
     ``__cuenv_pin_name`` (empty unless the file was allowed); why not goes to stderr, once per file."""
     from cuenv.activation import fish, posix
@@ -111,8 +112,8 @@ def _pin(ctx: Context) -> Result:
     except CuenvError as exc:
         sys.stderr.write(output(f"cuenv: {exc.message}\n" + (f"cuenv: {exc.hint}\n" if exc.hint else "")))
     if ctx.args.shell == "fish":
-        return Result(text=f"set -g __cuenv_pin_name {fish.quote(name)}")
-    return Result(text=f"__cuenv_pin_name={posix.quote(name)}")
+        return text_result(text=f"set -g __cuenv_pin_name {fish.quote(name)}")
+    return text_result(text=f"__cuenv_pin_name={posix.quote(name)}")
 
 
 def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin or None
@@ -150,15 +151,15 @@ def _report(name: str, lines: list[str], strict: bool) -> None:
                          hint="Fix the error above, or activate without --strict.")
 
 
-def _verdict(ctx: Context) -> Result:
+def _verdict(ctx: Context) -> Result[Text]:
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(ctx.args.name)
     _report(record.name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
-    return Result()
+    return text_result()
 
 
-def _use(ctx: Context) -> Result:
+def _use(ctx: Context) -> Result[Text]:
     from cuenv.activation.render import render_scripts, render_target
     from cuenv.activation.system import is_system, system_target, toolkit_roots
     from cuenv.envs.store import Store
@@ -193,4 +194,4 @@ def _use(ctx: Context) -> Result:
             except OSError:
                 pass
     text = render_target(target, ctx.args.shell, envs_dir=settings.envs_dir, prompt=settings.prompt, other_roots=roots)
-    return Result(text=text)
+    return text_result(text=text)

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.knowledge.stack import Stack as _Stack
     from cuenv.recipes.projectfile import ProjectNeed
+    from cuenv.result import Text
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -95,7 +96,7 @@ def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
     return done, framework_family(done.stack.framework) or "cuda"
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     from cuenv.commands.filejson import lock_json, project_json
     from cuenv.knowledge.compat import check, suggest, verdict
     from cuenv.lock.io import is_lockfile
@@ -151,4 +152,4 @@ def run(ctx: Context) -> Result:
         data["file_runs"] = locked.ok
         data["closest_recipe"] = locked.closest.label if locked.closest else None
         text = "\n".join([f"{ctx.args.for_file}: {state}", *[f"  {line}" for line in locked.lines()], text])
-    return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)
+    return text_result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cuenv.envs.meta import TRUST_SMOKE_FLAG, archived_smoke_test, smoke_test, trusted_smoke_test
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, CuenvError, UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 TIMEOUT_S = 600.0
 
@@ -46,7 +47,7 @@ def _consent(store: Any, record: Any, *, trusted: bool) -> Any:
     return store.get(record.name)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     import shutil
 
     from cuenv import runner
@@ -75,4 +76,4 @@ def run(ctx: Context) -> Result:
                              "without a GPU.")
             data["no_gpu_here"] = True
     text = "\n".join(x for x in (done.stdout.rstrip(), done.stderr.rstrip() if not ok else "", verdict_line) if x)
-    return Result(data=data, text=text, exit_code=EXIT_OK if ok else EXIT_PROBLEMS)
+    return text_result(data=data, text=text, exit_code=EXIT_OK if ok else EXIT_PROBLEMS)

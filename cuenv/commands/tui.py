@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuenv.errors import CuenvError, UsageError
-from cuenv.result import Result
+from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import Text
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="write the environment chosen with `use` here (the shell hook passes it)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text]:
     try:
         import textual  # noqa: F401 - only whether it imports
     except ImportError:  # a dependency, so only a damaged or hand-made install lacks it
@@ -43,21 +44,21 @@ def run(ctx: Context) -> Result:
     app = CuenvApp(Services(ctx.settings, ctx.environ))
     choice = app.run()
     if app.return_code:
-        return Result(exit_code=app.return_code)
+        return text_result(exit_code=app.return_code)
     return handoff(choice, ctx.args.choice_file)
 
 
-def handoff(choice: str | None, choice_file: Path | None) -> Result:
+def handoff(choice: str | None, choice_file: Path | None) -> Result[Text]:
     """Give the chosen environment to the hook's file, or say what to type."""
     if not choice:
-        return Result(data={"use": None})
+        return text_result(data={"use": None})
     if choice_file is not None:
         try:
             choice_file.write_text(choice + "\n", encoding="utf-8")
         except OSError as exc:
             raise CuenvError(f"Cannot write the choice file {choice_file}: {exc.strerror}.",
                              hint=f"Run `cuenv use {choice}` yourself.") from None
-        return Result(data={"use": choice})
-    return Result(data={"use": choice},
+        return text_result(data={"use": choice})
+    return text_result(data={"use": choice},
                   text=f"Run `cuenv use {choice}` to activate it in this shell.\n"
                        "(With the shell hook, `cuenv tui` does this for you: eval \"$(cuenv shell-init bash)\".)")

@@ -20,9 +20,11 @@ from cuenv.tui import models
 
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Library
+    from cuenv.doctor.model import Diagnosis
     from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Finding
+    from cuenv.lock.make import Written
     from cuenv.machine.model import Machine
 
 
@@ -231,20 +233,13 @@ class Services:
 
         return export_environment(self.settings, name=name, fmt=fmt, out_dir=Path(out_dir), force=force)
 
-    def lock(self, name: str, path: Path, *, force: bool = False) -> Any:
-        """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports. A different
+    def lock(self, name: str, path: Path, *, force: bool = False) -> Written:
+        """`cuenv lock NAME -o PATH`: the environment's lock, written (the command's typed result). A different
         file at PATH raises cuenv.lock.io.OverwriteRefused unless ``force`` (the view asks first, issue 26 §4)."""
         from cuenv.lock import make
-        from cuenv.lock import model as lockfile
-        from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
 
         made = make.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
-        text = make.lock_text(made)
-        problem = overwrite_problem(path, text)
-        if problem and not force:
-            raise OverwriteRefused(problem)
-        write_text(path, text)
-        return {"lock": str(path), "source": made.source, "hash": lockfile.content_hash(made.lock)}
+        return make.write(made, str(path), force=force)
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:
         """`cuenv lock --check NAME FILE` for a lockfile beside the user, else why not."""
@@ -259,9 +254,9 @@ class Services:
             return f"{path}: {exc.message}"
         return f"{path}: " + ("matches" if checked.matches else "drifted")
 
-    def doctor(self, name: str | None) -> tuple[models.DoctorCheck, ...]:
+    def doctor(self, name: str | None) -> Diagnosis:
+        """`cuenv doctor [NAME]`'s typed result, as the command has it (no JSON in between)."""
         from cuenv import doctor
         from cuenv.doctor.gather import examine
 
-        facts = examine(self.settings, self.environ, name=name)
-        return models.doctor_checks(doctor.to_json(facts, doctor.diagnose(facts)))
+        return doctor.diagnosis(examine(self.settings, self.environ, name=name))

@@ -108,14 +108,10 @@ def test_detail_text_lists_findings_with_fixes_and_packages():
     assert lines[-1] == ("", "  nvidia-cuda-runtime-cu12 12.1.105 (pypi)")
 
 
-def test_recipe_mark_and_doctor_rows():
+def test_recipe_mark():
     assert models.recipe_mark([]) == ("runs", "", "")
     assert models.recipe_mark([Finding("arch-ptx-jit", "warning", "w"), Finding("driver-too-old", "error", "e")]) == \
         ("no", "driver-too-old", "e")
-    checks = models.doctor_checks({"ok": False, "checks": [
-        {"name": "driver", "status": "error", "findings": [{"code": "no-driver", "severity": "error",
-                                                            "message": "No driver.", "fix": "Install one."}]}]})
-    assert checks == (models.DoctorCheck("driver", "error", (Finding("no-driver", "error", "No driver.", "Install one."),)),)
 
 
 def test_smoke_argv():
