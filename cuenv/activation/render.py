@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Final, Sequence
+from typing import Final, Mapping, Sequence
 
 from cuenv import atomic
 from cuenv.activation import fish, posix
@@ -65,14 +64,17 @@ def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, promp
     return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
 
 
-def render_scripts(target: ActivationTarget, dest_dir: Path, *, envs_dir: Path, prompt: bool) -> None:
+def render_scripts(target: ActivationTarget, dest_dir: Path, *, envs_dir: Path, prompt: bool,
+                   environ: Mapping[str, str]) -> None:
     """Write dest_dir/activate.{bash,zsh,fish}: what the hook sources on `cuenv use` (no Python).
 
-    Called by `cuenv create` after an install, before the completion marker is written.
+    Called by `cuenv create` after an install, before the completion marker is written. ``environ`` is the
+    command's own (the system toolkits it names are stripped on activation), as `cuenv use` passes it
+    when it renders the same script itself: the fast and the slow path write the same text (issue 24 §4).
     """
     from cuenv.activation.system import toolkit_roots
 
-    roots = toolkit_roots(os.environ)
+    roots = toolkit_roots(environ)
     dest_dir.mkdir(parents=True, exist_ok=True)
     for shell in SHELLS:
         text = render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots)

@@ -24,10 +24,10 @@ from cuenv.result import Result, text_result
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Assessment
     from cuenv.cli.main import Context
+    from cuenv.commands.check_all import Survey
     from cuenv.envs.store import EnvRecord
     from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
-    from cuenv.commands.check_all import Survey
     from cuenv.result import Text
 
 

@@ -181,7 +181,7 @@ def adopt(settings: object, environ: Mapping[str, str], prefix: Path, *, name: s
             meta["tools"] = cudatools.install_here(name=name, prefix=own, layout=found.layout, meta=meta, environ=environ,
                                                    compiler_hint=None)
             store.write_meta(name, meta)
-            render_activation(store, name, settings)
+            render_activation(store, name, settings, environ)
             store.mark_complete(name)
         except BaseException:
             store.remove(name)

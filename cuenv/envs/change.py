@@ -459,7 +459,7 @@ def _record(settings: Settings, environ: Mapping[str, str], store: Any, record: 
     meta["size_bytes"] = disk_usage(record.path)
     store.write_meta(record.name, meta)
     if changed_layout:  # new library folders: the activation scripts name them
-        render_activation(store, record.name, settings)
+        render_activation(store, record.name, settings, environ)
 
 
 def _req_name(text: str) -> str:

@@ -385,7 +385,7 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
             meta["tools"] = cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta, environ=environ,
                                                    compiler_hint=plan.meta.get("compiler_hint"))
             store.write_meta(plan.name, meta)
-            render_activation(store, plan.name, settings)
+            render_activation(store, plan.name, settings, environ)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
                 from cuenv.envs import verdict
 
@@ -408,8 +408,8 @@ def execute(plan: CreatePlan, settings, environ, *, machine, dry_run: bool, forc
     return plan
 
 
-def render_activation(store: Store, name: str, settings) -> None:
+def render_activation(store: Store, name: str, settings, environ: Mapping[str, str]) -> None:
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)
-    render_scripts(record.target(), record.meta_dir, envs_dir=store.envs_dir, prompt=settings.prompt)
+    render_scripts(record.target(), record.meta_dir, envs_dir=store.envs_dir, prompt=settings.prompt, environ=environ)

@@ -78,7 +78,7 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
                                       toolkits=toolkits, compiler_hint=None)
     store.write_meta(name, meta)
     target = store.get(name, allow_incomplete=True).target()
-    render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt)
+    render_scripts(target, store.path(name) / ".cuenv", envs_dir=envs_dir, prompt=prompt, environ=os.environ)
     store.mark_complete(name)
     return target
 
