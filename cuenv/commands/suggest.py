@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
+from cuenv.recipes.candidates import candidates, closest_build
 from cuenv.result import Result, text_result
 
 if TYPE_CHECKING:
@@ -30,44 +31,6 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     add_machine_flags(parser)
 
 
-_RECIPE_FRAMEWORK = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "tensorflow", "jax": "jax"}
-
-
-def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
-    """Candidate stacks for ``framework``: every version of every recipe for it (labelled NAME@VERSION,
-    so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
-    from dataclasses import replace
-
-    from cuenv.knowledge import builds
-    from cuenv.recipes.catalogue import RecipeError, load_catalogue
-
-    wanted = _RECIPE_FRAMEWORK.get(framework)
-    found = []
-    broken: list[RecipeError] = []  # one broken user recipe must not hide the others
-    recipes = load_catalogue(ctx.settings).all(broken)
-    if warnings is not None:
-        warnings += [f"{exc.message} {exc.hint}" for exc in broken]
-    for recipe in recipes:
-        fw = recipe.framework.name if recipe.framework else None
-        if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
-            default = recipe.framework.version if recipe.framework else None
-            versions = recipe.framework.versions if recipe.framework else (None,)
-            for v in versions:
-                label = recipe.name if v is None or v == default else f"{recipe.name}@{v}"
-                found.append(replace(recipe.stack(v), label=label))
-    return found or builds.candidates(framework)
-
-
-def closest_build(stack: _Stack, ctx: Context) -> _Stack | None:
-    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
-    from cuenv.lock.check import closest
-    from cuenv.recipes.projectfile import framework_family
-
-    if stack.cuda is None:
-        return None
-    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
-
-
 def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
     """(need, closest recipe, framework) for --for FILE."""
     from pathlib import Path
@@ -78,7 +41,7 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
         raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
     need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda)
     need.require_cuda()
-    closest = closest_build(need.stack, ctx)
+    closest = closest_build(need.stack, ctx.settings)
     return need, closest, framework_family(need.stack.framework) or "cuda"
 
 
@@ -92,7 +55,7 @@ def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
     if ctx.args.cuda:
         raise UsageError("--cuda does not apply to a lockfile: its packages say their CUDA.", hint="Leave out --cuda.")
     done = check_lockfile(ctx.args.for_file, machine=machine, os_given=bool(getattr(ctx.args, "os", None)),
-                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ)
+                          candidates=lambda framework: candidates(framework, ctx.settings), environ=ctx.environ)
     return done, framework_family(done.stack.framework) or "cuda"
 
 
@@ -119,7 +82,7 @@ def run(ctx: Context) -> Result[Text]:
                          hint="Choose one of: torch, paddle, tensorflow, jax, cuda.")
     if locked is None:
         machine, warnings = machine_from_args(ctx)
-    best, reasoning = suggest(candidates(framework, ctx, warnings), machine)
+    best, reasoning = suggest(candidates(framework, ctx.settings, warnings), machine)
     data: dict[str, Any] = {
         "framework": framework,
         "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
