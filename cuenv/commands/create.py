@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from cuenv.engines.names import CHOICES
-from cuenv.result import Result, text_result
+from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.result import Text
+    from cuenv.envs.plan import CreatePlan
+    from cuenv.lock.io import LockRead
+    from cuenv.result import JSON, JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -140,7 +142,7 @@ def _shadow_warning(ctx: Context) -> str | None:
         return None
 
 
-def run(ctx: Context) -> Result[Text]:
+def run(ctx: Context) -> Result[Created]:
     from cuenv.cli.progress import for_command
     from cuenv.envs.create import build_warnings, execute
 
@@ -171,54 +173,89 @@ def run(ctx: Context) -> Result[Text]:
                        progress=progress)
     finally:
         progress.done()
-    packages = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url, "size": p.size}
-                for p in plan.solution.packages]
-    data = {
-        "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
-        "dry_run": a.dry_run, "python": plan.solution.python, "packages": packages,
-        "findings": [f.to_json() for f in plan.findings],
-    }
-    if read is not None:
-        data.update(read.to_json())
-    if note:
-        data["note"] = note
-    if source:
-        data["source"] = source
     if a.dry_run:
-        from cuenv.engines.base import total_size
-        from cuenv.engines.progress import human_bytes
-
-        total = total_size(plan.solution.packages)
-        data["download_bytes"] = total
-        lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
-        width = max((len(f"{p['name']} {p['version']}") for p in packages), default=0)
-        lines += [f"  {p['name'] + ' ' + p['version']:<{width}}  {human_bytes(p['size']) if p['size'] else ''}".rstrip()
-                  for p in packages]
-        known = sum(p["size"] or 0 for p in packages)
-        lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
-                     if total is not None else
-                     f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
-                     "Download: the engine did not give the sizes.")
-        if read is not None:
-            from cuenv.lock.make import contract_line
-
-            lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
         request = plan.meta.get("request")
         layer = request.requirements if request is not None and request.conda_specs else ()
-        if layer:  # a conda file's pip: section is resolved against the installed conda packages
-            data["pip_layer"] = list(layer)
-            lines.append("then, with pip's rules against those conda packages, the pip: section:")
-            lines += [f"  {r}" for r in layer]
-        return text_result(data=data, text="\n".join(lines))
-    data["path"] = str(plan.prefix)
-    data["size_bytes"] = plan.meta.get("size_bytes")
-    from cuenv.cli.table import human_size
+        return Result(Created(plan, read, note=note, source=source, dry_run=True, pip_layer=tuple(layer)), _would_text)
     from cuenv.envs.cudatools import nvcc_note
 
     nvcc = nvcc_note(plan.name, plan.meta, compiler_hint)  # issue 17: said once, where the environment is made
-    data["nvcc"] = nvcc
-    text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
+    return Result(Created(plan, read, note=note, source=source, nvcc=nvcc), _created_text, report=True)
+
+
+class Created:
+    """`cuenv create` (and `--dry-run`): the plan as executed (or solved), how a lockfile or a project file
+    was read, and what to say about nvcc. One JSON shape; a dry run adds ``download_bytes`` (and ``pip_layer``
+    for a conda file's pip: section), a build ``path``, ``size_bytes`` and ``nvcc``."""
+
+    __slots__ = ("dry_run", "note", "nvcc", "pip_layer", "plan", "read", "source")
+
+    def __init__(self, plan: CreatePlan, read: LockRead | None, *, note: str | None, source: Mapping[str, JSON] | None,
+                 dry_run: bool = False, pip_layer: tuple[str, ...] = (), nvcc: str | None = None) -> None:
+        self.plan, self.read, self.note, self.source = plan, read, note, source
+        self.dry_run, self.pip_layer, self.nvcc = dry_run, pip_layer, nvcc
+
+    def packages(self) -> list[JSONObject]:
+        return [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url, "size": p.size}
+                for p in self.plan.solution.packages]
+
+    def to_json(self) -> JSONObject:
+        from cuenv.engines.base import total_size
+
+        plan = self.plan
+        data: JSONObject = {
+            "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
+            "dry_run": self.dry_run, "python": plan.solution.python, "packages": self.packages(),
+            "findings": [f.to_json() for f in plan.findings],
+        }
+        if self.read is not None:
+            data.update(self.read.to_json())
+        if self.note:
+            data["note"] = self.note
+        if self.source:
+            data["source"] = self.source
+        if self.dry_run:
+            data["download_bytes"] = total_size(plan.solution.packages)
+            if self.pip_layer:
+                data["pip_layer"] = list(self.pip_layer)
+            return data
+        data["path"] = str(plan.prefix)
+        data["size_bytes"] = plan.meta.get("size_bytes")
+        data["nvcc"] = self.nvcc
+        return data
+
+
+def _would_text(done: Created) -> str:
+    """What a dry run would install, with sizes."""
+    from cuenv.engines.base import total_size
+    from cuenv.engines.progress import human_bytes
+
+    plan, read = done.plan, done.read
+    packages = plan.solution.packages
+    total = total_size(packages)
+    lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
+    width = max((len(f"{p.name} {p.version}") for p in packages), default=0)
+    lines += [f"  {p.name + ' ' + p.version:<{width}}  {human_bytes(p.size) if p.size else ''}".rstrip() for p in packages]
+    known = sum(p.size or 0 for p in packages)
+    lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
+                 if total is not None else
+                 f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
+                 "Download: the engine did not give the sizes.")
+    if read is not None:
+        from cuenv.lock.make import contract_line
+
+        lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
+    if done.pip_layer:  # a conda file's pip: section is resolved against the installed conda packages
+        lines.append("then, with pip's rules against those conda packages, the pip: section:")
+        lines += [f"  {r}" for r in done.pip_layer]
+    return "\n".join(lines)
+
+
+def _created_text(done: Created) -> str:
+    from cuenv.cli.table import human_size
+
+    plan = done.plan
+    return (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(plan.solution.packages)} packages, "
             f"{human_size(plan.meta.get('size_bytes'))}) at {plan.prefix}\n"
-            + (f"note: {nvcc}\n" if nvcc else "")
+            + (f"note: {done.nvcc}\n" if done.nvcc else "")
             + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
-    return text_result(data=data, text=text, report=True)
