@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from cuenv.binaries.assess import Assessment
     from cuenv.cli.main import Context
     from cuenv.commands.check_all import Survey
-    from cuenv.lock.check import LockCheck
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
     from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
     from cuenv.result import JSONObject
@@ -127,56 +127,6 @@ def _target_text(done: TargetCheck) -> str:
     return text + f"\n\nnote: {done.note}" if done.note else text
 
 
-class FileCheck:
-    """`cuenv check FILE` of a lockfile or a project file: one shape for every kind (cuenv.commands.filejson)."""
-
-    __slots__ = ("findings", "machine", "ok", "target")
-
-    def __init__(self, target: str, findings: list[Finding], ok: bool, machine: str) -> None:
-        self.target, self.findings, self.ok, self.machine = target, findings, ok, machine
-
-    def lines(self) -> list[str]:
-        """What was read, said under the verdict."""
-        return []
-
-
-class ProjectCheck(FileCheck):
-    """An environment.yml or requirements file, with the catalogue recipe closest to its stack."""
-
-    __slots__ = ("closest", "need")
-
-    def __init__(self, target: str, findings: list[Finding], ok: bool, machine: str, need: ProjectNeed,
-                 closest: Stack | None) -> None:
-        super().__init__(target, findings, ok, machine)
-        self.need, self.closest = need, closest
-
-    def lines(self) -> list[str]:
-        return self.need.describe(self.closest)
-
-    def to_json(self) -> JSONObject:
-        from cuenv.commands.filejson import project_json
-
-        return project_json(self.target, self.ok, self.findings, self.need, self.closest)
-
-
-class LockfileCheck(FileCheck):
-    """A lockfile, cuenv's own or another tool's (cuenv.lock.check)."""
-
-    __slots__ = ("lock",)
-
-    def __init__(self, target: str, lock: LockCheck, machine: str) -> None:
-        super().__init__(target, list(lock.findings), lock.ok, machine)
-        self.lock = lock
-
-    def lines(self) -> list[str]:
-        return self.lock.lines()
-
-    def to_json(self) -> JSONObject:
-        from cuenv.commands.filejson import lock_json
-
-        return lock_json(self.target, self.lock)
-
-
 def _file_text(done: ProjectCheck | LockfileCheck) -> str:
     return render(done.target, done.findings, done.ok, done.machine, extra=done.lines())
 
@@ -220,6 +170,8 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     machine, warnings = machine_from_args(ctx)
     findings = sorted([*check(need.stack, machine, gcc=a.gcc), *need.findings()],
                       key=lambda f: SEVERITIES.index(f.severity))
+    from cuenv.commands.filejson import ProjectCheck
+
     done = ProjectCheck(a.target, findings, verdict(findings), describe_machine(machine), need, closest)
     return Result(done, _file_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
@@ -234,6 +186,8 @@ def _check_lockfile(ctx: Context) -> Result[LockfileCheck]:
     done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
                           candidates=lambda framework: candidates(framework, ctx.settings), environ=ctx.environ,
                           platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
+    from cuenv.commands.filejson import LockfileCheck
+
     found = LockfileCheck(a.target, done, describe_machine(done.machine))
     return Result(found, _file_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 

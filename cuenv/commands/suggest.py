@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.recipes.candidates import candidates, closest_build
-from cuenv.result import Result, text_result
+from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.knowledge.stack import Stack as _Stack
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
+    from cuenv.knowledge.stack import Stack
+    from cuenv.lock.check import LockCheck
+    from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
-    from cuenv.result import Text
+    from cuenv.result import JSONObject
 
 _ALIASES = {"torch": "torch", "pytorch": "torch", "paddle": "paddle", "paddlepaddle": "paddle",
             "paddlepaddle-gpu": "paddle", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
@@ -31,7 +34,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     add_machine_flags(parser)
 
 
-def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
+def _for_file(ctx: Context) -> tuple[ProjectNeed, Stack | None, str]:
     """(need, closest recipe, framework) for --for FILE."""
     from pathlib import Path
 
@@ -45,7 +48,7 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
     return need, closest, framework_family(need.stack.framework) or "cuda"
 
 
-def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
+def _for_lockfile(ctx: Context, machine: Machine) -> tuple[LockCheck, str]:
     """(cuenv.lock.check.LockCheck, framework) for --for LOCKFILE: its stack as `cuenv check LOCKFILE` reads it."""
     from cuenv.lock.check import check_lockfile
     from cuenv.recipes.projectfile import framework_family
@@ -59,9 +62,9 @@ def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
     return done, framework_family(done.stack.framework) or "cuda"
 
 
-def run(ctx: Context) -> Result[Text]:
-    from cuenv.commands.filejson import lock_json, project_json
-    from cuenv.knowledge.compat import check, suggest, verdict
+def run(ctx: Context) -> Result[Suggestion]:
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
+    from cuenv.knowledge.compat import check, describe_machine, suggest, verdict
     from cuenv.lock.io import is_lockfile
 
     found = None
@@ -83,36 +86,67 @@ def run(ctx: Context) -> Result[Text]:
     if locked is None:
         machine, warnings = machine_from_args(ctx)
     best, reasoning = suggest(candidates(framework, ctx.settings, warnings), machine)
-    data: dict[str, Any] = {
-        "framework": framework,
-        "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
-                                           "framework_version": best.framework_version, "variant": best.variant},
-        "reasoning": reasoning,
-    }
-    head = f"best {framework} build: {best.label}" if best else f"no {framework} build runs on this machine"
     if best is None and machine.driver is None:
         # A GPU-less machine (login node, CI runner) rules nothing out by itself: say what it can't tell (issue 30 §4).
-        head = f"no NVIDIA driver here, so no {framework} build can be confirmed on this machine"
         reasoning = [*reasoning, "name the GPU machine to suggest for, e.g. "
                      f"`cuenv suggest {ctx.args.framework or 'torch'} --driver 550.54.14 --gpu 'NVIDIA A100-SXM4-80GB'`, "
                      "or set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS"]
-        data["reasoning"] = reasoning
-    text = "\n".join([head] + [f"  {line}" for line in reasoning])
+    file: ProjectCheck | LockfileCheck | None = None
     if found:
         need, closest, _ = found
         findings = check(need.stack, machine)
-        runs = verdict(findings)
-        first = next((f for f in findings if f.severity == "error"), None)
-        state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = project_json(need.file, runs, findings, need, closest)  # the shape of `check FILE --json`
-        data["file_runs"] = runs
-        data["closest_recipe"] = closest.label if closest else None
-        text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
+        file = ProjectCheck(need.file, findings, verdict(findings), describe_machine(machine), need, closest)
     if locked is not None:
-        first = next((f for f in locked.findings if f.severity == "error"), None)
-        state = "its own stack runs here" if locked.ok else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = lock_json(ctx.args.for_file, locked)
-        data["file_runs"] = locked.ok
-        data["closest_recipe"] = locked.closest.label if locked.closest else None
-        text = "\n".join([f"{ctx.args.for_file}: {state}", *[f"  {line}" for line in locked.lines()], text])
-    return text_result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)
+        file = LockfileCheck(ctx.args.for_file, locked, describe_machine(locked.machine))
+    done = Suggestion(framework, best, reasoning, no_driver=machine.driver is None, file=file)
+    return Result(done, render, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)
+
+
+class Suggestion:
+    """`cuenv suggest`: ``{"framework", "best": {...} | null, "reasoning": [...]}``; with --for FILE also
+    ``file`` (the shape of `check FILE --json`), ``file_runs`` and ``closest_recipe``."""
+
+    __slots__ = ("best", "file", "framework", "no_driver", "reasoning")
+
+    def __init__(self, framework: str, best: Stack | None, reasoning: list[str], *, no_driver: bool,
+                 file: ProjectCheck | LockfileCheck | None = None) -> None:
+        self.framework, self.best, self.reasoning, self.no_driver, self.file = framework, best, reasoning, no_driver, file
+
+    def closest(self) -> Stack | None:
+        from cuenv.commands.filejson import LockfileCheck
+
+        if isinstance(self.file, LockfileCheck):
+            return self.file.lock.closest
+        return self.file.closest if self.file is not None else None
+
+    def to_json(self) -> JSONObject:
+        best = self.best
+        data: JSONObject = {
+            "framework": self.framework,
+            "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
+                                               "framework_version": best.framework_version, "variant": best.variant},
+            "reasoning": list(self.reasoning),
+        }
+        if self.file is not None:
+            closest = self.closest()
+            data["file"] = self.file.to_json()
+            data["file_runs"] = self.file.ok
+            data["closest_recipe"] = closest.label if closest else None
+        return data
+
+
+def render(done: Suggestion) -> str:
+    from cuenv.commands.filejson import LockfileCheck
+
+    framework = done.framework
+    head = f"best {framework} build: {done.best.label}" if done.best else f"no {framework} build runs on this machine"
+    if done.best is None and done.no_driver:
+        head = f"no NVIDIA driver here, so no {framework} build can be confirmed on this machine"
+    text = "\n".join([head] + [f"  {line}" for line in done.reasoning])
+    file = done.file
+    if file is None:
+        return text
+    first = next((f for f in file.findings if f.severity == "error"), None)
+    state = "its own stack runs here" if file.ok else f"its own stack does not run here: {first.message if first else ''}"
+    indent = "  " if isinstance(file, LockfileCheck) else ""  # a lockfile's lines are said under it
+    return "\n".join([f"{file.target}: {state}", *[indent + line for line in file.lines()], text])
