@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cuenv.engines.events import Progress, Step
 from cuenv.envs import cudatools, folder
 from cuenv.envs.meta import build_meta
 from cuenv.envs.plan import CreatePlan
@@ -72,7 +73,6 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
         store.remove(name)
 
 
-Reporter = Callable[[str, str], None]
 
 
 def choose_python(recipe, version: str | None, requested: str | None, engine: str) -> str | None:
@@ -258,7 +258,7 @@ def framework_route(settings: Settings, request: Request, cuda: str | None) -> R
 
 
 def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, target: Target, cache_dir: Path,
-                 progress: Reporter | None = None) -> Solution:
+                 progress: Progress | None = None) -> Solution:
     """``engine.solve``; where the route's first index cannot be reached, its second, or a refusal
     that names the versions PyPI serves for the recipe's CUDA."""
     from cuenv.engines import DownloadFailed
@@ -271,7 +271,7 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
         route = info.route
         if route.then is not None:
             if progress:
-                progress("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}")
+                progress(Step("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}"))
             other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
             return engine.solve(other, target=target, cache_dir=cache_dir)
         if route.first.name != "vendor" or route.build is None:
@@ -325,22 +325,22 @@ def check_solution_cuda(plan: CreatePlan) -> None:
                              "with its index), or pass the --cuda the packages really use.")
 
 
-def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress=None):
+def obtain_solution(plan: CreatePlan, engine, machine, cache: Path, progress: Progress | None = None):
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
     if progress:
         for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
-            progress("mirror", line)
+            progress(Step("mirror", line))
     if plan.locked is not None:
         if progress:
-            progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
+            progress(Step("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve"))
         return plan.locked
     info = plan.meta.get("route")
     if progress:
-        progress("solve", f"{plan.stack.label} with {plan.engine}")
+        progress(Step("solve", f"{plan.stack.label} with {plan.engine}"))
         if info is not None:
-            progress("route", info.route.reason)
+            progress(Step("route", info.route.reason))
     return solve_routed(engine, plan.meta["request"], info, target=Target.from_machine(machine), cache_dir=cache,
                         progress=progress)
 

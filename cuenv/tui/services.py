@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from cuenv.engines.events import Notice, Step, Tick
 from cuenv.envs import folder
 from cuenv.envs.meta import archived_smoke_test, smoke_test
 from cuenv.errors import CuenvError, UsageError
@@ -21,7 +22,7 @@ from cuenv.tui import models
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Library
     from cuenv.doctor.model import Diagnosis
-    from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
+    from cuenv.engines.events import Event, Progress
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Finding
     from cuenv.lock.make import Written
@@ -39,13 +40,13 @@ class CreateCancelled(BaseException):
 def guarded(progress: Progress, cancel: threading.Event) -> Progress:
     """A progress callback that stops the pipeline at its next event once ``cancel`` is set."""
 
-    def report(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
-        # Every event counts, "tick" and each downloaded chunk too: a running uv is stopped within
+    def report(event: Event) -> None:
+        # Every event counts, a Tick and each downloaded chunk too: a running uv is stopped within
         # a second (cuenv.runner.stream ends its process group when this raises).
         if cancel.is_set():
             raise CreateCancelled()
-        if event != "tick":
-            progress(event, detail) if nbytes is None else progress(event, detail, nbytes=nbytes)
+        if not isinstance(event, Tick):
+            progress(event)
         if cancel.is_set():
             raise CreateCancelled()
 
@@ -170,9 +171,9 @@ class Services:
         plan = plan_create(self.settings, self.environ, ref=ref, name=name or None, engine=engine, python=None,
                            machine=machine, force=force)
         for line in build_warnings(plan.findings):
-            progress("warning", line)
+            progress(Notice(line))
         report = guarded(progress, cancel)
-        report("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})")
+        report(Step("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})"))
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
         return plan.name
 

@@ -137,15 +137,17 @@ def test_guarded_progress_stops_at_the_next_step():
 
     import pytest
 
+    from cuenv.engines.events import Step, Tick
     from cuenv.tui.services import CreateCancelled, guarded
 
     seen, cancel = [], threading.Event()
-    report = guarded(lambda e, d="": seen.append(e), cancel)
-    report("solve", "")
+    report = guarded(seen.append, cancel)
+    report(Step("solve"))
+    report(Tick())  # a moment to cancel, not passed on
     cancel.set()
     with pytest.raises(CreateCancelled):
-        report("install", "")
-    assert seen == ["solve"]
+        report(Step("install"))
+    assert seen == [Step("solve")]
     assert not issubclass(CreateCancelled, Exception)  # engines' `except Exception` cannot swallow it
 
 
