@@ -19,7 +19,7 @@ from cuenv.trust.shown import output
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.verdict import Notice
-    from cuenv.result import Text
+    from cuenv.result import JSONObject, Text
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         pin.add_argument("file")
 
 
-def run(ctx: Context) -> Result[Text]:
+def run(ctx: Context) -> Result[Text] | Result[HookEdit]:
     if ctx.args.command == "shell-init":
         from cuenv.activation.render import hook_text
 
@@ -56,7 +56,7 @@ def run(ctx: Context) -> Result[Text]:
 
 
 # -- cuenv init ------------------------------------------------------------------------------
-def _init(ctx: Context) -> Result[Text]:
+def _init(ctx: Context) -> Result[HookEdit]:
     import os
 
     from cuenv.activation import rcfile
@@ -78,13 +78,30 @@ def _init(ctx: Context) -> Result[Text]:
             atomic.write_text(path, new, mode=mode)
         except OSError as exc:
             raise CuenvError(f"Cannot write {path}: {exc.strerror}.") from None
-    if ctx.args.undo:
-        text = f"Removed the cuenv hook from {path}." if changed else f"No cuenv hook in {path}; nothing to do."
-    elif changed:
-        text = f"Added the cuenv hook to {path}. Open a new {shell}, or run: {rcfile.hook_line(shell)}"
-    else:
-        text = f"The cuenv hook is already in {path}."
-    return text_result(data={"shell": shell, "rc_file": str(path), "changed": changed, "undo": ctx.args.undo}, text=text)
+    return Result(HookEdit(shell, path, changed=changed, undo=ctx.args.undo), _init_text)
+
+
+class HookEdit:
+    """`cuenv init`: ``{"shell", "rc_file", "changed", "undo"}``."""
+
+    __slots__ = ("changed", "rc_file", "shell", "undo")
+
+    def __init__(self, shell: str, rc_file: Path, *, changed: bool, undo: bool) -> None:
+        self.shell, self.rc_file, self.changed, self.undo = shell, rc_file, changed, undo
+
+    def to_json(self) -> JSONObject:
+        return {"shell": self.shell, "rc_file": str(self.rc_file), "changed": self.changed, "undo": self.undo}
+
+
+def _init_text(done: HookEdit) -> str:
+    from cuenv.activation import rcfile
+
+    path = done.rc_file
+    if done.undo:
+        return f"Removed the cuenv hook from {path}." if done.changed else f"No cuenv hook in {path}; nothing to do."
+    if done.changed:
+        return f"Added the cuenv hook to {path}. Open a new {done.shell}, or run: {rcfile.hook_line(done.shell)}"
+    return f"The cuenv hook is already in {path}."
 
 
 # -- cuenv shell-env (the hook's helper) -------------------------------------------------------

@@ -88,6 +88,11 @@ def test_machine_catalogue_and_check_shapes(cli, tmp_path: Path, monkeypatch):
     _valid("cuenv check FILE", suggested["file"])  # the same object as `check FILE --json`
     report = REPO / "tests" / "doctor" / "fixtures" / "reports" / "collect-env-torch-cu117-gtx1050ti.txt"
     _valid("cuenv doctor", _json(cli, "doctor", "--report", str(report), code=None))
+    (tmp_path / ".cuenv").write_text("env: shapes\n")
+    _valid("cuenv allow, deny", _json(cli, "allow", str(tmp_path)))
+    _valid("cuenv allow, deny", _json(cli, "deny", str(tmp_path)))
+    _valid("cuenv init", _json(cli, "init", "bash"))
+    _valid("cuenv init", _json(cli, "init", "bash", "--undo"))
 
 
 @pytest.mark.network  # a real venv environment: uv and NVIDIA's wheels (the shared test cache keeps them)
@@ -111,6 +116,7 @@ def test_environment_lifecycle_shapes(cli, work: Path, monkeypatch):
     _valid("cuenv check FILE", _json(cli, "check", "cuenv.lock", code=None))
     _valid("cuenv lock --check", _json(cli, "lock", "--check", "shapes", "cuenv.lock"))
     _valid("cuenv sync", _json(cli, "sync", "cuenv.lock", "-n", "shapes", "-y"))
+    _valid("cuenv add, upgrade, uninstall", _json(cli, "add", "-n", "shapes", "six", "--dry-run"))
     _valid("cuenv remove", _json(cli, "remove", "shapes", "-y"))
 
 
