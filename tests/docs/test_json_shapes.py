@@ -93,6 +93,12 @@ def test_machine_catalogue_and_check_shapes(cli, tmp_path: Path, monkeypatch):
     _valid("cuenv allow, deny", _json(cli, "deny", str(tmp_path)))
     _valid("cuenv init", _json(cli, "init", "bash"))
     _valid("cuenv init", _json(cli, "init", "bash", "--undo"))
+    _valid("cuenv adopt --scan", _json(cli, "adopt", "--scan", str(tmp_path)))
+    _valid("cuenv completion", _json(cli, "completion", "bash"))
+    from cuenv.commands.tui import handoff
+
+    _valid("cuenv tui", handoff("shapes", None).data)
+    _valid("cuenv tui", handoff(None, None).data)
 
 
 @pytest.mark.network  # a real venv environment: uv and NVIDIA's wheels (the shared test cache keeps them)
@@ -117,6 +123,12 @@ def test_environment_lifecycle_shapes(cli, work: Path, monkeypatch):
     _valid("cuenv lock --check", _json(cli, "lock", "--check", "shapes", "cuenv.lock"))
     _valid("cuenv sync", _json(cli, "sync", "cuenv.lock", "-n", "shapes", "-y"))
     _valid("cuenv add, upgrade, uninstall", _json(cli, "add", "-n", "shapes", "six", "--dry-run"))
+    _valid("cuenv test", _json(cli, "test", "shapes", code=None))
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(work / "plain")], check=True)
+    _valid("cuenv adopt", _json(cli, "adopt", str(work / "plain"), "-n", "plain"))
     _valid("cuenv remove", _json(cli, "remove", "shapes", "-y"))
 
 
