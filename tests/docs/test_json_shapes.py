@@ -95,6 +95,7 @@ def test_machine_catalogue_and_check_shapes(cli, tmp_path: Path, monkeypatch):
     _valid("cuenv init", _json(cli, "init", "bash", "--undo"))
     _valid("cuenv adopt --scan", _json(cli, "adopt", "--scan", str(tmp_path)))
     _valid("cuenv completion", _json(cli, "completion", "bash"))
+    _valid("cuenv config", _json(cli, "config", "show"))
     from cuenv.commands.tui import handoff
 
     _valid("cuenv tui", handoff("shapes", None).data)
@@ -124,6 +125,11 @@ def test_environment_lifecycle_shapes(cli, work: Path, monkeypatch):
     _valid("cuenv sync", _json(cli, "sync", "cuenv.lock", "-n", "shapes", "-y"))
     _valid("cuenv add, upgrade, uninstall", _json(cli, "add", "-n", "shapes", "six", "--dry-run"))
     _valid("cuenv test", _json(cli, "test", "shapes", code=None))
+    printed = _json(cli, "export", "shapes", "-F", "requirements")
+    _valid("cuenv export", printed)
+    _, text, _ = cli("export", "shapes", "-F", "requirements")
+    assert printed["files"][0]["content"] == text  # the file itself on stdout, byte for byte
+    _valid("cuenv export", _json(cli, "export", "shapes", "-F", "dockerfile", "-o", str(work / "image")))
     import subprocess
     import sys
 
