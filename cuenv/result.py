@@ -61,17 +61,15 @@ class Result(Generic[T]):
 
 
 class Text:
-    """A result that is text only: shell code, a completion script, a lockfile printed on stdout.
-    Its --json is ``data`` (null unless given)."""
+    """A result that is shell code only (`shell-init`, the hook's `shell-env`): printed exactly; its --json is null."""
 
-    __slots__ = ("data", "text")
+    __slots__ = ("text",)
 
-    def __init__(self, text: str, data: JSON = None) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.data = data
 
     def to_json(self) -> JSON:
-        return self.data
+        return None
 
     def __repr__(self) -> str:
         return f"Text({self.text!r})"
@@ -81,8 +79,6 @@ def text_of(value: Text) -> str:
     return value.text
 
 
-def text_result(text: str = "", data: JSON = None, *, exit_code: int = 0, warnings: list[str] | None = None,
-                report: bool = False, exact: bool = False) -> Result[Text]:
-    """A Result whose text is given as it is, and whose --json is ``data``: shell code, a completion script,
-    and the commands not yet typed (docs/reference/json.md lists which)."""
-    return Result(Text(text, data), text_of, exit_code=exit_code, warnings=warnings, report=report, exact=exact)
+def text_result(text: str = "") -> Result[Text]:
+    """A Result that is shell code only."""
+    return Result(Text(text), text_of)

@@ -49,7 +49,7 @@ def run(ctx: Context) -> Result[Text] | Result[HookEdit]:
         from cuenv.activation.render import hook_text
 
         s = ctx.settings
-        return text_result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
+        return text_result(hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
     if ctx.args.command == "init":
         return _init(ctx)
     return {"use": _use, "verdict": _verdict, "deactivate": _deactivate, "pin": _pin}[ctx.args.action](ctx)
@@ -107,8 +107,8 @@ def _init_text(done: HookEdit) -> str:
 # -- cuenv shell-env (the hook's helper) -------------------------------------------------------
 def _deactivate(ctx: Context) -> Result[Text]:
     if ctx.args.shell == "fish":
-        return text_result(text="if set -q __cuenv_active; __cuenv_restore; end")
-    return text_result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
+        return text_result("if set -q __cuenv_active; __cuenv_restore; end")
+    return text_result('if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
 
 
 def _pin(ctx: Context) -> Result[Text]:
