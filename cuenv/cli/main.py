@@ -9,10 +9,13 @@ import argparse
 import os
 import sys
 from importlib import import_module
-from typing import Any, Final, Mapping, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Final, Mapping, NoReturn, Sequence
 
 from cuenv import __version__
 from cuenv.errors import EXIT_INTERRUPTED, EXIT_USAGE, CuenvError, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.result import Result, Shaped
 
 # name -> (module under cuenv.commands, one-line help). Order is the order of --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -216,15 +219,21 @@ def _command_in(argv: Sequence[str]) -> str | None:
 _RAW_STDOUT: Final = frozenset({"shell-env", "shell-init", "completion"})
 
 
-def _emit(data: Any, text: str, as_json: bool, *, raw: bool = False) -> None:
+def _emit(result: Result[Shaped], as_json: bool, *, quiet: bool, raw: bool = False) -> None:
+    """The one place a command's typed result is rendered: as JSON, or as text (issue 24 §3)."""
     from cuenv.trust import shown
 
     if as_json:
         import json  # on use: most runs print text (start-up, issue 29)
 
+        data = result.value.to_json()
         sys.stdout.write(json.dumps(data if raw else shown.redact_data(data), indent=2, sort_keys=False, default=str) + "\n")
-    elif text:
-        text = text if raw else shown.output(text)
+        return
+    if quiet and result.report:
+        return
+    text = result.render(result.value)
+    if text:
+        text = text if raw or result.exact else shown.output(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -288,7 +297,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         quiet = ctx.verbosity < 0
         for warning in () if quiet else result.warnings:
             _err(f"warning: {warning}\n")
-        _emit(result.data, "" if quiet and result.report else result.text, ctx.json, raw=args.command in _RAW_STDOUT)
+        _emit(result, ctx.json, quiet=quiet, raw=args.command in _RAW_STDOUT)
         return result.exit_code
     except CuenvError as exc:
         _print_error(exc)

@@ -28,6 +28,29 @@ class Check:
                 "findings": [f.to_json() for f in self.findings]}
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """`cuenv doctor`'s result: every check, and where its facts came from. ``missing`` (what a pasted
+    report did not show) is None for this machine, where nothing is missing by construction."""
+
+    origin: str  # "this machine" | "report"
+    environment: str | None  # the environment looked inside, if any
+    missing: tuple[str, ...] | None
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "error" for c in self.checks)
+
+    def to_json(self) -> dict:
+        data: dict = {"ok": self.ok, "origin": self.origin, "checks": [c.to_json() for c in self.checks]}
+        if self.environment is not None:
+            data["environment"] = self.environment
+        if self.missing is not None:
+            data["missing"] = list(self.missing)
+        return data
+
+
 def make_check(name: str, detail: list[str] | tuple[str, ...], findings: list[Finding] | tuple[Finding, ...]) -> Check:
     """A check whose status is the worst severity among its findings (info counts as ok)."""
     findings = tuple(dict.fromkeys(findings))  # identical GPUs give identical findings: say each once

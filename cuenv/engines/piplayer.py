@@ -33,6 +33,7 @@ from cuenv.engines.base import (
     check_requested_hashes,
     emit,
 )
+from cuenv.engines.events import Step
 from cuenv.trust import limits
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str
     venv = VenvEngine(environ, mirrors=mirrors)
     text = requirements_lines(packages, mirrors=venv.mirrors)  # refuses a wheel without a hash before anything runs
     python = prefix_python(prefix)
-    emit(progress, "install", f"{len(packages)} pip packages into {prefix}")
+    emit(progress, Step("install", f"{len(packages)} pip packages into {prefix}"))
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:
         reqs = Path(tmp) / "requirements.txt"
         reqs.write_text(text, encoding="utf-8")

@@ -45,6 +45,7 @@ from cuenv.engines.condaprefix import (
     specs_with_python,
     with_pip_layer,
 )
+from cuenv.engines.events import Step
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
 
@@ -179,10 +180,10 @@ class RattlerEngine(Engine):
         import rattler
 
         archives = cache_dir / "rattler" / "archives"
-        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         local: list[tuple[Package, Path]] = []
         for pkg in (p for p in solution.packages if p.kind == "conda"):  # every hash first: nothing is linked unless all match
-            emit(progress, "verify", pkg.filename or pkg.url)
+            emit(progress, Step("verify", pkg.filename or pkg.url))
             local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress, mirrors=self.mirrors)))
         records = []
         for pkg, path in local:
@@ -196,13 +197,13 @@ class RattlerEngine(Engine):
             if pkg.md5:  # the archive alone gives only its sha256; keep the verified md5 in conda-meta
                 record.md5 = bytes.fromhex(pkg.md5)
             records.append(record)
-        emit(progress, "link", f"{len(records)} packages into {prefix}")
+        emit(progress, Step("link", f"{len(records)} packages into {prefix}"))
         prefix.mkdir(parents=True, exist_ok=True)
         _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
         installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
                                    mirrors=self.mirrors, progress=progress)
-        emit(progress, "done", str(prefix))
+        emit(progress, Step("done", str(prefix)))
         return installed
 
     def layout(self, prefix: Path) -> CudaLayout:

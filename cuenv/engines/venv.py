@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
@@ -40,6 +41,7 @@ from cuenv.engines.base import (
     total_size,
 )
 from cuenv.engines.cudahome import build_cuda_home
+from cuenv.engines.events import Download, Downloaded, Output, Step, Tick
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import ToolError, UsageError
@@ -256,7 +258,7 @@ _UV_DOWNLOADING: Final = re.compile(r"^\s*Downloading (\S+) \(([\d.]+)\s*([KMGT]
 _UV_DOWNLOADED: Final = re.compile(r"^\s*Downloaded (\S+)\s*$")
 
 
-def uv_event(line: str) -> tuple[str, str, int | None] | None:
+def uv_event(line: str) -> Download | Downloaded | None:
     """A progress event from a line uv prints when its stderr is not a terminal, or None.
 
     uv 0.8-0.13 prints "Downloading NAME (SIZE)" when a large download starts and " Downloaded
@@ -264,10 +266,10 @@ def uv_event(line: str) -> tuple[str, str, int | None] | None:
     match = _UV_DOWNLOADING.match(line)
     if match:
         number, unit = float(match.group(2)), match.group(3)
-        return "download", canonical(match.group(1)), int(number * _UNITS.get(unit, 1))
+        return Download(canonical(match.group(1)), int(number * _UNITS.get(unit, 1)))
     match = _UV_DOWNLOADED.match(line)
     if match:
-        return "downloaded", canonical(match.group(1)), None
+        return Downloaded(canonical(match.group(1)))
     return None
 
 
@@ -365,14 +367,13 @@ class VenvEngine(Engine):
         Ctrl-C ends uv and its workers at once (cuenv.runner.stream). What uv finished stays in its cache."""
 
         def on_line(text: str) -> None:
-            emit(progress, "output", text)
+            emit(progress, Output(text))
             found = uv_event(text)
-            if found is not None:
-                event, name, nbytes = found
-                emit(progress, event, name, nbytes=sizes.get(name) or nbytes)  # the lock's exact size first
+            if found is not None:  # the lock's exact size first
+                emit(progress, replace(found, size=sizes.get(found.package) or found.size))
 
         done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
-                             tick=lambda: emit(progress, "tick", ""))
+                             tick=lambda: emit(progress, Tick()))
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
 
@@ -504,12 +505,12 @@ class VenvEngine(Engine):
         check_one_cuda_major(solution.packages, files=self._wheel_files)
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
-        emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
+        emit(progress, Step("venv", f"{prefix} (Python {solution.python or 'default'})"))
         self.uv_run(
             ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
-        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(reqs_text, encoding="utf-8")
@@ -525,7 +526,7 @@ class VenvEngine(Engine):
         if site is not None:
             build_cuda_home(folder.cuda_home(prefix), nvidia_components(site))
         # the caller records the solution (cuenv.envs.folder.write_solution, atomic): one writer (issue 24 §4)
-        emit(progress, "done", str(prefix))
+        emit(progress, Step("done", str(prefix)))
         return None
 
     def seed_installer(self, prefix: Path, *, cache_dir: Path, progress: Progress | None = None) -> None:
@@ -537,7 +538,7 @@ class VenvEngine(Engine):
             done = runner.run([self._uv(), *args, *extra], timeout=300, env=self._env(cache_dir), check=False)
             if done.returncode == 0:
                 return
-        emit(progress, "output", f"pip could not be installed into {prefix}: {runner.stderr_tail(done.stderr, lines=1)}")
+        emit(progress, Output(f"pip could not be installed into {prefix}: {runner.stderr_tail(done.stderr, lines=1)}"))
         shim = prefix / "bin" / "pip"
         shim.write_text("#!/bin/sh\necho 'cuenv: this environment has no pip; add it with `cuenv add -n "
                         f"{prefix.name} pip`' >&2\nexit 127\n", encoding="utf-8")

@@ -46,6 +46,11 @@ class DriftCheck:
     packages: int  # how many packages the lock has for this environment's platform
     lock_hash_recorded: bool  # the environment was made from exactly this lock
 
+    def to_json(self) -> dict[str, Any]:
+        """`cuenv lock --check --json`: the verdict and the drift's lists."""
+        return {"name": self.name, "lock": self.lock_path, "matches": self.matches,
+                "lock_hash_recorded": self.lock_hash_recorded, **self.drift.to_json()}
+
     @property
     def matches(self) -> bool:
         return not self.drift

@@ -14,7 +14,7 @@ computed once per fingerprint (cuenv.machine.fingerprint) and kept twice:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from cuenv import atomic
 from cuenv.envs.folder import VERDICT_FILE
@@ -57,25 +57,42 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     write(record.meta_dir, fp, lines_for(findings))
 
 
-def lines_for(findings: Sequence[Finding]) -> list[str]:
-    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error).
-    On a machine without a GPU, one line instead of an error and its hint on every activation (issue 30
+class Notice(NamedTuple):
+    """One thing `use` says on stderr about an environment: an error or a warning, and its fix."""
+
+    severity: str  # error | warning
+    message: str  # one line
+    hint: str | None = None  # one line
+
+
+def notices(findings: Sequence[Finding]) -> list[Notice]:
+    """What `use` says (it activates anyway; --strict refuses when any is an error).
+    On a machine without a GPU, one notice instead of an error and its hint on every activation (issue 30
     §4); it stays an error, so `use --strict` still refuses what it cannot confirm."""
     if no_gpu_here(findings):
-        return ["error: no NVIDIA driver here, so cuenv cannot judge this environment on this machine "
-                "(set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS to judge it for the GPU machine it is for)."]
+        return [Notice("error", "no NVIDIA driver here, so cuenv cannot judge this environment on this machine "
+                       "(set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS to judge it for the GPU machine it is for).")]
+    return [Notice(f.severity, " ".join(f.message.splitlines()), " ".join(f.fix.splitlines()) if f.fix else None)
+            for f in findings if f.severity in ("error", "warning")]
+
+
+def line_texts(said: Sequence[Notice]) -> list[str]:
+    """Notices as the lines printed on stderr (and kept in the hook's cache, whose reader looks for ``error:``)."""
     out = []
-    for f in findings:
-        if f.severity not in ("error", "warning"):
-            continue
-        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
-        if f.fix:
-            out.append(f"hint: {' '.join(f.fix.splitlines())}")
+    for n in said:
+        out.append(f"{n.severity}: {n.message}")
+        if n.hint:
+            out.append(f"hint: {n.hint}")
     return out
 
 
-def has_error(lines: Sequence[str]) -> bool:
-    return any(line.startswith("error:") for line in lines)
+def lines_for(findings: Sequence[Finding]) -> list[str]:
+    """The hook cache's lines for ``findings``."""
+    return line_texts(notices(findings))
+
+
+def has_error(said: Sequence[Notice]) -> bool:
+    return any(n.severity == "error" for n in said)
 
 
 def write(meta_dir: Path, fp: str, lines: Sequence[str]) -> None:

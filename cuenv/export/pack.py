@@ -374,7 +374,7 @@ def unpack(archive: Path, *, name: str | None, settings: Any, environ: Mapping[s
             meta = meta.replace(tools=cudatools.install_here(name=env_name, prefix=prefix, layout=meta.layout, meta=meta,
                                                              environ=environ, compiler_hint=None))
             store.write_meta(env_name, meta)
-            render_activation(store, env_name, settings)
+            render_activation(store, env_name, settings, environ)
             store.mark_complete(env_name)
         except BaseException:
             store.remove(env_name)  # an unpack that did not finish leaves nothing usable-looking

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from cuenv.engines import Package, Solution
+from cuenv.engines.events import Event
 from cuenv.engines.venv import VenvEngine
 
 WHEEL = "slowpkg-1.0-py3-none-any.whl"
@@ -188,8 +189,8 @@ def test_a_cancel_ends_uv_within_a_second(slow_index, tmp_path: Path):
     seen: list[str] = []
     asked: list[float] = []
 
-    def progress(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
-        seen.append(event)
+    def progress(event: Event) -> None:
+        seen.append(type(event).__name__.lower())
         if "download" in seen and not asked:
             time.sleep(0.5)  # uv is well into the download
             asked.append(time.monotonic())
