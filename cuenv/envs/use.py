@@ -106,12 +106,12 @@ def repair_scripts(record: EnvRecord, shell: str, settings: Settings, environ: M
     """Render the hook's activation scripts again when this shell's is missing (an older cuenv, or
     removed): the next `use` takes the fast path again. A read-only environment just stays slow."""
     from cuenv.activation.render import render_scripts
-    from cuenv.envs.folder import activate_script
+    from cuenv.envs import folder
 
-    if activate_script(record.meta_dir, shell).exists():
+    if folder.activate_script(record.meta_dir, shell).exists():
         return
     try:
-        render_scripts(record.target(), record.meta_dir, envs_dir=settings.envs_dir, prompt=settings.prompt,
-                       environ=environ)
+        folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=settings.envs_dir,
+                                                                prompt=settings.prompt, environ=environ))
     except OSError:
         pass
