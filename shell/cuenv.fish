@@ -81,7 +81,7 @@ function __cuenv_use
     end
     set -l from_file
     if test -z "$name"
-        __cuenv_find_project
+        __cuenv_find_project --no-ask  # a new or changed file: `shell-env use` below reads it, once
         set name $__cuenv_pname
         set from_file 1
     end
@@ -94,8 +94,13 @@ function __cuenv_use
         source "$dir/activate.fish"
         return 0
     end
-    if test -n "$from_file"  # the program finds the .cuenv file again and can name it
-        __cuenv_py use $strict
+    if test -n "$from_file"  # the program reads the .cuenv file (once) and can name it
+        # its script sets the pin cache; a failure sets nothing, so the file is asked about again next time
+        __cuenv_py use $strict; or begin
+            set -l rc $status
+            set -g __cuenv_pin_file ''
+            return $rc
+        end
     else
         __cuenv_py use $strict -- $name
     end
@@ -181,7 +186,8 @@ end
 # The nearest .cuenv file from $PWD up: sets __cuenv_pdir (its folder) and __cuenv_pname (its
 # environment, empty until the user allowed the file with `cuenv allow`). The hook only compares: it reads
 # at most 64 KiB + 1 of the file with fish's own `read`, and asks `cuenv shell-env fish pin FILE` only
-# when the file found or its content differs from last time (keyed on the content, not the mtime). A
+# when the file found or its content differs from last time (keyed on the content, not the mtime; with
+# --no-ask, `cuenv use` asks its own program instead). A
 # path with a control character (a newline in a folder's name) is never a pin.
 function __cuenv_find_project
     set -g __cuenv_pname ''
@@ -208,7 +214,11 @@ function __cuenv_find_project
         set -g __cuenv_pin_file $f
         set -g __cuenv_pin_text "$text"
         set -g __cuenv_pin_name ''
-        set -l script (command cuenv shell-env fish pin -- "$f"); and printf '%s\n' $script | source
+        # `cuenv use` asks no separate question: its one `shell-env use` reads the file and, when allowed,
+        # sets __cuenv_pin_name as this would (one Python start, one read of the pin; issue 24 §4)
+        if test "$argv[1]" != --no-ask
+            set -l script (command cuenv shell-env fish pin -- "$f"); and printf '%s\n' $script | source
+        end
     end
     set -g __cuenv_pname "$__cuenv_pin_name"
     return 0

@@ -76,7 +76,7 @@ __cuenv_use() {
         \builtin shift
     done
     if [ -z "$__cuenv_name" ]; then
-        __cuenv_find_project
+        __cuenv_find_project --no-ask  # a new or changed file: `shell-env use` below reads it, once
         __cuenv_name=$__cuenv_pname
         __cuenv_from_file=1
     fi
@@ -89,8 +89,9 @@ __cuenv_use() {
             \return 0
         fi ;;
     esac
-    if [ -n "$__cuenv_from_file" ]; then  # the program finds the .cuenv file again and can name it
-        __cuenv_py use ${__cuenv_strict:+--strict}
+    if [ -n "$__cuenv_from_file" ]; then  # the program reads the .cuenv file (once) and can name it
+        # its script sets the pin cache; a failure sets nothing, so the file is asked about again next time
+        __cuenv_py use ${__cuenv_strict:+--strict} || { __cuenv_rc=$?; __cuenv_pin_file=; \return "$__cuenv_rc"; }
     else
         __cuenv_py use ${__cuenv_strict:+--strict} -- "$__cuenv_name"
     fi
@@ -175,7 +176,8 @@ __cuenv_verdict() {
 # environment, empty until the user allowed the file with `cuenv allow`). The hook only compares: it reads
 # at most 64 KiB + 1 of the file with the shell's own `read` (no process), and asks
 # `cuenv shell-env SHELL pin FILE` (which reads it bounded and checks it against the approvals) only when
-# the file found or its content differs from last time. Keyed on the content, not the mtime: an edit
+# the file found or its content differs from last time (with --no-ask, `cuenv use` asks its own program
+# instead). Keyed on the content, not the mtime: an edit
 # that keeps the old mtime is asked about again. A path with a control character (a newline in a
 # folder's name) is never a pin.
 __cuenv_find_project() {
@@ -210,7 +212,11 @@ __cuenv_find_project() {
         __cuenv_pin_file=$__cuenv_f
         __cuenv_pin_text=$__cuenv_text
         __cuenv_pin_name=
-        __cuenv_script="$(\command cuenv shell-env "$__cuenv_sh" pin -- "$__cuenv_f")" && \builtin eval "$__cuenv_script"
+        # `cuenv use` itself asks no separate question: its one `shell-env use` reads the file and, when
+        # allowed, sets __cuenv_pin_name as this would (one Python start, one read of the pin; issue 24 §4)
+        if [ "${1-}" != --no-ask ]; then
+            __cuenv_script="$(\command cuenv shell-env "$__cuenv_sh" pin -- "$__cuenv_f")" && \builtin eval "$__cuenv_script"
+        fi
     fi
     __cuenv_pname=${__cuenv_pin_name-}
     \return 0

@@ -16,6 +16,7 @@ from cuenv.cli import usage
 from cuenv.cli.progress import Progress
 from cuenv.cli.spec import COMMANDS, visible_commands
 from cuenv.engines.base import DownloadFailed, tls_hint
+from cuenv.engines.events import Chunk, Download, Downloaded, Output, Step, Tick
 from cuenv.engines.progress import Transfers, clock, human_bytes, summary
 from cuenv.engines.venv import uv_event
 
@@ -112,31 +113,31 @@ def test_very_verbose_adds_each_commands_exit_status_and_time(cli, tmp_path):
 
 # -- progress --------------------------------------------------------------------------------------------
 def test_uv_lines_become_download_events():
-    assert uv_event("Downloading nvidia-cudnn-cu12 (664.8MiB)") == ("download", "nvidia-cudnn-cu12", 697093324)
-    assert uv_event(" Downloaded nvidia-cudnn-cu12") == ("downloaded", "nvidia-cudnn-cu12", None)
-    assert uv_event("Downloading torch (1.1GiB)")[2] == int(1.1 * (1 << 30))
+    assert uv_event("Downloading nvidia-cudnn-cu12 (664.8MiB)") == Download("nvidia-cudnn-cu12", 697093324)
+    assert uv_event(" Downloaded nvidia-cudnn-cu12") == Downloaded("nvidia-cudnn-cu12")
+    assert uv_event("Downloading torch (1.1GiB)") == Download("torch", int(1.1 * (1 << 30)))
     assert uv_event("Prepared 21 packages in 1m 02s") is None
 
 
 @given(st.text(max_size=80))
 def test_any_line_of_uv_is_read_without_failing(text: str):
     found = uv_event(text)
-    assert found is None or found[0] in ("download", "downloaded")
+    assert found is None or isinstance(found, (Download, Downloaded))
 
 
 def test_transfers_count_bytes_rate_and_time_left():
     now = [100.0]
     t = Transfers(clock=lambda: now[0])
-    t.update("install", "3 packages", 300 << 20)
-    t.update("download", "a", 100 << 20)
-    t.update("download", "b", 200 << 20)
+    t.update(Step("install", "3 packages", 300 << 20))
+    t.update(Download("a", 100 << 20))
+    t.update(Download("b", 200 << 20))
     now[0] += 10
-    t.update("downloaded", "a")
+    t.update(Downloaded("a"))
     assert t.done_bytes == 100 << 20 and [i.name for i in t.active] == ["b"]
     assert t.rate() == pytest.approx((100 << 20) / 10)
     assert t.eta() == pytest.approx(20.0)
     assert summary(t) == "100.0 MiB of up to 300.0 MiB, 10.0 MiB/s, about 0:20 left"
-    t.update("chunk", "c", 1 << 20)
+    t.update(Chunk("c", 1 << 20))
     assert t.done_bytes == 101 << 20
     assert (human_bytes(1536), clock(3725)) == ("1.5 KiB", "1:02:05")
 
@@ -144,11 +145,11 @@ def test_transfers_count_bytes_rate_and_time_left():
 def test_plain_progress_when_not_a_terminal():
     out = io.StringIO()
     p = Progress(out)
-    p("install", "2 packages", nbytes=20 << 20)
-    p("tick")
-    p("download", "nvidia-cuda-nvcc-cu12", nbytes=19 << 20)
-    p("output", "Downloading nvidia-cuda-nvcc-cu12 (19.1MiB)")
-    p("downloaded", "nvidia-cuda-nvcc-cu12", nbytes=19 << 20)
+    p(Step("install", "2 packages", 20 << 20))
+    p(Tick())
+    p(Download("nvidia-cuda-nvcc-cu12", 19 << 20))
+    p(Output("Downloading nvidia-cuda-nvcc-cu12 (19.1MiB)"))
+    p(Downloaded("nvidia-cuda-nvcc-cu12", 19 << 20))
     lines = out.getvalue().splitlines()
     assert lines[0] == "install: 2 packages, up to 20.0 MiB to download"
     assert lines[1] == "download: nvidia-cuda-nvcc-cu12 (19.0 MiB)"
@@ -167,8 +168,8 @@ class _Tty(io.StringIO):
 def test_no_color_and_force_color_are_honoured(environ, colour):
     out = _Tty()
     p = Progress(out, environ=environ)
-    p("install", "1 packages", nbytes=1 << 20)
-    p("download", "x", nbytes=1 << 20)
+    p(Step("install", "1 packages", 1 << 20))
+    p(Download("x", 1 << 20))
     p.done()
     text = out.getvalue()
     assert "download" in text

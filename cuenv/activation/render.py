@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Final, Sequence
+from typing import Final, Mapping, Sequence
 
 from cuenv.activation import fish, posix
 from cuenv.activation.plan import Plan, plan_for
@@ -63,14 +62,18 @@ def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, promp
     return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
 
 
-def render_scripts(target: ActivationTarget, *, envs_dir: Path, prompt: bool) -> dict[str, str]:
+def render_scripts(target: ActivationTarget, *, envs_dir: Path, prompt: bool,
+                   environ: Mapping[str, str]) -> dict[str, str]:
     """The activate.{bash,zsh,fish} texts: what the hook sources on `cuenv use` (no Python).
 
-    `cuenv create` has cuenv.envs.folder.write_activation write them after an install, before the completion marker.
+    `cuenv create` has cuenv.envs.folder.write_activation write them after an install, before the completion
+    marker. ``environ`` is the command's own (the system toolkits it names are stripped on activation), as
+    `cuenv use` passes it when it renders the same script itself: the fast and the slow path write the same
+    text (issue 24 §4).
     """
     from cuenv.activation.system import toolkit_roots
 
-    roots = toolkit_roots(os.environ)
+    roots = toolkit_roots(environ)
     return {shell: render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots) for shell in SHELLS}
 
 

@@ -20,9 +20,10 @@ TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
-    from typing import Any, Final, Mapping, Sequence
+    from typing import Final, Mapping, Sequence
 
     from cuenv.config import Settings
+    from cuenv.result import Result, Shaped
 
 
 class Context:
@@ -88,15 +89,21 @@ def _command_in(argv: Sequence[str]) -> str | None:
 _RAW_STDOUT: Final = frozenset({"shell-env", "shell-init", "completion"})
 
 
-def _emit(data: Any, text: str, as_json: bool, *, raw: bool = False) -> None:
+def _emit(result: Result[Shaped], as_json: bool, *, quiet: bool, raw: bool = False) -> None:
+    """The one place a command's typed result is rendered: as JSON, or as text (issue 24 §3)."""
     from cuenv.trust import shown
 
     if as_json:
         import json  # on use: most runs print text (start-up, issue 29)
 
+        data = result.value.to_json()
         sys.stdout.write(json.dumps(data if raw else shown.redact_data(data), indent=2, sort_keys=False, default=str) + "\n")
-    elif text:
-        text = text if raw else shown.output(text)
+        return
+    if quiet and result.report:
+        return
+    text = result.render(result.value)
+    if text:
+        text = text if raw or result.exact else shown.output(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -167,7 +174,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         quiet = ctx.verbosity < 0
         for warning in () if quiet else result.warnings:
             _err(f"warning: {warning}\n")
-        _emit(result.data, "" if quiet and result.report else result.text, ctx.json, raw=args.command in _RAW_STDOUT)
+        _emit(result, ctx.json, quiet=quiet, raw=args.command in _RAW_STDOUT)
         return result.exit_code
     except CuenvError as exc:
         _print_error(exc)

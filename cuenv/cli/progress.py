@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Mapping, TextIO
 
+from cuenv.engines.events import Chunk, Download, Downloaded, Event, Notice, Output, Step, Tick
 from cuenv.engines.progress import Transfers, clock, human_bytes, summary
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ _SHOWN_ACTIVE = 4  # downloads listed at once; more are counted
 
 
 class Progress:
-    """Callable ``(event, detail, *, nbytes=None)`` handed to engines (cuenv.engines.base.Progress)."""
+    """The cuenv.engines.events.Progress handed to engines: each typed event drawn, or said as a line."""
 
     def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, verbose: int = 0,
                  environ: Mapping[str, str] | None = None, notes: bool | None = None) -> None:
@@ -36,21 +37,24 @@ class Progress:
         self._live: Any = None
 
     # -- events ----------------------------------------------------------------------------------
-    def __call__(self, event: str, detail: str = "", *, nbytes: int | None = None) -> None:
+    def __call__(self, event: Event) -> None:
         if self.quiet:
             return
-        self.transfers.update(event, detail, nbytes)
-        if event == "tick":
+        if isinstance(event, Notice):
+            self.note(f"warning: {event.text}")
+            return
+        self.transfers.update(event)
+        if isinstance(event, Tick):
             return  # the live panel redraws itself; plain output has nothing new to say
-        if event == "output":
-            if self.verbose > 0 and detail.strip():
-                self._line(f"  | {detail}", style="dim")
+        if isinstance(event, Output):
+            if self.verbose > 0 and event.line.strip():
+                self._line(f"  | {event.line}", style="dim")
             return
         if self.tty:
             self._start()
             self._live.update(self._panel())
         else:
-            text = self._plain(event, detail, nbytes)
+            text = self._plain(event)
             if text:
                 self._line(text)
 
@@ -109,17 +113,17 @@ class Progress:
             grid.add_row("", Text(f"{len(t.finished)} downloaded: {summary(t)}", style="green"))
         return grid
 
-    def _plain(self, event: str, detail: str, nbytes: int | None) -> str:
+    def _plain(self, event: Step | Download | Chunk | Downloaded) -> str:
         t = self.transfers
-        if event == "chunk":
+        if isinstance(event, Chunk):
             return ""
-        if event == "download":
-            return f"download: {detail} ({human_bytes(nbytes)})" if nbytes else f"download: {detail}"
-        if event == "downloaded":
-            return f"downloaded: {detail} [{clock(t.elapsed)}] {len(t.finished)} done, {summary(t)}"
-        if event == "install" and nbytes:
-            return f"install: {detail}, up to {human_bytes(nbytes)} to download"
-        return f"{event}: {detail}" if detail else event
+        if isinstance(event, Download):
+            return f"download: {event.package} ({human_bytes(event.size)})" if event.size else f"download: {event.package}"
+        if isinstance(event, Downloaded):
+            return f"downloaded: {event.package} [{clock(t.elapsed)}] {len(t.finished)} done, {summary(t)}"
+        if event.name == "install" and event.nbytes:
+            return f"install: {event.detail}, up to {human_bytes(event.nbytes)} to download"
+        return f"{event.name}: {event.detail}" if event.detail else event.name
 
 
 def for_command(ctx: Any) -> Progress:

@@ -14,6 +14,8 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.project import ProjectPin
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,7 +23,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="a .cuenv file or the folder holding it (default: the nearest .cuenv from here up)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Consent]:
     from cuenv.envs import project
     from cuenv.trust import Untrusted, consent
 
@@ -31,11 +33,29 @@ def run(ctx: Context) -> Result:
     if why is not None and ctx.args.command == "allow":
         raise Untrusted(f"Refusing to allow {pin.file!r}: {why}.",
                         hint="Rename the folder; no shell hook activates a pin there.")
-    data = {"file": str(pin.file), "env": pin.env, "lock": str(pin.lock) if pin.lock else None}
     if ctx.args.command == "allow":
         consent.allow(home, pin.file, pin.content)
-        text = f"Allowed {pin.file}: it activates {pin.env}."
-        return Result(data={**data, "status": consent.ALLOWED}, text=text)
+        return Result(Consent(pin, consent.ALLOWED), render)
     consent.deny(home, pin.file)
-    text = f"Denied {pin.file}: it stays blocked, silently, until `cuenv allow {pin.file}`."
-    return Result(data={**data, "status": consent.DENIED}, text=text)
+    return Result(Consent(pin, consent.DENIED), render)
+
+
+class Consent:
+    """`cuenv allow` / `cuenv deny`: ``{"file", "env", "lock", "status"}`` of the .cuenv file decided on."""
+
+    __slots__ = ("pin", "status")
+
+    def __init__(self, pin: ProjectPin, status: str) -> None:
+        self.pin, self.status = pin, status  # status: cuenv.trust.consent.ALLOWED or DENIED
+
+    def to_json(self) -> JSONObject:
+        pin = self.pin
+        return {"file": str(pin.file), "env": pin.env, "lock": str(pin.lock) if pin.lock else None, "status": self.status}
+
+
+def render(done: Consent) -> str:
+    from cuenv.trust import consent
+
+    if done.status == consent.ALLOWED:
+        return f"Allowed {done.pin.file}: it activates {done.pin.env}."
+    return f"Denied {done.pin.file}: it stays blocked, silently, until `cuenv allow {done.pin.file}`."

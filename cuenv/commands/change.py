@@ -23,6 +23,8 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.changeplan import ChangePlan
+    from cuenv.result import JSONObject
 
 _VERB = {"add": "add", "install": "add", "upgrade": "upgrade", "uninstall": "remove"}
 _DONE = {"add": "Added to", "upgrade": "Upgraded in", "remove": "Removed from"}
@@ -46,7 +48,7 @@ def env_name(ctx: Context) -> str:
     return name
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Changed]:
     from cuenv.cli.progress import for_command
     from cuenv.envs import change
     from cuenv.machine.driver import detect
@@ -54,24 +56,44 @@ def run(ctx: Context) -> Result:
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine,
-                          pypi=ctx.args.pypi)
-    lines = planned.lines()
-    what = "already the newest version that fits" if verb == "upgrade" else "already installed"
-    already = [f"{n} is {what} in {name!r}." for n in planned.already]
-    notes = [f"warning: {f.message}" for f in planned.findings]
-    if planned.empty:
-        return Result(data=planned.to_json(), text="\n".join(already + [f"Nothing to change in {name!r}."]))
-    if ctx.args.dry_run:
-        return Result(data={**planned.to_json(), "dry_run": True},
-                      text="\n".join(already + notes + [f"Would change {name!r}:"] + ["  " + ln for ln in lines]))
+    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine)
+    if planned.empty or ctx.args.dry_run:
+        return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
     progress = for_command(ctx)
     try:
-        for line in notes:
-            progress.note(line)
+        for f in planned.findings:
+            progress.note(f"warning: {f.message}")
         change.apply(ctx.settings, ctx.environ, planned, progress=progress)
     finally:
         progress.done()
-    text = [*already, f"{_DONE[verb]} {name!r}:", *["  " + ln for ln in lines],
-            f"Recorded: `cuenv lock {name}` writes the environment as it is now."]
-    return Result(data=planned.to_json(), text="\n".join(text))
+    return Result(Changed(planned, dry_run=False), render)
+
+
+class Changed:
+    """`cuenv add/upgrade/uninstall`: the change as planned (cuenv.envs.change.ChangePlan's JSON), plus
+    ``dry_run: true`` for --dry-run; nothing was installed when it is empty."""
+
+    __slots__ = ("dry_run", "planned")
+
+    def __init__(self, planned: ChangePlan, *, dry_run: bool) -> None:
+        self.planned, self.dry_run = planned, dry_run
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = dict(self.planned.to_json())
+        if self.dry_run and not self.planned.empty:
+            data["dry_run"] = True
+        return data
+
+
+def render(done: Changed) -> str:
+    planned, name = done.planned, done.planned.name
+    what = "already the newest version that fits" if planned.verb == "upgrade" else "already installed"
+    already = [f"{n} is {what} in {name!r}." for n in planned.already]
+    lines = ["  " + ln for ln in planned.lines()]
+    if planned.empty:
+        return "\n".join(already + [f"Nothing to change in {name!r}."])
+    if done.dry_run:
+        notes = [f"warning: {f.message}" for f in planned.findings]
+        return "\n".join(already + notes + [f"Would change {name!r}:"] + lines)
+    return "\n".join([*already, f"{_DONE[planned.verb]} {name!r}:", *lines,
+                      f"Recorded: `cuenv lock {name}` writes the environment as it is now."])

@@ -11,12 +11,11 @@ environment.yml or requirements file, by the stack its pins ask for (issue 15 §
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
-from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, NotFound, UsageError
+from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.knowledge.compat import state_of
 from cuenv.knowledge.findings import SEVERITIES, Finding
 from cuenv.knowledge.stack import Stack
@@ -25,9 +24,11 @@ from cuenv.result import Result
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Assessment
     from cuenv.cli.main import Context
-    from cuenv.envs.store import EnvRecord
+    from cuenv.commands.check_all import Survey
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
     from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
+    from cuenv.result import JSON, JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -51,118 +52,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                       help="pylock.toml/uv.lock: the Python to pick wheels for (default: this one, else the nearest the lock installs)")
 
 
-def _from_spec(text: str, ctx) -> Stack | None:
-    from cuenv.knowledge.specs import looks_like_spec, parse_spec
-
-    return parse_spec(text, getattr(ctx.args, "index", None)) if looks_like_spec(text) else None
-
-
-def _from_environment(text: str, ctx) -> Stack | None:
-    """An environment's recorded stack: what is installed, which may differ from its recipe's default."""
-    record = _environment(text, ctx)
-    if record is None:
-        return None
-    from cuenv.envs.meta import stack_from_meta  # only for an environment: a recipe or spec needs none of it
-
-    return stack_from_meta(record.meta)
-
-
-def _from_recipe(text: str, ctx) -> Stack | None:
-    from cuenv.knowledge.specs import looks_like_spec
-
-    if looks_like_spec(text):  # no recipe name has '==' or '[': the catalogue is not even imported
-        return None
-    from cuenv.recipes.beyond import resolve
-    from cuenv.recipes.catalogue import load_catalogue
-
-    catalogue = load_catalogue(ctx.settings)
-    name = text.split("@", 1)[0]
-    if name not in catalogue.names():
-        return None
-    recipe, version = resolve(catalogue, text)
-    return recipe.stack(version)
-
-
-# Tried in order; the first that answers wins: an environment (what is installed), a recipe, a spec.
-RESOLVERS: list[Callable[[str, object], Stack | None]] = [_from_environment, _from_recipe, _from_spec]
-
-
-def resolve_target(text: str, ctx) -> Stack:
-    """The Stack a TARGET names: a recipe, an environment, or a package spec."""
-    for resolver in RESOLVERS:
-        stack = resolver(text, ctx)
-        if stack is not None:
-            return stack
-    import difflib
-
-    from cuenv.knowledge.specs import EXAMPLES
-    from cuenv.recipes.catalogue import load_catalogue
-
-    close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(ctx.settings).names(), n=3)
-    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + \
-        f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
-    raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
-
-
-def path_target(text: str) -> Path | None:
-    """A TARGET written as a path (it has a slash, or names a wheel or a shared object); must exist."""
-    from cuenv.binaries.names import looks_binary
-
-    if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
-        return None
-    path = Path(text).expanduser()
-    hint = "Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec."
-    if not path.exists():
-        raise NotFound(f"No file or folder {text!r}.", hint=hint)
-    if not path.is_file() and not path.is_dir():  # a FIFO, a socket, a device: nothing to read kernels from
-        raise UsageError(f"{text} is neither a file nor a folder.", hint=hint)
-    if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
-        # What reaches here was not read as a lockfile or a project file either (run() tries those first).
-        from cuenv.lock.foreign import LABELS
-
-        kinds = ", ".join(["cuenv.lock", *LABELS.values()])
-        raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
-                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt, "
-                         "pyproject.toml (uv, pixi), pixi.toml.")
-    return path
-
-
-def _is_elf(path: Path) -> bool:
-    """Whether a file named like nothing cuenv scans still is one (an ELF shared object or cubin)."""
-    try:
-        with path.open("rb") as fh:
-            return fh.read(4) == b"\x7fELF"
-    except OSError:
-        return False
-
-
-def _environment(text: str, ctx: Context) -> EnvRecord | None:
-    if "/" in text or not (ctx.settings.envs_dir / text).is_dir():  # a recipe or a spec: no store import
-        return None
-    from cuenv.envs.store import NAME_RE, Store
-
-    if not NAME_RE.fullmatch(text):
-        return None
-    store = Store.from_settings(ctx.settings)
-    return store.get(text) if store.path(text).is_dir() else None
-
-
-def _derived_note(text: str, ctx: Context) -> str | None:
-    """The note of a recipe version read from PyPI on the fly (cuenv.recipes.beyond), if the target is one."""
-    if "@" not in text:
-        return None
-    from cuenv.recipes.beyond import derived_note, resolve
-    from cuenv.recipes.catalogue import load_catalogue
-
-    catalogue = load_catalogue(ctx.settings)
-    if text.split("@", 1)[0] not in catalogue.names():
-        return None
-    return derived_note(resolve(catalogue, text)[0])
-
-
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[TargetCheck] | Result[ProjectCheck] | Result[LockfileCheck] | Result[Survey]:
     from cuenv.knowledge import versions
-    from cuenv.knowledge.compat import check, describe_machine, verdict
+    from cuenv.knowledge.compat import check, describe_machine
     from cuenv.lock.io import is_lockfile
 
     if ctx.args.all or not ctx.args.target:
@@ -184,36 +76,60 @@ def run(ctx: Context) -> Result:
     if a.environment or a.platform or a.python:
         raise UsageError("--environment, --platform and --python go with a lockfile.",
                          hint="Give the lockfile as TARGET, e.g. `cuenv check pixi.lock --environment cuda`.")
-    target = ctx.args.target
-    path = path_target(target)
-    stack = None if path is not None else resolve_target(target, ctx)
-    note = _derived_note(target, ctx) if stack is not None and stack.label == target else None
-    if ctx.args.gcc:
-        versions.Dotted.parse(ctx.args.gcc, what="gcc version")
+    from cuenv.envs.target import resolve
+
+    target = resolve(a.target, ctx.settings, index=a.index)
+    if a.gcc:
+        versions.Dotted.parse(a.gcc, what="gcc version")
     machine, warnings = machine_from_args(ctx)
-    record = _environment(target, ctx) if path is None else None
     kernels: Assessment | None
-    if record is not None:  # one judgement for `check NAME` and `check --all` (cuenv.envs.kernels)
+    if target.record is not None:  # one judgement for `check NAME` and `check --all` (cuenv.envs.kernels)
         from cuenv.envs.kernels import judge
 
-        findings, kernels = judge(record, machine, cache_dir=ctx.settings.cache_dir, gcc=ctx.args.gcc)
+        findings, kernels = judge(target.record, machine, cache_dir=ctx.settings.cache_dir, gcc=a.gcc)
     else:
-        kernels = _kernels(ctx, path, machine)
-        findings = check(stack, machine, gcc=ctx.args.gcc) if stack is not None else []
+        kernels = _kernels(ctx, target.path, machine)
+        findings = check(target.stack, machine, gcc=a.gcc) if target.stack is not None else []
         if kernels is not None:
             findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
-    ok = verdict(findings)
-    data = {"target": target, "ok": ok, "verdict": state_of(findings, ok), "findings": [f.to_json() for f in findings]}
-    if ok and any(f.code == "build-unknown" for f in findings):
-        data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
-    if kernels is not None:
-        data["kernels"] = kernels.to_json()
-    text = render(target, findings, ok, describe_machine(machine), kernels)
-    if note:
-        data["note"] = note
-        text += f"\n\nnote: {note}"
-    return Result(data=data, text=text,
-                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+    done = TargetCheck(a.target, findings, describe_machine(machine), kernels=kernels, note=target.note)
+    return Result(done, _target_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
+
+
+class TargetCheck:
+    """`cuenv check TARGET` of a recipe, an environment, a spec or a path: ``{"target", "ok", "verdict",
+    "findings"}``, plus ``known: false`` (a build cuenv's tables lack), ``kernels`` (what files carry) and
+    ``note`` (a recipe version derived on the fly) when they apply."""
+
+    __slots__ = ("findings", "kernels", "machine", "note", "ok", "target")
+
+    def __init__(self, target: str, findings: list[Finding], machine: str, *, kernels: Assessment | None = None,
+                 note: str | None = None) -> None:
+        from cuenv.knowledge.compat import verdict
+
+        self.target, self.findings, self.machine = target, findings, machine  # machine: as describe_machine says it
+        self.kernels, self.note = kernels, note
+        self.ok = verdict(findings)
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {"target": self.target, "ok": self.ok, "verdict": state_of(self.findings, self.ok),
+                            "findings": [f.to_json() for f in self.findings]}
+        if self.ok and any(f.code == "build-unknown" for f in self.findings):
+            data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
+        if self.kernels is not None:
+            data["kernels"] = cast("JSON", self.kernels.to_json())
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+def _target_text(done: TargetCheck) -> str:
+    text = render(done.target, done.findings, done.ok, done.machine, done.kernels)
+    return text + f"\n\nnote: {done.note}" if done.note else text
+
+
+def _file_text(done: ProjectCheck | LockfileCheck) -> str:
+    return render(done.target, done.findings, done.ok, done.machine, extra=done.lines())
 
 
 def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | None:
@@ -237,12 +153,12 @@ def project_file(text: str, ctx: Context) -> tuple[ProjectNeed, Stack | None] | 
 
     need = read_need(path, cuda=getattr(ctx.args, "cuda", None), kind=kind, environ=ctx.environ, settings=ctx.settings)
     need.require_cuda()
-    from cuenv.commands.suggest import closest_build
+    from cuenv.recipes.candidates import closest_build
 
-    return need, closest_build(need.stack, ctx)
+    return need, closest_build(need.stack, ctx.settings)
 
 
-def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result:
+def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) -> Result[ProjectCheck]:
     from cuenv.knowledge import versions
     from cuenv.knowledge.compat import check, describe_machine, verdict
 
@@ -255,30 +171,26 @@ def _check_project_file(ctx: Context, need: ProjectNeed, closest: Stack | None) 
     machine, warnings = machine_from_args(ctx)
     findings = sorted([*check(need.stack, machine, gcc=a.gcc), *need.findings()],
                       key=lambda f: SEVERITIES.index(f.severity))
-    ok = verdict(findings)
-    from cuenv.commands.filejson import project_json
+    from cuenv.commands.filejson import ProjectCheck
 
-    data = project_json(a.target, ok, findings, need, closest)
-    return Result(data=data, text=render(a.target, findings, ok, describe_machine(machine), extra=need.describe(closest)),
-                  exit_code=EXIT_OK if ok else EXIT_PROBLEMS, warnings=warnings)
+    done = ProjectCheck(a.target, findings, verdict(findings), describe_machine(machine), need, closest)
+    return Result(done, _file_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
-def _check_lockfile(ctx: Context) -> Result:
-    from cuenv.commands.suggest import candidates
+def _check_lockfile(ctx: Context) -> Result[LockfileCheck]:
     from cuenv.knowledge.compat import describe_machine
     from cuenv.lock.check import check_lockfile
+    from cuenv.recipes.candidates import candidates
 
     a = ctx.args
     machine, warnings = machine_from_args(ctx)
     done = check_lockfile(a.target, machine=machine, os_given=bool(getattr(a, "os", None)),
-                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ,
+                          candidates=lambda framework: candidates(framework, ctx.settings), environ=ctx.environ,
                           platform=a.platform, environment=a.environment, python=a.python, gcc=a.gcc)
-    from cuenv.commands.filejson import lock_json
+    from cuenv.commands.filejson import LockfileCheck
 
-    data = lock_json(a.target, done)
-    return Result(data=data,
-                  text=render(a.target, list(done.findings), done.ok, describe_machine(done.machine), extra=done.lines()),
-                  exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
+    found = LockfileCheck(a.target, done, describe_machine(done.machine))
+    return Result(found, _file_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
 def _kernels(ctx: Context, path: Path | None, machine: Machine) -> Assessment | None:

@@ -9,29 +9,48 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.survey import EnvVerdict
+    from cuenv.result import JSONObject
 
 
-def run_all(ctx: Context) -> Result:
+class Survey:
+    """`cuenv check --all`: ``{"machine": "...", "environments": [...]}``, one verdict per environment."""
+
+    __slots__ = ("machine", "rows")
+
+    def __init__(self, machine: str, rows: list[EnvVerdict]) -> None:
+        self.machine, self.rows = machine, rows  # machine: as cuenv.knowledge.compat.describe_machine says it
+
+    def to_json(self) -> JSONObject:
+        return {"machine": self.machine, "environments": [r.to_json() for r in self.rows]}
+
+
+def run_all(ctx: Context) -> Result[Survey]:
     from cuenv.cli.machine_flags import machine_from_args
-    from cuenv.cli.table import render
     from cuenv.envs.store import Store
     from cuenv.envs.survey import FAILS, survey
     from cuenv.knowledge.compat import describe_machine
 
     machine, warnings = machine_from_args(ctx)
     rows = survey(Store.from_settings(ctx.settings), machine, cache_dir=ctx.settings.cache_dir)
-    data = {"machine": describe_machine(machine), "environments": [r.to_json() for r in rows]}
+    failed = any(r.verdict == FAILS for r in rows)
+    return Result(Survey(describe_machine(machine), rows), render, exit_code=EXIT_PROBLEMS if failed else EXIT_OK,
+                  warnings=warnings)
+
+
+def render(found: Survey) -> str:
+    from cuenv.cli.table import render as table
+
+    rows = found.rows
     if not rows:
-        return Result(data=data, text="No environments yet: `cuenv create RECIPE`, or `cuenv adopt PATH` for one you have.",
-                      warnings=warnings)
-    table = render(["NAME", "CUDA", "FRAMEWORK", "VERDICT", "CAUSE"],
-                   [[r.name + (" (adopted)" if r.adopted else ""), r.cuda or "-", r.framework or "-", r.verdict,
-                     r.cause.code if r.cause else "-"] for r in rows])
-    lines = [f"Environments on: {describe_machine(machine)}", "", table]
+        return "No environments yet: `cuenv create RECIPE`, or `cuenv adopt PATH` for one you have."
+    lines = [f"Environments on: {found.machine}", "", table(
+        ["NAME", "CUDA", "FRAMEWORK", "VERDICT", "CAUSE"],
+        [[r.name + (" (adopted)" if r.adopted else ""), r.cuda or "-", r.framework or "-", r.verdict,
+          r.cause.code if r.cause else "-"] for r in rows])]
     for r in rows:
         if r.cause is not None:
             lines += ["", f"{r.name}: {r.cause.message}"]
             if r.cause.fix:
                 lines.append(f"  fix: {r.cause.fix}")
-    failed = any(r.verdict == FAILS for r in rows)
-    return Result(data=data, text="\n".join(lines), exit_code=EXIT_PROBLEMS if failed else EXIT_OK, warnings=warnings)
+    return "\n".join(lines)

@@ -11,6 +11,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject
 
 SHELLS = ("bash", "zsh", "fish")
 _INSTALL = {
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.epilog = "Install: " + "; ".join(f"{s}: {how}" for s, how in _INSTALL.items()) + "."
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Script]:
     from cuenv import __version__
     from cuenv.cli import completion
     from cuenv.cli.walk import command_tree
@@ -37,5 +38,20 @@ def run(ctx: Context) -> Result:
                          hint="Name it: `cuenv completion bash`, `cuenv completion zsh` or `cuenv completion fish`.")
     settings = ctx.settings
     baked = completion.Baked(home=settings.home, builtin_recipes=builtin_dir(), recipe_dirs=tuple(settings.recipe_dirs))
-    text = completion.render(shell, command_tree(), baked, __version__)
-    return Result(data={"shell": shell, "script": text}, text=text)
+    return Result(Script(shell, completion.render(shell, command_tree(), baked, __version__)), _script_text)
+
+
+class Script:
+    """`cuenv completion`: the script for ``shell``; ``{"shell", "script"}`` with --json."""
+
+    __slots__ = ("script", "shell")
+
+    def __init__(self, shell: str, script: str) -> None:
+        self.shell, self.script = shell, script
+
+    def to_json(self) -> JSONObject:
+        return {"shell": self.shell, "script": self.script}
+
+
+def _script_text(script: Script) -> str:
+    return script.script

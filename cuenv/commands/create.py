@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Mapping
 
 from cuenv.engines.names import CHOICES
 from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.plan import Built
+    from cuenv.lock.io import LockRead
+    from cuenv.result import JSON, JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -144,7 +147,7 @@ def _shadow_warning(ctx: Context) -> str | None:
         return None
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Created]:
     from cuenv.cli.progress import for_command
     from cuenv.envs.create import build_warnings, execute
 
@@ -172,57 +175,96 @@ def run(ctx: Context) -> Result:
                         progress=progress)
     finally:
         progress.done()
-    solution = built.solution
-    packages: list[dict[str, Any]] = [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url,
-                                       "size": p.size} for p in solution.packages]
-    data: dict[str, Any] = {
-        "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
-        "dry_run": a.dry_run, "python": solution.python, "packages": packages,
-        "findings": [f.to_json() for f in plan.findings],
-    }
-    if read is not None:
-        data.update(read.to_json())
-    if note:
-        data["note"] = note
-    if source:
-        data["source"] = source
-    if a.dry_run:
-        from cuenv.engines.base import total_size
-        from cuenv.engines.progress import human_bytes
-
-        total = total_size(solution.packages)
-        data["download_bytes"] = total
-        lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
-        width = max((len(f"{p['name']} {p['version']}") for p in packages), default=0)
-        lines += [f"  {p['name'] + ' ' + p['version']:<{width}}  {human_bytes(p['size']) if p['size'] else ''}".rstrip()
-                  for p in packages]
-        known = sum(p["size"] or 0 for p in packages)
-        lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
-                     if total is not None else
-                     f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
-                     "Download: the engine did not give the sizes.")
-        if read is not None:
-            from cuenv.lock.model import contract_line
-
-            lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
+    if built.meta is None:  # a dry run: solved, not built
         request = plan.request
         layer = request.requirements if request is not None and request.conda_specs else ()
-        if layer:  # a conda file's pip: section is resolved against the installed conda packages
-            data["pip_layer"] = list(layer)
-            lines.append("then, with pip's rules against those conda packages, the pip: section:")
-            lines += [f"  {r}" for r in layer]
-        return Result(data=data, text="\n".join(lines))
-    meta = built.meta
-    assert meta is not None  # not a dry run: it was built
-    data["path"] = str(built.prefix)
-    data["size_bytes"] = meta.size_bytes
-    from cuenv.cli.table import human_size
+        return Result(Created(built, read, note=note, source=source, pip_layer=tuple(layer)), _would_text)
     from cuenv.envs.cudatools import nvcc_note
 
-    nvcc = nvcc_note(plan.name, meta, plan.compiler_hint)  # issue 17: said once, where the environment is made
-    data["nvcc"] = nvcc
-    text = (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(packages)} packages, "
-            f"{human_size(meta.size_bytes)}) at {built.prefix}\n"
-            + (f"note: {nvcc}\n" if nvcc else "")
+    nvcc = nvcc_note(plan.name, built.meta, plan.compiler_hint)  # issue 17: said once, where the environment is made
+    return Result(Created(built, read, note=note, source=source, nvcc=nvcc), _created_text, report=True)
+
+
+class Created:
+    """`cuenv create` (and `--dry-run`): what execute built (or only solved), how a lockfile or a project file
+    was read, and what to say about nvcc. One JSON shape; a dry run adds ``download_bytes`` (and ``pip_layer``
+    for a conda file's pip: section), a build ``path``, ``size_bytes`` and ``nvcc``."""
+
+    __slots__ = ("built", "note", "nvcc", "pip_layer", "read", "source")
+
+    def __init__(self, built: Built, read: LockRead | None, *, note: str | None, source: Mapping[str, JSON] | None,
+                 pip_layer: tuple[str, ...] = (), nvcc: str | None = None) -> None:
+        self.built, self.read, self.note, self.source = built, read, note, source
+        self.pip_layer, self.nvcc = pip_layer, nvcc
+
+    @property
+    def dry_run(self) -> bool:
+        return self.built.meta is None
+
+    def packages(self) -> list[JSONObject]:
+        return [{"name": p.name, "version": p.version, "kind": p.kind, "url": p.url, "size": p.size}
+                for p in self.built.solution.packages]
+
+    def to_json(self) -> JSONObject:
+        from cuenv.engines.base import total_size
+
+        built = self.built
+        plan = built.plan
+        data: JSONObject = {
+            "name": plan.name, "recipe": plan.stack.label, "engine": plan.engine, "engine_reason": plan.engine_reason,
+            "dry_run": self.dry_run, "python": built.solution.python, "packages": self.packages(),
+            "findings": [f.to_json() for f in plan.findings],
+        }
+        if self.read is not None:
+            data.update(self.read.to_json())
+        if self.note:
+            data["note"] = self.note
+        if self.source:
+            data["source"] = self.source
+        if built.meta is None:
+            data["download_bytes"] = total_size(built.solution.packages)
+            if self.pip_layer:
+                data["pip_layer"] = list(self.pip_layer)
+            return data
+        data["path"] = str(built.prefix)
+        data["size_bytes"] = built.meta.size_bytes
+        data["nvcc"] = self.nvcc
+        return data
+
+
+def _would_text(done: Created) -> str:
+    """What a dry run would install, with sizes."""
+    from cuenv.engines.base import total_size
+    from cuenv.engines.progress import human_bytes
+
+    plan, read = done.built.plan, done.read
+    packages = done.built.solution.packages
+    total = total_size(packages)
+    lines = [f"Would create {plan.name!r} from {plan.stack.label} with {plan.engine} ({plan.engine_reason}):"]
+    width = max((len(f"{p.name} {p.version}") for p in packages), default=0)
+    lines += [f"  {p.name + ' ' + p.version:<{width}}  {human_bytes(p.size) if p.size else ''}".rstrip() for p in packages]
+    known = sum(p.size or 0 for p in packages)
+    lines.append(f"Download: {human_bytes(total)} in {len(packages)} packages (less what the cache already holds)."
+                 if total is not None else
+                 f"Download: at least {human_bytes(known)}; the engine did not give every size." if known else
+                 "Download: the engine did not give the sizes.")
+    if read is not None:
+        from cuenv.lock.model import contract_line
+
+        lines += [contract_line(read.lock)] + [f"  {e}" for e in (read.derived.evidence if read.derived else ())]
+    if done.pip_layer:  # a conda file's pip: section is resolved against the installed conda packages
+        lines.append("then, with pip's rules against those conda packages, the pip: section:")
+        lines += [f"  {r}" for r in done.pip_layer]
+    return "\n".join(lines)
+
+
+def _created_text(done: Created) -> str:
+    from cuenv.cli.table import human_size
+
+    built = done.built
+    plan = built.plan
+    assert built.meta is not None  # rendered only for a build
+    return (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(built.solution.packages)} packages, "
+            f"{human_size(built.meta.size_bytes)}) at {built.prefix}\n"
+            + (f"note: {done.nvcc}\n" if done.nvcc else "")
             + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
-    return Result(data=data, text=text, report=True)

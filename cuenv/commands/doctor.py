@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.doctor.model import Facts
+    from cuenv.doctor.model import Diagnosis, Facts
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--ld-cache", metavar="FILE", help="linker cache to read instead of /etc/ld.so.cache")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Diagnosis]:
     from cuenv import doctor
 
     args = ctx.args
@@ -45,9 +45,8 @@ def run(ctx: Context) -> Result:
         facts = report.parse(_read_report(args.report))
     else:
         facts = _gather(ctx)
-    checks = doctor.diagnose(facts)
-    data = doctor.to_json(facts, checks)
-    return Result(data=data, text=render(data), exit_code=0 if data["ok"] else 1)
+    found = doctor.diagnosis(facts)
+    return Result(found, render, exit_code=0 if found.ok else 1)
 
 
 def _read_report(source: str) -> str:
@@ -80,29 +79,29 @@ def _gather(ctx: Context) -> Facts:
 _MARK = {"ok": "ok", "warning": "warning", "error": "error"}
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(found: Diagnosis) -> str:
     """Pure: the text people read; each problem with its cause and its fix."""
     lines = []
-    head = "Diagnosis of the report" if data.get("origin") == "report" else "cuenv doctor"
-    if data.get("environment"):
-        head += f" (environment {data['environment']})"
+    head = "Diagnosis of the report" if found.origin == "report" else "cuenv doctor"
+    if found.environment:
+        head += f" (environment {found.environment})"
     lines.append(head)
-    for c in data["checks"]:
+    for c in found.checks:
         lines.append("")
-        lines.append(f"{_MARK[c['status']]:<8} {c['name']}")
-        for d in c.get("detail", ()):
+        lines.append(f"{_MARK[c.status]:<8} {c.name}")
+        for d in c.detail:
             lines.append(f"         {d}")
-        for f in c["findings"]:
-            lines.append(f"  {f['severity']}[{f['code']}]: {f['message']}")
-            if f.get("fix"):
-                lines.append(f"    fix: {f['fix']}")
-    if data.get("missing"):
+        for f in c.findings:
+            lines.append(f"  {f.severity}[{f.code}]: {f.message}")
+            if f.fix:
+                lines.append(f"    fix: {f.fix}")
+    if found.missing:
         lines.append("")
         lines.append("Not in the report:")
-        lines += [f"  - {m}" for m in data["missing"]]
-    counts = {s: sum(c["status"] == s for c in data["checks"]) for s in ("error", "warning")}
+        lines += [f"  - {m}" for m in found.missing]
+    counts = {s: sum(c.status == s for c in found.checks) for s in ("error", "warning")}
     lines.append("")
-    if data["ok"]:
+    if found.ok:
         tail = f" ({counts['warning']} warning{'s' if counts['warning'] != 1 else ''})" if counts["warning"] else ""
         lines.append(f"All checks passed{tail}.")
     else:

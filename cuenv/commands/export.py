@@ -11,6 +11,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite files in the output directory")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Exported]:
     from cuenv.errors import UsageError
     from cuenv.export import format_module
     from cuenv.export.write import load_source, write_outputs
@@ -42,10 +43,8 @@ def run(ctx: Context) -> Result:
     if a.output is None:
         if len(outputs) != 1 or not isinstance(outputs[0].content, str):
             raise UsageError(f"Format {a.fmt!r} writes several files.", hint="Give an output directory with -o DIR.")
-        if ctx.json:
-            return Result(data={"format": a.fmt, "files": [{"path": outputs[0].path, "content": outputs[0].content}]})
-        sys.stdout.write(outputs[0].content)
-        return Result()
+        # the file itself is the output: printed byte for byte
+        return Result(Exported(a.fmt, [(outputs[0].path, outputs[0].content)]), _printed, exact=True)
     written = write_outputs(outputs, a.output, force=a.force)
     # a note names the folder it was written to, so that it runs as written (issue 30 §4)
     import shlex
@@ -54,4 +53,25 @@ def run(ctx: Context) -> Result:
 
     where = shlex.quote(str(Path(a.output).resolve()))
     notes = [o.note.replace(OUTPUT_DIR, where) for o in outputs if o.note]
-    return Result(data={"format": a.fmt, "files": written}, text="\n".join(["Wrote " + w for w in written] + notes))
+    return Result(Exported(a.fmt, [(w, None) for w in written], notes), _written)
+
+
+class Exported:
+    """`cuenv export`: ``{"format", "files": [{"path", "content"}], "notes": [...]}``; ``content`` is the file's
+    text when it was printed (no -o), null when it was written into the -o folder."""
+
+    __slots__ = ("files", "fmt", "notes")
+
+    def __init__(self, fmt: str, files: list[tuple[str, str | None]], notes: list[str] | None = None) -> None:
+        self.fmt, self.files, self.notes = fmt, files, notes or []
+
+    def to_json(self) -> JSONObject:
+        return {"format": self.fmt, "files": [{"path": p, "content": c} for p, c in self.files], "notes": list(self.notes)}
+
+
+def _printed(done: Exported) -> str:
+    return done.files[0][1] or ""
+
+
+def _written(done: Exported) -> str:
+    return "\n".join(["Wrote " + p for p, _ in done.files] + done.notes)

@@ -1,4 +1,4 @@
-"""`check FILE --json`: one shape for every kind of file, a lockfile or a project file (issue 25).
+"""`check FILE`'s typed result and its --json: one shape for every kind of file, a lockfile or a project file (issue 25).
 
 Every key is always there (null or [] when it does not apply): a script reads ``cuda`` from the
 same place for a pixi.lock and a requirements.txt. docs/reference/findings.md lists the keys;
@@ -16,6 +16,7 @@ from cuenv.knowledge.stack import Stack
 if TYPE_CHECKING:
     from cuenv.lock.check import LockCheck
     from cuenv.recipes.projectfile import ProjectNeed
+    from cuenv.result import JSONObject
 
 
 def file_json(target: str, ok: bool, findings: list[Finding], *, kind: str, locked: bool, stack: Stack, how: str,
@@ -23,7 +24,7 @@ def file_json(target: str, ok: bool, findings: list[Finding], *, kind: str, lock
               evidence: list[str] | None = None, conflicts: list[str] | None = None, notes: list[str] | None = None,
               warnings: list[str] | None = None, unusable: list[str] | None = None, engine_family: str | None = None,
               mixed: bool = False, contract: dict | None = None, closest_recipe: str | None = None) -> dict:
-    """`check FILE --json`: one shape for every kind of file, a lockfile or a project file (issue 25).
+    """`check FILE`'s typed result and its --json: one shape for every kind of file, a lockfile or a project file (issue 25).
     Every key is always there (null or [] when it does not apply); docs/reference/findings.md lists them."""
     return {
         "target": target, "ok": ok, "verdict": state_of(findings, ok), "findings": [f.to_json() for f in findings],
@@ -58,3 +59,49 @@ def lock_json(target: str, done: LockCheck) -> dict:
         unusable=[f"{u.name} {u.why}" for u in foreign.unusable] if foreign is not None else [],
         engine_family="venv" if read.lock.engine == "venv" else "conda", mixed=kinds == {"conda", "pypi"},
         contract=read.to_json()["contract"], closest_recipe=done.closest.label if done.closest else None)
+
+
+class FileCheck:
+    """`cuenv check FILE` of a lockfile or a project file: one shape for every kind (cuenv.commands.filejson)."""
+
+    __slots__ = ("findings", "machine", "ok", "target")
+
+    def __init__(self, target: str, findings: list[Finding], ok: bool, machine: str) -> None:
+        self.target, self.findings, self.ok, self.machine = target, findings, ok, machine
+
+    def lines(self) -> list[str]:
+        """What was read, said under the verdict."""
+        return []
+
+
+class ProjectCheck(FileCheck):
+    """An environment.yml or requirements file, with the catalogue recipe closest to its stack."""
+
+    __slots__ = ("closest", "need")
+
+    def __init__(self, target: str, findings: list[Finding], ok: bool, machine: str, need: ProjectNeed,
+                 closest: Stack | None) -> None:
+        super().__init__(target, findings, ok, machine)
+        self.need, self.closest = need, closest
+
+    def lines(self) -> list[str]:
+        return self.need.describe(self.closest)
+
+    def to_json(self) -> JSONObject:
+        return project_json(self.target, self.ok, self.findings, self.need, self.closest)
+
+
+class LockfileCheck(FileCheck):
+    """A lockfile, cuenv's own or another tool's (cuenv.lock.check)."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self, target: str, lock: LockCheck, machine: str) -> None:
+        super().__init__(target, list(lock.findings), lock.ok, machine)
+        self.lock = lock
+
+    def lines(self) -> list[str]:
+        return self.lock.lines()
+
+    def to_json(self) -> JSONObject:
+        return lock_json(self.target, self.lock)

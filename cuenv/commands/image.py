@@ -15,6 +15,8 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.export.push import Pushed
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -49,13 +51,13 @@ def _registry_options(p: argparse.ArgumentParser) -> None:
                    "(automatic for 127.0.0.1 and localhost)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Pushed] | Result[Built]:
     if ctx.args.action == "push":
         return _push(ctx)
     return _build(ctx)
 
 
-def _push(ctx: Context) -> Result:
+def _push(ctx: Context) -> Result[Pushed]:
     from pathlib import Path
 
     from cuenv.export import push
@@ -66,16 +68,16 @@ def _push(ctx: Context) -> Result:
         sys.stderr.write(f"Pushing {source.transport} to {dest.ref} ...\n")
     done = push.push(source, dest, ctx.environ, tool=a.tool, insecure=a.insecure,
                      authfile=Path(a.authfile).expanduser() if a.authfile else None)
-    return Result(data=done.to_json(), text=_pushed_text(done))
+    return Result(done, _pushed_text)
 
 
-def _pushed_text(done) -> str:
+def _pushed_text(done: Pushed) -> str:
     pinned = f"{done.destination.rsplit(':', 1)[0]}@{done.digest}" if done.digest else done.destination
     return f"Pushed {done.destination} with {done.tool}" + (f" ({done.digest})" if done.digest else "") + \
         f".\nPull it: skopeo copy docker://{pinned} oci:DIR  (or docker pull {pinned})"
 
 
-def _build(ctx: Context) -> Result:
+def _build(ctx: Context) -> Result[Built]:
     import tempfile
     from pathlib import Path
 
@@ -121,15 +123,33 @@ def _build(ctx: Context) -> Result:
             raise _explain(exc, builder.name) from None
     if output is not None:
         runner.run(save_argv(builder, tag=tag, output=output), timeout=BUILD_TIMEOUT, env=ctx.environ)
-    data = {"name": a.name, "tag": tag, "builder": builder.name, "output": f"{output.kind}:{output.path}" if output else None}
-    text = f"Built {tag} with {builder.name}" + (f"; wrote {output.kind}:{output.path}" if output else "") + "."
-    run_hint = f"Run it: docker run --rm --gpus all {tag} cuenv-smoke-test"
+    pushed = None
     if dest is not None:
-        done = push.push(push.Source("local", tag), dest, ctx.environ, tool=builder.name, insecure=a.insecure,
-                         authfile=Path(a.authfile).expanduser() if a.authfile else None, global_args=builder.global_args)
-        data["pushed"] = done.to_json()
-        return Result(data=data, text=text + "\n" + _pushed_text(done))
-    return Result(data=data, text=text + "\n" + run_hint)
+        pushed = push.push(push.Source("local", tag), dest, ctx.environ, tool=builder.name, insecure=a.insecure,
+                           authfile=Path(a.authfile).expanduser() if a.authfile else None, global_args=builder.global_args)
+    return Result(Built(a.name, tag, builder.name, f"{output.kind}:{output.path}" if output else None, pushed), _built_text)
+
+
+class Built:
+    """`cuenv image build`: ``{"name", "tag", "builder", "output"}``, plus ``pushed`` (`image push`'s shape) with --push."""
+
+    __slots__ = ("builder", "name", "output", "pushed", "tag")
+
+    def __init__(self, name: str, tag: str, builder: str, output: str | None, pushed: Pushed | None) -> None:
+        self.name, self.tag, self.builder, self.output, self.pushed = name, tag, builder, output, pushed
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {"name": self.name, "tag": self.tag, "builder": self.builder, "output": self.output}
+        if self.pushed is not None:
+            data["pushed"] = self.pushed.to_json()
+        return data
+
+
+def _built_text(done: Built) -> str:
+    text = f"Built {done.tag} with {done.builder}" + (f"; wrote {done.output}" if done.output else "") + "."
+    if done.pushed is not None:
+        return text + "\n" + _pushed_text(done.pushed)
+    return text + "\n" + f"Run it: docker run --rm --gpus all {done.tag} cuenv-smoke-test"
 
 
 _PULL_FAILED = ("pinging container registry", "Trying to pull", "pull access denied", "failed to resolve source metadata")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence, cast
 
 from cuenv.result import Result
 
@@ -12,8 +12,11 @@ if TYPE_CHECKING:
 
     from cuenv.cli.main import Context
     from cuenv.envs.meta import EnvMeta
-    from cuenv.machine.model import Machine
+    from cuenv.envs.store import EnvRecord
+    from cuenv.knowledge.stack import Finding
+    from cuenv.machine.model import Gpu, Machine
     from cuenv.machine.toolkits import SystemToolkit
+    from cuenv.result import JSON, JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,16 +24,35 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--refresh", action="store_true", help="detect the driver again instead of using the cache")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[EnvInfo] | Result[MachineInfo]:
     name = getattr(ctx.args, "name", None)
     if name:
-        return _env_info(ctx, name)
+        return Result(_env_info(ctx, name), _render_env)
     return _machine_info(ctx)
 
 
-def _env_info(ctx: Context, name: str) -> Result:
+class EnvInfo:
+    """`cuenv info NAME`: the record as stored (its meta: None for one still being made), with its verdict
+    here and how its nvcc is provided."""
+
+    __slots__ = ("findings", "installed", "meta", "nvcc", "reason", "record", "shims_dir", "status")
+
+    def __init__(self, record: EnvRecord, *, status: str, reason: str | None, installed: Mapping[str, str], nvcc: str,
+                 shims_dir: str | None, findings: Sequence[Finding]) -> None:
+        self.record, self.meta, self.status, self.reason, self.installed = record, record.known, status, reason, installed
+        self.nvcc, self.shims_dir, self.findings = nvcc, shims_dir, findings
+
+    def to_json(self) -> JSONObject:
+        recorded = self.meta.to_json() if self.meta is not None else {}
+        return {"name": self.record.name, "path": str(self.record.prefix), "status": self.status, "reason": self.reason,
+                "installed": dict(self.installed), "nvcc": self.nvcc, "shims_dir": self.shims_dir,
+                "findings": [f.to_json() for f in self.findings],
+                **{k: cast("JSON", v) for k, v in recorded.items() if k not in ("validation", "name")}}
+
+
+def _env_info(ctx: Context, name: str) -> EnvInfo:
     """One environment: what it holds, where its CUDA pieces are, and its verdict on this machine."""
-    from cuenv.envs import folder, verdict
+    from cuenv.envs import cudatools, folder, verdict
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(name, allow_incomplete=True)
@@ -39,14 +61,8 @@ def _env_info(ctx: Context, name: str) -> Result:
     meta = record.known
     state, reason = verdict.status(record, ctx.environ, ctx.settings.cache_dir)
     findings = [] if not record.complete else verdict.findings_for(record, ctx.environ, ctx.settings.cache_dir)
-    from cuenv.envs import cudatools
-
-    recorded = meta.to_json() if meta is not None else {}
-    data = {"name": name, "path": str(record.prefix), "status": state, "reason": reason, "installed": cudatools.facts(meta),
-            "nvcc": _nvcc_line(meta), "shims_dir": str(folder.shims_dir(record.path)) if meta and meta.tools else None,
-            "findings": [f.to_json() for f in findings],
-            **{k: v for k, v in recorded.items() if k not in ("validation", "name")}}
-    return Result(data=data, text=_render_env(data))
+    return EnvInfo(record, status=state, reason=reason, installed=cudatools.facts(meta), nvcc=_nvcc_line(meta),
+                   shims_dir=str(folder.shims_dir(record.path)) if meta and meta.tools else None, findings=findings)
 
 
 # meta's "resolved" keys name packages: NVIDIA's cu11/cu12 nvcc package holds ptxas but no nvcc
@@ -64,77 +80,94 @@ def _nvcc_line(meta: EnvMeta | None) -> str:
     return shims.describe(choice, cudatools.env_release(meta))
 
 
-def _render_env(d: dict) -> str:
+def _render_env(info: EnvInfo) -> str:
     from cuenv.cli.table import human_size
 
-    recipe = d.get("recipe") or {}
-    fw = d.get("framework") or {}
-    layout = d.get("layout") or {}
-    installed = d.get("installed") or {}
+    meta = info.meta
+    recipe = meta.recipe if meta is not None else None
+    stack = meta.stack if meta is not None else None
+    layout = meta.layout if meta is not None else None
+    installed = info.installed
     rows = [
-        ("Name", d["name"]), ("Path", d["path"]),
-        ("Status", d["status"] + (f" ({d['reason']})" if d.get("reason") else "")),
-        ("Recipe", f"{recipe.get('name', '-')}" + (f"@{recipe['version']}" if recipe.get("version") else "")),
-        ("Engine", f"{d.get('engine', '-')}  ({d.get('engine_reason', '')})"),
-        ("Python", d.get("python") or "-"),
-        ("CUDA", installed.get("cuda", "-")), ("cuDNN", installed.get("cudnn", "-")), ("nvcc", d.get("nvcc") or "-"),
-        ("Framework", f"{fw['name']} {fw['version']}" if fw.get("name") else "-"),
-        ("Packages", ", ".join(f"{_PACKAGE_LABELS.get(k, k)} {v}" for k, v in (d.get("resolved") or {}).items()) or "-"),
-        ("Nominal", f"CUDA {d.get('cuda') or '-'}, cuDNN {d.get('cudnn') or '-'} (what the recipe names)"),
-        ("Size", human_size(d.get("size_bytes"))), ("Created", d.get("created") or "-"),
-        ("CUDA_HOME", layout.get("cuda_home") or "-"),
+        ("Name", info.record.name), ("Path", str(info.record.prefix)),
+        ("Status", info.status + (f" ({info.reason})" if info.reason else "")),
+        ("Recipe", (recipe.name if recipe else "-") + (f"@{recipe.version}" if recipe and recipe.version else "")),
+        ("Engine", f"{meta.engine}  ({meta.engine_reason})" if meta is not None else "-  ()"),
+        ("Python", (meta.python if meta is not None else None) or "-"),
+        ("CUDA", installed.get("cuda", "-")), ("cuDNN", installed.get("cudnn", "-")), ("nvcc", info.nvcc or "-"),
+        ("Framework", (meta.framework if meta is not None else None) or "-"),
+        ("Packages", ", ".join(f"{_PACKAGE_LABELS.get(k, k)} {v}" for k, v in (meta.resolved if meta else {}).items()) or "-"),
+        ("Nominal", f"CUDA {(stack.cuda if stack else None) or '-'}, cuDNN {(stack.cudnn if stack else None) or '-'}"
+                    " (what the recipe names)"),
+        ("Size", human_size(meta.size_bytes if meta is not None else None)),
+        ("Created", (meta.created if meta is not None else None) or "-"),
+        ("CUDA_HOME", str(layout.cuda_home) if layout is not None and layout.cuda_home else "-"),
     ]
     from cuenv.trust.shown import terminal_safe
 
     lines = [f"{k:<10} {terminal_safe(v)}" for k, v in rows]  # values from an archive's metadata: one line each
-    for key, label in (("bin_dirs", "PATH"), ("lib_dirs", "LD_LIB")):
-        extra = [f"{d['shims_dir']}  (cuenv's stand-ins for the CUDA tools it lacks)"] if key == "bin_dirs" and d.get("shims_dir") else []
-        for i, p in enumerate([*(layout.get(key) or ()), *extra]):  # in the order activation puts them
+    dirs = {"PATH": layout.bin_dirs if layout else (), "LD_LIB": layout.lib_dirs if layout else ()}
+    for label, paths in dirs.items():
+        extra = [f"{info.shims_dir}  (cuenv's stand-ins for the CUDA tools it lacks)"] if label == "PATH" and info.shims_dir else []
+        for i, p in enumerate([*map(str, paths), *extra]):  # in the order activation puts them
             lines.append(f"{label if i == 0 else '':<10} {p}")
-    for f in d.get("findings", []):
-        if f["severity"] in ("error", "warning"):
-            lines.append(f"{f['severity']}: {f['message']}")
-            if f.get("fix"):
-                lines.append(f"  fix: {f['fix']}")
+    for f in info.findings:
+        if f.severity in ("error", "warning"):
+            lines.append(f"{f.severity}: {f.message}")
+            if f.fix:
+                lines.append(f"  fix: {f.fix}")
     return "\n".join(lines)
 
 
-def _machine_info(ctx: Context) -> Result:
+def _machine_info(ctx: Context) -> Result[MachineInfo]:
     from cuenv import engines
     from cuenv.machine import driver, toolkits
 
     machine = driver.detect(ctx.environ, cache_dir=ctx.settings.cache_dir,
                             refresh=bool(getattr(ctx.args, "refresh", False)))
-    data = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ, cache_dir=ctx.settings.cache_dir))
-    return Result(data=data, text=render(data))
+    found = report(machine, toolkits.discover(ctx.environ), engines.available(ctx.environ, cache_dir=ctx.settings.cache_dir))
+    return Result(found, render)
 
 
-def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: Mapping[str, Any]) -> dict:
-    """Pure: the `info --json` document for a machine, its toolkits and engines."""
-    from dataclasses import asdict
+class MachineInfo:
+    """`cuenv info`: this machine, its system toolkits and the engines found (name -> what cuenv.engines.available says)."""
 
-    from cuenv.knowledge import gpus
+    __slots__ = ("engines", "machine", "toolkits")
 
-    rows = []
-    for gpu in machine.gpus:
-        row = asdict(gpu)
+    def __init__(self, machine: Machine, toolkits: Sequence[SystemToolkit], engines: Mapping[str, Mapping[str, JSON]]) -> None:
+        self.machine, self.toolkits, self.engines = machine, toolkits, engines
+
+    def features(self, gpu: Gpu) -> dict[str, bool | None]:
+        """What each GPU supports, by its compute capability (None: unknown)."""
+        from dataclasses import asdict
+
+        from cuenv.knowledge import gpus
+
         feats = asdict(gpus.features(gpu.compute_capability)) if gpu.compute_capability else {}
-        for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32"):
-            row[key] = feats.get(key)
-        rows.append(row)
-    return {
-        "os": machine.os,
-        "arch": machine.arch,
-        "glibc": machine.glibc,
-        "driver": asdict(machine.driver) if machine.driver else None,
-        "gpus": rows,
-        "toolkits": [asdict(t) for t in found_toolkits],
-        "engines": dict(engines),
-        "notes": list(machine.notes),
-    }
+        return {key: feats.get(key) for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32")}
+
+    def to_json(self) -> JSONObject:
+        from dataclasses import asdict
+
+        m = self.machine
+        return {
+            "os": m.os,
+            "arch": m.arch,
+            "glibc": m.glibc,
+            "driver": asdict(m.driver) if m.driver else None,
+            "gpus": [{**asdict(gpu), **self.features(gpu)} for gpu in m.gpus],
+            "toolkits": [asdict(t) for t in self.toolkits],
+            "engines": {name: dict(e) for name, e in self.engines.items()},
+            "notes": list(m.notes),
+        }
 
 
-def _engine_line(name: str, engine: Mapping[str, Any]) -> str:
+def report(machine: Machine, found_toolkits: Sequence[SystemToolkit], engines: Mapping[str, Mapping[str, JSON]]) -> MachineInfo:
+    """Pure: what `cuenv info` says of a machine, its toolkits and engines."""
+    return MachineInfo(machine, found_toolkits, engines)
+
+
+def _engine_line(name: str, engine: Mapping[str, JSON]) -> str:
     """``conda 26.7.1 (/usr/bin/conda, solver classic)``; the others by name and path."""
     version = f" {engine['version']}" if engine.get("version") else ""
     solver = f", solver {engine['solver']}" if engine.get("solver") else ""
@@ -145,36 +178,38 @@ def _yes(value: bool | None) -> str:
     return "?" if value is None else "yes" if value else "no"
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(info: MachineInfo) -> str:
     """Pure: the text people read."""
-    lines = [f"OS        {data['os']} {data['arch']}" + (f" (glibc {data['glibc']})" if data.get("glibc") else "")]
-    drv = data["driver"]
+    m = info.machine
+    lines = [f"OS        {m.os} {m.arch}" + (f" (glibc {m.glibc})" if m.glibc else "")]
+    drv = m.driver
     if drv is None:
         lines.append("Driver    no NVIDIA driver found")
     else:
-        version = drv["version"] or "version unknown"
-        newest = f"newest CUDA {drv['max_cuda']}" if drv["max_cuda"] else "newest CUDA unknown"
-        lines.append(f"Driver    {version}, {newest} (from {drv['source']})")
-    for note in data["notes"]:
+        version = drv.version or "version unknown"
+        newest = f"newest CUDA {drv.max_cuda}" if drv.max_cuda else "newest CUDA unknown"
+        lines.append(f"Driver    {version}, {newest} (from {drv.source})")
+    for note in m.notes:
         lines.append(f"          - {note}")
-    if not data["gpus"]:
+    if not m.gpus:
         lines.append("GPUs      none")
-    for i, g in enumerate(data["gpus"]):
+    for i, g in enumerate(m.gpus):
         label = "GPUs      " if i == 0 else "          "
-        cc = f"cc {g['compute_capability']}" if g["compute_capability"] else "cc unknown"
-        mem = f"{g['memory_mib'] / 1024:.0f} GiB" if g["memory_mib"] else "memory unknown"
-        extra = "  MIG on" if g.get("mig") else ""
-        lines.append(f"{label}{g['index']}  {g['name']}  {cc}  {g['architecture'] or '?'}  {mem}  "
-                     f"BF16 {_yes(g['bf16'])}  FP8 {_yes(g['fp8'])}{extra}")
-    if not data["toolkits"]:
+        cc = f"cc {g.compute_capability}" if g.compute_capability else "cc unknown"
+        mem = f"{g.memory_mib / 1024:.0f} GiB" if g.memory_mib else "memory unknown"
+        extra = "  MIG on" if g.mig else ""
+        feats = info.features(g)
+        lines.append(f"{label}{g.index}  {g.name}  {cc}  {g.architecture or '?'}  {mem}  "
+                     f"BF16 {_yes(feats['bf16'])}  FP8 {_yes(feats['fp8'])}{extra}")
+    if not info.toolkits:
         lines.append("Toolkits  none found")
-    for i, t in enumerate(data["toolkits"]):
+    for i, t in enumerate(info.toolkits):
         label = "Toolkits  " if i == 0 else "          "
-        version = f"CUDA {t['version']}" if t["version"] else "CUDA version unknown"
-        nvcc = f"  nvcc {t['nvcc']}" if t["nvcc"] else ""
-        lines.append(f"{label}{t['path']}  {version}{nvcc}  (found via {t['source']})")
-    have = [_engine_line(n, e) for n, e in data["engines"].items() if e["available"]]
-    missing = [n for n, e in data["engines"].items() if not e["available"]]
+        version = f"CUDA {t.version}" if t.version else "CUDA version unknown"
+        nvcc = f"  nvcc {t.nvcc}" if t.nvcc else ""
+        lines.append(f"{label}{t.path}  {version}{nvcc}  (found via {t.source})")
+    have = [_engine_line(n, e) for n, e in info.engines.items() if e["available"]]
+    missing = [n for n, e in info.engines.items() if not e["available"]]
     lines.append("Engines   " + (", ".join(have) if have else "none"))
     if missing:
         lines.append("          not found: " + ", ".join(missing))

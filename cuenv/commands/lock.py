@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuenv.engines.names import CHOICES, ENGINE_NAMES
@@ -20,7 +19,10 @@ from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.lockmake import Written
+    from cuenv.envs.locksync import DriftCheck, Synced
     from cuenv.lock.model import Drift
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -51,7 +53,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--target-cc", action="append", default=[], metavar="X.Y", help="a GPU of that machine by compute capability")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Written] | Result[DriftCheck] | Result[SyncDone]:
     if ctx.args.command == "sync":
         return _sync(ctx)
     if not ctx.args.target:  # inside `cuenv use NAME`, as `cuenv add` does
@@ -70,10 +72,9 @@ def run(ctx: Context) -> Result:
     return _lock(ctx)
 
 
-def _lock(ctx: Context) -> Result:
+def _lock(ctx: Context) -> Result[Written]:
     from cuenv.envs import lockmake
-    from cuenv.lock import model as lockfile
-    from cuenv.lock.io import overwrite_problem, write_text
+    from cuenv.lock.io import OverwriteRefused
     from cuenv.machine.driver import detect
 
     a = ctx.args
@@ -101,31 +102,32 @@ def _lock(ctx: Context) -> Result:
                            "`cuenv list` shows your environments and `cuenv recipes` the recipes.") from None
     for f in made.warnings:
         sys.stderr.write(output(f"warning: {f.message}\n"))
-    lock = made.lock
-    text = lockmake.lock_text(made)
     if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
         for n, why in made.unpinned:
             sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")
-    counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)
-    data = {"lock": a.output, "source": made.source, "engine": lock.engine, "platforms": list(lock.platforms),
-            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"],
-            "pinned": list(made.pinned), "unpinned": [{"name": n, "why": why} for n, why in made.unpinned]}
-    if a.output == "-":
-        if ctx.json:
-            return Result(data={**data, "text": text})
-        sys.stdout.write(text)
-        return Result()
-    problem = overwrite_problem(Path(a.output), text)
-    if problem and not a.force:
+    try:
+        written = lockmake.write(made, a.output, force=a.force, confirm=confirm_overwrite)
+    except OverwriteRefused as exc:
         again = f"cuenv lock {a.target} -o {a.output} --force" + "".join(f" --platform {p}" for p in a.platform)
-        if not confirm_overwrite(problem):
-            from cuenv.errors import UsageError
+        raise OverwriteRefused(exc.problem, hint=f"Write over it with `{again}`, or choose another -o FILE.") from None
+    # -o -: the lockfile itself is the output (asked for, so printed with -q too); a file: a report of it
+    if a.output == "-":
+        return Result(written, _stdout, exact=True)
+    return Result(written, _written)
 
-            raise UsageError(f"Not written: {problem}.", hint=f"Write over it with `{again}`, or choose another -o FILE.")
-    write_text(Path(a.output), text)
+
+def _stdout(written: Written) -> str:
+    return written.text
+
+
+def _written(written: Written) -> str:
+    made, lock = written.made, written.made.lock
+    counts = ", ".join(f"{len(s.packages)} packages for {s.platform}" for s in lock.solutions)
     found = f"Installed outside cuenv, locked from their index: {', '.join(made.pinned)}.\n" if made.pinned else ""
-    return Result(data=data, text=f"{found}Locked {made.source} ({lock.engine}; {counts}) into {a.output}\n{lockfile.contract_line(lock)}\n"
-                                  f"{_resolved(lock)}")
+    from cuenv.lock.model import contract_line
+
+    return (f"{found}Locked {made.source} ({lock.engine}; {counts}) into {written.output}\n{contract_line(lock)}\n"
+            f"{_resolved(lock)}")
 
 
 def confirm_overwrite(problem: str) -> bool:
@@ -150,19 +152,22 @@ def _resolved(lock) -> str:
     return f"Locked: {'; '.join(parts)}; nvcc: {nvcc}."
 
 
-def _check(ctx: Context) -> Result:
+def _check(ctx: Context) -> Result[DriftCheck]:
     from cuenv.envs.locksync import check_drift
 
     a = ctx.args
     a.file = a.file or "cuenv.lock"
     checked = check_drift(ctx.settings, ctx.environ, name=a.target, lock_path=a.file)
-    data = {"name": a.target, "lock": a.file, "matches": checked.matches,
-            "lock_hash_recorded": checked.lock_hash_recorded, **checked.drift.to_json()}
+    return Result(checked, _drift_text, exit_code=0 if checked.matches else 1)
+
+
+def _drift_text(checked: DriftCheck) -> str:
+    name, path = checked.name, checked.lock_path
     if checked.matches:
-        return Result(data=data, text=f"{a.target!r} matches {a.file} ({checked.packages} packages).")
-    lines = [f"{a.target!r} drifted from {a.file}:"] + ["  " + ln for ln in checked.drift.lines()]
-    lines += drift_fixes(checked.drift, name=a.target, lock_path=a.file)
-    return Result(data=data, text="\n".join(lines), exit_code=1)
+        return f"{name!r} matches {path} ({checked.packages} packages)."
+    lines = [f"{name!r} drifted from {path}:"] + ["  " + ln for ln in checked.drift.lines()]
+    lines += drift_fixes(checked.drift, name=name, lock_path=path)
+    return "\n".join(lines)
 
 
 def drift_fixes(drift: Drift, *, name: str, lock_path: str) -> list[str]:
@@ -177,7 +182,30 @@ def drift_fixes(drift: Drift, *, name: str, lock_path: str) -> list[str]:
     return out
 
 
-def _sync(ctx: Context) -> Result:
+class SyncDone:
+    """`cuenv sync`: ``{"name", "changed"}``, plus ``path`` and ``lock_hash`` when it installed anything."""
+
+    __slots__ = ("lock_path", "synced")
+
+    def __init__(self, synced: Synced, lock_path: str) -> None:
+        self.synced, self.lock_path = synced, lock_path
+
+    def to_json(self) -> JSONObject:
+        plan, built = self.synced.plan, self.synced.built
+        if built is None:  # nothing changed
+            return {"name": plan.name, "changed": False}
+        return {"name": plan.name, "changed": True, "path": str(built.prefix), "lock_hash": plan.lock_hash}
+
+
+def _sync_text(done: SyncDone) -> str:
+    plan, built = done.synced.plan, done.synced.built
+    if built is None:  # nothing changed
+        return f"{plan.name!r} already matches {done.lock_path}."
+    verb = "Synced" if done.synced.updated else "Created"
+    return f"{verb} {plan.name!r} from {done.lock_path} ({len(built.solution.packages)} packages, no solve)."
+
+
+def _sync(ctx: Context) -> Result[SyncDone]:
     from cuenv.cli.progress import for_command
     from cuenv.envs.locksync import sync
 
@@ -207,11 +235,4 @@ def _sync(ctx: Context) -> Result:
                     progress=progress, warn=lambda line: progress.note(f"warning: {line}"), confirm=confirm)
     finally:
         progress.done()
-    plan = done.plan
-    if not done.changed:
-        return Result(data={"name": plan.name, "changed": False}, text=f"{plan.name!r} already matches {a.file}.")
-    verb = "Synced" if done.updated else "Created"
-    built = done.built
-    assert built is not None  # changed: it was built
-    return Result(data={"name": plan.name, "changed": True, "path": str(built.prefix), "lock_hash": plan.lock_hash},
-                  text=f"{verb} {plan.name!r} from {a.file} ({len(built.solution.packages)} packages, no solve).")
+    return Result(SyncDone(done, a.file), _sync_text)

@@ -12,6 +12,9 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.store import EnvRecord
+    from cuenv.knowledge.stack import Finding
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -32,13 +35,13 @@ def _progress(ctx: Context):
     return for_command(ctx)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Packed] | Result[Unpacked]:
     if ctx.args.command == "pack":
         return _pack(ctx)
     return _unpack(ctx)
 
 
-def _pack(ctx: Context) -> Result:
+def _pack(ctx: Context) -> Result[Packed]:
     from cuenv.envs.store import Store
     from cuenv.errors import UsageError
     from cuenv.export.pack import pack
@@ -57,14 +60,28 @@ def _pack(ctx: Context) -> Result:
                              hint=f"Pack into a folder you can write to, e.g. `cuenv pack {a.name} -o {Path.home() / out.name}`.") from None
     finally:
         progress.done()
-    size = out.stat().st_size
-    data = {"name": a.name, "archive": str(out), "kind": manifest["kind"], "method": manifest["method"], "size_bytes": size}
-    text = (f"Packed {a.name} ({manifest['kind']}, {manifest['method']}) into {out} ({size / 1e6:.1f} MB).\n"
-            f"On the other machine: cuenv unpack {out.name}")
-    return Result(data=data, text=text)
+    return Result(Packed(a.name, out, str(manifest["kind"]), str(manifest["method"]), out.stat().st_size), _packed_text)
 
 
-def _unpack(ctx: Context) -> Result:
+class Packed:
+    """`cuenv pack`: ``{"name", "archive", "kind", "method", "size_bytes"}``."""
+
+    __slots__ = ("archive", "kind", "method", "name", "size_bytes")
+
+    def __init__(self, name: str, archive: Path, kind: str, method: str, size_bytes: int) -> None:
+        self.name, self.archive, self.kind, self.method, self.size_bytes = name, archive, kind, method, size_bytes
+
+    def to_json(self) -> JSONObject:
+        return {"name": self.name, "archive": str(self.archive), "kind": self.kind, "method": self.method,
+                "size_bytes": self.size_bytes}
+
+
+def _packed_text(done: Packed) -> str:
+    return (f"Packed {done.name} ({done.kind}, {done.method}) into {done.archive} ({done.size_bytes / 1e6:.1f} MB).\n"
+            f"On the other machine: cuenv unpack {done.archive.name}")
+
+
+def _unpack(ctx: Context) -> Result[Unpacked]:
     from cuenv.export.pack import unpack
     from cuenv.machine.driver import detect
 
@@ -90,6 +107,21 @@ def _unpack(ctx: Context) -> Result:
                         f"on `cuenv use`: {', '.join(repr(s) for s in held[:4])}{' ...' if len(held) > 4 else ''}.")
     if record.meta.archived_smoke_test():
         warnings.append(f"The archive's smoke test is not run until you trust it: `cuenv test {record.name} {TRUST_SMOKE_FLAG}`.")
-    data = {"name": record.name, "path": str(record.path), "findings": [f.to_json() for f in findings]}
-    text = f"Unpacked {record.name} at {record.path}.\nUse it with `cuenv use {record.name}` or `cuenv run {record.name} -- CMD`."
-    return Result(data=data, text=text, warnings=warnings)
+    return Result(Unpacked(record, findings), _unpacked_text, warnings=warnings)
+
+
+class Unpacked:
+    """`cuenv unpack`: ``{"name", "path", "findings"}``, the environment registered and its verdict here."""
+
+    __slots__ = ("findings", "record")
+
+    def __init__(self, record: EnvRecord, findings: list[Finding]) -> None:
+        self.record, self.findings = record, findings
+
+    def to_json(self) -> JSONObject:
+        return {"name": self.record.name, "path": str(self.record.path), "findings": [f.to_json() for f in self.findings]}
+
+
+def _unpacked_text(done: Unpacked) -> str:
+    name = done.record.name
+    return f"Unpacked {name} at {done.record.path}.\nUse it with `cuenv use {name}` or `cuenv run {name} -- CMD`."

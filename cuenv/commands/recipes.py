@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from cuenv.knowledge.findings import REASON_WORD
 from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.machine.model import Machine
+    from cuenv.recipes.catalogue import Recipe
+    from cuenv.recipes.lint import Problem
+    from cuenv.result import JSON, JSONObject
 
 # finding code -> the one word shown in the machine column
 
@@ -33,9 +37,11 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     lint.add_argument("files", nargs="+", metavar="FILE", type=Path)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[RecipeList] | Result[RecipeShow] | Result[Lint]:
     action = getattr(ctx.args, "action", None) or "list"
-    return {"list": _list, "show": _show, "lint": _lint}[action](ctx)
+    if action == "lint":
+        return _lint(ctx)
+    return _show(ctx) if action == "show" else _list(ctx)
 
 
 def _catalogue(ctx: Context):
@@ -44,7 +50,7 @@ def _catalogue(ctx: Context):
     return load_catalogue(ctx.settings)
 
 
-def _detect_machine(ctx: Context) -> Any:
+def _detect_machine(ctx: Context) -> Machine:
     from cuenv.cli.machine_flags import machine_from_args
 
     return machine_from_args(ctx)[0]
@@ -84,12 +90,50 @@ def _cc_range(stack) -> str:
 
 # ---------------------------------------------------------------------------------------------
 
-def _list(ctx: Context) -> Result:
-    from cuenv.recipes.catalogue import RecipeError
+class RecipeRow:
+    """One catalogue recipe in `cuenv recipes` (and `--json`'s ``recipes``), marked for the machine."""
+
+    __slots__ = ("cc", "cuda", "cudnn", "engines", "framework", "machine", "min_driver", "name", "origin", "reason",
+                 "shadows_builtin", "summary", "versions")
+
+    def __init__(self, name: str, recipe: Recipe, machine: Machine | None) -> None:
+        from cuenv.recipes.catalogue import USER_PREFIX
+
+        stack = recipe.stack()
+        self.name = name
+        self.shadows_builtin = name.startswith(USER_PREFIX)
+        self.framework = f"{recipe.framework.name} {recipe.framework.version}" if recipe.framework else None
+        self.versions = list(recipe.versions)
+        self.cuda, self.cudnn = recipe.cuda, stack.cudnn
+        self.min_driver = _min_driver(recipe)
+        self.cc = _cc_range(stack)
+        self.engines = list(recipe.engines())
+        self.machine, self.reason = _mark(recipe, machine)  # runs | warning | no, and its one-word reason
+        self.origin, self.summary = recipe.origin, recipe.summary
+
+    def to_json(self) -> JSONObject:
+        return {"name": self.name, "shadows_builtin": self.shadows_builtin, "framework": self.framework,
+                "versions": list(self.versions), "cuda": self.cuda, "cudnn": self.cudnn, "min_driver": self.min_driver,
+                "cc": self.cc, "engines": list(self.engines), "machine": self.machine, "reason": self.reason,
+                "origin": self.origin, "summary": self.summary}
+
+
+class RecipeList:
+    """`cuenv recipes [list]`: ``{"recipes": [...]}``."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[RecipeRow]) -> None:
+        self.rows = rows
+
+    def to_json(self) -> JSONObject:
+        return {"recipes": [r.to_json() for r in self.rows]}
+
+
+def _list(ctx: Context) -> Result[RecipeList]:
+    from cuenv.recipes.catalogue import USER_PREFIX, RecipeError
 
     catalogue = _catalogue(ctx)
-    from cuenv.recipes.catalogue import USER_PREFIX
-
     recipes, warnings = [], []
     for name in catalogue.names():
         try:
@@ -98,71 +142,79 @@ def _list(ctx: Context) -> Result:
             warnings.append(f"{exc.message} {exc.hint}")
         if name.startswith(USER_PREFIX):  # a user recipe with a built-in's name: listed as user:NAME, and said
             warnings.append(catalogue.shadow_warning(name[len(USER_PREFIX):]) or "")
-    warnings = [w for w in warnings if w]
     machine = _detect_machine(ctx) if recipes else None
-    rows = []
-    for ref, recipe in recipes:
-        stack = recipe.stack()
-        mark, reason = _mark(recipe, machine)
-        rows.append({
-            "name": ref,
-            "shadows_builtin": ref.startswith(USER_PREFIX),
-            "framework": f"{recipe.framework.name} {recipe.framework.version}" if recipe.framework else None,
-            "versions": list(recipe.versions),
-            "cuda": recipe.cuda,
-            "cudnn": stack.cudnn,
-            "min_driver": _min_driver(recipe),
-            "cc": _cc_range(stack),
-            "engines": list(recipe.engines()),
-            "machine": mark,
-            "reason": reason,
-            "origin": recipe.origin,
-            "summary": recipe.summary,
-        })
+    return Result(RecipeList([RecipeRow(ref, recipe, machine) for ref, recipe in recipes]), _list_text,
+                  warnings=[w for w in warnings if w])
+
+
+def _list_text(found: RecipeList) -> str:
+    from cuenv.recipes.catalogue import USER_PREFIX
+
+    rows = found.rows
     table = _table(
         ["NAME", "FRAMEWORK", "CUDA", "CUDNN", "MIN DRIVER", "COMPUTE CAP.", "THIS MACHINE"],
-        [[r["name"] + ("*" if r["origin"] == "user" else ""), r["framework"] or "-", r["cuda"], r["cudnn"] or "-",
-          r["min_driver"], r["cc"], r["machine"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows],
+        [[r.name + ("*" if r.origin == "user" else ""), r.framework or "-", r.cuda, r.cudnn or "-",
+          r.min_driver, r.cc, r.machine + (f" ({r.reason})" if r.reason else "")] for r in rows],
     )
-    foot = "\n* user recipe" if any(r["origin"] == "user" for r in rows) else ""
-    if any(r["shadows_builtin"] for r in rows):
+    foot = "\n* user recipe" if any(r.origin == "user" for r in rows) else ""
+    if any(r.shadows_builtin for r in rows):
         foot += f"; {USER_PREFIX}NAME: yours, with a built-in's name (NAME is the built-in)"
     foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
-    return Result(data={"recipes": rows}, text=table + foot, warnings=warnings)
+    return table + foot
 
 
-def _show(ctx: Context) -> Result:
+class RecipeShow:
+    """`cuenv recipes show NAME[@VERSION]`: the recipe in full, its stack at that version, and what each engine
+    would install."""
+
+    __slots__ = ("recipe", "shadow_warning", "shadows", "version")
+
+    def __init__(self, recipe: Recipe, version: str | None, shadows: list[Path], shadow_warning: str | None) -> None:
+        self.recipe, self.version, self.shadows, self.shadow_warning = recipe, version, shadows, shadow_warning
+
+    def to_json(self) -> JSONObject:
+        recipe, version = self.recipe, self.version
+        stack = recipe.stack(version)
+        return {
+            "name": recipe.name,
+            "label": stack.label,
+            "file": str(recipe.path) if recipe.path else None,
+            "origin": recipe.origin,
+            "shadows": [str(p) for p in self.shadows],
+            "shadow_warning": self.shadow_warning,
+            "content_hash": recipe.content_hash(),
+            "version": version,
+            "stack": {"cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass), "ptx": list(stack.ptx),
+                      "has_nvcc": stack.has_nvcc, "os": list(stack.os), "framework": stack.framework,
+                      "framework_version": stack.framework_version, "variant": stack.variant},
+            "python": cast("JSON", recipe.python_for(version).to_dict()),
+            "min_driver": _min_driver(recipe),
+            "install": recipe.install_plan(version),
+            "recipe": cast("JSON", recipe.to_dict()),
+        }
+
+
+def _show(ctx: Context) -> Result[RecipeShow]:
     catalogue = _catalogue(ctx)
     recipe, version = catalogue.get(ctx.args.ref)
     shadow = catalogue.shadow_warning(ctx.args.ref)
+    found = RecipeShow(recipe, version, catalogue.shadowed(ctx.args.ref.partition("@")[0]), shadow)
+    return Result(found, _show_text, warnings=[shadow] if shadow else [])
+
+
+def _show_text(found: RecipeShow) -> str:
+    recipe, version = found.recipe, found.version
     stack = recipe.stack(version)
     plan = recipe.install_plan(version)
     python = recipe.python_for(version)
-    data = {
-        "name": recipe.name,
-        "label": stack.label,
-        "file": str(recipe.path) if recipe.path else None,
-        "origin": recipe.origin,
-        "shadows": [str(p) for p in catalogue.shadowed(ctx.args.ref.partition("@")[0])],
-        "shadow_warning": shadow,
-        "content_hash": recipe.content_hash(),
-        "version": version,
-        "stack": {"cuda": stack.cuda, "cudnn": stack.cudnn, "sass": list(stack.sass), "ptx": list(stack.ptx),
-                  "has_nvcc": stack.has_nvcc, "os": list(stack.os), "framework": stack.framework,
-                  "framework_version": stack.framework_version, "variant": stack.variant},
-        "python": python.to_dict(),
-        "min_driver": _min_driver(recipe),
-        "install": plan,
-        "recipe": recipe.to_dict(),
-    }
     lines = [f"{stack.label}: {recipe.summary}",
-             f"  file         {data['file']} ({recipe.origin})"]
-    lines += [f"  overrides    {p}" for p in data["shadows"]]
+             f"  file         {recipe.path if recipe.path else None} ({recipe.origin})"]
+    lines += [f"  overrides    {p}" for p in found.shadows]
     if recipe.framework:
         others = ", ".join(v + (" (default)" if v == recipe.framework.version else "") for v in recipe.versions)
         lines.append(f"  framework    {recipe.framework.name} {version}   versions: {others}")
     lines += [
-        f"  CUDA         {stack.cuda}   cuDNN {stack.cudnn or '-'}   minimum driver {data['min_driver']}",
+        f"  CUDA         {stack.cuda}   cuDNN {stack.cudnn or '-'}   minimum driver {_min_driver(recipe)}",
         f"  SASS         {' '.join(stack.sass) or '-'}",
         f"  PTX          {' '.join(stack.ptx) or '-'}",
         f"  python       {python.default}" + (f" ({python.supported})" if python.supported else ""),
@@ -187,25 +239,39 @@ def _show(ctx: Context) -> Result:
     lines += ["    " + line for line in body.rstrip("\n").splitlines()]
     for note in recipe.notes:
         lines.append(f"  note: {note}")
-    lines.append(f"  content hash {data['content_hash']}")
-    return Result(data=data, text="\n".join(lines), warnings=[shadow] if shadow else [])
+    lines.append(f"  content hash {recipe.content_hash()}")
+    return "\n".join(lines)
 
 
-def _lint(ctx: Context) -> Result:
+class Lint:
+    """`cuenv recipes lint`: ``{"ok", "files", "problems": [...]}``, every problem with its file, key and line."""
+
+    __slots__ = ("files", "problems")
+
+    def __init__(self, files: list[str], problems: list[Problem]) -> None:
+        self.files, self.problems = files, problems
+
+    def to_json(self) -> JSONObject:
+        return {"ok": not self.problems, "files": list(self.files), "problems": [p.to_json() for p in self.problems]}
+
+
+def _lint_text(lint: Lint) -> str:
+    problems, files = lint.problems, lint.files
+    if not problems:
+        return f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
+    bad = len({p.file for p in problems})
+    return "\n".join(str(p) for p in problems) + (
+        f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {bad} of {len(files)} "
+        f"file{'s' if len(files) != 1 else ''}.")
+
+
+def _lint(ctx: Context) -> Result[Lint]:
     from cuenv.errors import EXIT_OK, EXIT_PROBLEMS
     from cuenv.recipes.lint import lint_file
 
     problems = [p for f in ctx.args.files for p in lint_file(f)]
-    files = [str(f) for f in ctx.args.files]
-    data = {"ok": not problems, "files": files, "problems": [p.to_json() for p in problems]}
-    if problems:
-        text = "\n".join(str(p) for p in problems)
-        bad = len({p.file for p in problems})
-        text += (f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''} in {bad} of {len(files)} "
-                 f"file{'s' if len(files) != 1 else ''}.")
-    else:
-        text = f"{len(files)} file{'s' if len(files) != 1 else ''} clean."
-    return Result(data=data, text=text, exit_code=EXIT_PROBLEMS if problems else EXIT_OK)
+    return Result(Lint([str(f) for f in ctx.args.files], problems), _lint_text,
+                  exit_code=EXIT_PROBLEMS if problems else EXIT_OK)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

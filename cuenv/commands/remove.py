@@ -12,6 +12,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -21,7 +22,24 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="remove the active environment too (the shell hook deactivates it first)")
 
 
-def run(ctx: Context) -> Result:
+class Removal:
+    """`cuenv remove`: ``{"removed": [NAME, ...]}``; the text says, per name, what was deleted."""
+
+    __slots__ = ("lines", "removed")
+
+    def __init__(self, removed: list[str], lines: list[str]) -> None:
+        self.removed = removed
+        self.lines = lines  # one per name: "Removed NAME." or, for an adopted one, that its folder is left
+
+    def to_json(self) -> JSONObject:
+        return {"removed": list(self.removed)}
+
+
+def _text(done: Removal) -> str:
+    return "\n".join(done.lines) if done.removed else "Nothing removed."
+
+
+def run(ctx: Context) -> Result[Removal]:
     from cuenv.envs.store import Store
 
     store = Store.from_settings(ctx.settings)
@@ -34,8 +52,9 @@ def run(ctx: Context) -> Result:
         sys.stderr.write(f"Remove {names}? [y/N] ")
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
-            return Result(data={"removed": []}, text="Nothing removed.", exit_code=1)
-    removed, lines = [], []
+            return Result(Removal([], []), _text, exit_code=1)
+    removed: list[str] = []
+    lines: list[str] = []
     for record in records:
         with store.locked(record.name):
             store.remove(record.name)  # an adopted environment's folder holds only cuenv's records
@@ -44,7 +63,7 @@ def run(ctx: Context) -> Result:
                      else f"Removed {record.name}.")
     if still_active:  # --force without the hook: this shell still points into the removed folder
         sys.stderr.write(f"warning: {still_active} was active here; run `cuenv deactivate` in this shell.\n")
-    return Result(data={"removed": removed}, text="\n".join(lines), report=True)
+    return Result(Removal(removed, lines), _text, report=True)
 
 
 def refuse_active(names: list[str], environ: Mapping[str, str], *, force: bool, yes: bool = False) -> str | None:

@@ -9,16 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Sequence
 
 from cuenv import atomic
-from cuenv.errors import CuenvError, NotFound, UsageError
-from cuenv.result import Result
+from cuenv.errors import CuenvError, UsageError
+from cuenv.result import Result, text_result
 from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.envs.store import EnvRecord
+    from cuenv.envs.verdict import Notice
+    from cuenv.result import JSONObject, Text
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -43,19 +44,19 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         pin.add_argument("file")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Text] | Result[HookEdit]:
     if ctx.args.command == "shell-init":
         from cuenv.activation.render import hook_text
 
         s = ctx.settings
-        return Result(text=hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
+        return text_result(hook_text(ctx.args.shell, home=s.home, auto_activate=s.auto_activate))
     if ctx.args.command == "init":
         return _init(ctx)
     return {"use": _use, "verdict": _verdict, "deactivate": _deactivate, "pin": _pin}[ctx.args.action](ctx)
 
 
 # -- cuenv init ------------------------------------------------------------------------------
-def _init(ctx: Context) -> Result:
+def _init(ctx: Context) -> Result[HookEdit]:
     import os
 
     from cuenv.activation import rcfile
@@ -77,26 +78,42 @@ def _init(ctx: Context) -> Result:
             atomic.write_text(path, new, mode=mode)
         except OSError as exc:
             raise CuenvError(f"Cannot write {path}: {exc.strerror}.") from None
-    if ctx.args.undo:
-        text = f"Removed the cuenv hook from {path}." if changed else f"No cuenv hook in {path}; nothing to do."
-    elif changed:
-        text = f"Added the cuenv hook to {path}. Open a new {shell}, or run: {rcfile.hook_line(shell)}"
-    else:
-        text = f"The cuenv hook is already in {path}."
-    return Result(data={"shell": shell, "rc_file": str(path), "changed": changed, "undo": ctx.args.undo}, text=text)
+    return Result(HookEdit(shell, path, changed=changed, undo=ctx.args.undo), _init_text)
+
+
+class HookEdit:
+    """`cuenv init`: ``{"shell", "rc_file", "changed", "undo"}``."""
+
+    __slots__ = ("changed", "rc_file", "shell", "undo")
+
+    def __init__(self, shell: str, rc_file: Path, *, changed: bool, undo: bool) -> None:
+        self.shell, self.rc_file, self.changed, self.undo = shell, rc_file, changed, undo
+
+    def to_json(self) -> JSONObject:
+        return {"shell": self.shell, "rc_file": str(self.rc_file), "changed": self.changed, "undo": self.undo}
+
+
+def _init_text(done: HookEdit) -> str:
+    from cuenv.activation import rcfile
+
+    path = done.rc_file
+    if done.undo:
+        return f"Removed the cuenv hook from {path}." if done.changed else f"No cuenv hook in {path}; nothing to do."
+    if done.changed:
+        return f"Added the cuenv hook to {path}. Open a new {done.shell}, or run: {rcfile.hook_line(done.shell)}"
+    return f"The cuenv hook is already in {path}."
 
 
 # -- cuenv shell-env (the hook's helper) -------------------------------------------------------
-def _deactivate(ctx: Context) -> Result:
+def _deactivate(ctx: Context) -> Result[Text]:
     if ctx.args.shell == "fish":
-        return Result(text="if set -q __cuenv_active; __cuenv_restore; end")
-    return Result(text='if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
+        return text_result("if set -q __cuenv_active; __cuenv_restore; end")
+    return text_result('if [ -n "${__cuenv_active+x}" ]; then __cuenv_restore; fi')
 
 
-def _pin(ctx: Context) -> Result:
+def _pin(ctx: Context) -> Result[Text]:
     """The hook's question "which environment does this .cuenv file activate?": shell code that sets
     ``__cuenv_pin_name`` (empty unless the file was allowed); why not goes to stderr, once per file."""
-    from cuenv.activation import fish, posix
     from cuenv.envs import project
     from cuenv.trust import consent
 
@@ -110,88 +127,50 @@ def _pin(ctx: Context) -> Result:
             sys.stderr.write(output(f"cuenv: {exc.message}\ncuenv: {exc.hint}\n"))
     except CuenvError as exc:
         sys.stderr.write(output(f"cuenv: {exc.message}\n" + (f"cuenv: {exc.hint}\n" if exc.hint else "")))
-    if ctx.args.shell == "fish":
-        return Result(text=f"set -g __cuenv_pin_name {fish.quote(name)}")
-    return Result(text=f"__cuenv_pin_name={posix.quote(name)}")
+    return text_result(_pin_line(ctx.args.shell, name))
 
 
-def _resolve_name(ctx: Context) -> tuple[str, Any]:  # Any: a project.ProjectPin or None
-    """The environment to use: the argument, or the nearest .cuenv file's, once the user allowed it."""
-    from cuenv.envs import project
+def _pin_line(shell: str, name: str) -> str:
+    """Shell code that sets the hook's answer to "which environment does this .cuenv file activate?"."""
+    from cuenv.activation import fish, posix
 
-    if ctx.args.name:
-        return ctx.args.name, None
-    from cuenv.trust import consent
-
-    cwd = consent.logical_cwd(ctx.environ)
-    pin = project.find(cwd)
-    if pin is None:
-        raise UsageError(f"No environment named, and no {project.PROJECT_FILE} file in {cwd} or above.",
-                         hint="Run `cuenv use NAME`, or write `env: NAME` into a .cuenv file in your project.")
-    project.approved(pin, ctx.settings.home)
-    return pin.env, pin
+    if shell == "fish":
+        return f"set -g __cuenv_pin_name {fish.quote(name)}"
+    return f"__cuenv_pin_name={posix.quote(name)}"
 
 
-def _verdict_lines(record: EnvRecord, environ: Mapping[str, str], cache_dir: Path | None = None) -> list[str]:
-    from cuenv.envs import verdict
+def _say(said: Sequence[Notice], refused: CuenvError | None) -> None:
+    """The notices on stderr, then the refusal (--strict) if any."""
+    from cuenv.envs.verdict import line_texts
 
-    return verdict.lines_for(verdict.findings_for(record, environ, cache_dir))
-
-
-def _report(name: str, lines: list[str], strict: bool) -> None:
-    from cuenv.envs import verdict
-
-    for line in lines:
-        if not strict and line.startswith("error:"):  # it does not stop activation: a warning (issue 17 §4)
-            line = "warning:" + line[len("error:"):]
+    for line in line_texts(said):
         sys.stderr.write(output(line + "\n"))
-    if strict and verdict.has_error(lines):
-        raise CuenvError(f"Not activating {name}: it cannot run on this machine (--strict).",
-                         hint="Fix the error above, or activate without --strict.")
+    if refused is not None:
+        raise refused
 
 
-def _verdict(ctx: Context) -> Result:
+def _verdict(ctx: Context) -> Result[Text]:
+    from cuenv.envs import use
     from cuenv.envs.store import Store
 
     record = Store.from_settings(ctx.settings).get(ctx.args.name)
-    _report(record.name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
-    return Result()
+    _say(*use.verdict(record, ctx.environ, ctx.settings.cache_dir, strict=ctx.args.strict))
+    return text_result()
 
 
-def _use(ctx: Context) -> Result:
-    from cuenv.activation.render import render_scripts, render_target
-    from cuenv.activation.system import is_system, system_target, toolkit_roots
-    from cuenv.envs import folder
-    from cuenv.envs.store import Store
+def _use(ctx: Context) -> Result[Text]:
+    from cuenv.activation.render import render_target
+    from cuenv.activation.system import toolkit_roots
+    from cuenv.envs import use
 
     settings = ctx.settings
-    name, pin = _resolve_name(ctx)
-    roots = toolkit_roots(ctx.environ)
-    if is_system(name):
-        target = system_target(name, ctx.environ)
-    else:
-        store = Store.from_settings(settings)
-        try:
-            record = store.get(name)
-        except NotFound as exc:
-            if pin is not None and getattr(pin, "lock", None):
-                # name the lockfile only when it is there: `cuenv sync` of a missing file fails (issue 17 §4)
-                lock = Path(pin.lock)
-                hint = (f"Create it from its lockfile: `cuenv sync {pin.lock} -n {name}`." if lock.is_file() else
-                        f"Its lockfile {pin.lock} is missing too: create it from a recipe, `cuenv create RECIPE -n {name}`"
-                        " (`cuenv recipes` lists them).")
-                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.", hint=hint) from None
-            if pin is not None:  # the pin names it: a create under another name would not be found either
-                raise NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.",
-                               hint=f"Create it: `cuenv create RECIPE -n {name}` (`cuenv recipes` lists them).") from None
-            raise exc
-        _report(name, _verdict_lines(record, ctx.environ, ctx.settings.cache_dir), ctx.args.strict)
-        target = record.target()
-        script = folder.activate_script(record.meta_dir, ctx.args.shell)
-        if not script.exists():  # rendered by an older cuenv, or removed: repair the fast path
-            try:
-                folder.write_activation(record.meta_dir, render_scripts(target, envs_dir=settings.envs_dir, prompt=settings.prompt))
-            except OSError:
-                pass
-    text = render_target(target, ctx.args.shell, envs_dir=settings.envs_dir, prompt=settings.prompt, other_roots=roots)
-    return Result(text=text)
+    chosen = use.prepare(ctx.args.name, settings, ctx.environ, strict=ctx.args.strict)
+    _say(chosen.said, chosen.refused)
+    if chosen.record is not None:
+        use.repair_scripts(chosen.record, ctx.args.shell, settings, ctx.environ)
+    script = render_target(chosen.target, ctx.args.shell, envs_dir=settings.envs_dir, prompt=settings.prompt,
+                           other_roots=toolkit_roots(ctx.environ))
+    if chosen.pin is not None:  # the hook's pin cache, answered here rather than by a second `pin` start
+        script = _pin_line(ctx.args.shell, chosen.pin.env) + "\n" + script
+    return text_result(script)
+

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.knowledge import packages
+from cuenv.recipes.candidates import candidates, closest_build
 from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
-    from cuenv.knowledge.stack import Stack as _Stack
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
+    from cuenv.knowledge.stack import Stack
+    from cuenv.lock.check import LockCheck
+    from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
+    from cuenv.result import JSONObject
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("framework", nargs="?", default=None, metavar="FRAMEWORK",
@@ -25,44 +30,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     add_machine_flags(parser)
 
 
-_RECIPE_FRAMEWORK = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "tensorflow", "jax": "jax"}
-
-
-def candidates(framework: str, ctx, warnings: list[str] | None = None) -> list:
-    """Candidate stacks for ``framework``: every version of every recipe for it (labelled NAME@VERSION,
-    so the answer can be passed to `cuenv create`); the knowledge base's builds when no recipe has one."""
-
-    from cuenv.knowledge import builds
-    from cuenv.recipes.catalogue import RecipeError, load_catalogue
-
-    wanted = _RECIPE_FRAMEWORK.get(framework)
-    found = []
-    broken: list[RecipeError] = []  # one broken user recipe must not hide the others
-    recipes = load_catalogue(ctx.settings).all(broken)
-    if warnings is not None:
-        warnings += [f"{exc.message} {exc.hint}" for exc in broken]
-    for recipe in recipes:
-        fw = recipe.framework.name if recipe.framework else None
-        if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
-            default = recipe.framework.version if recipe.framework else None
-            versions = recipe.framework.versions if recipe.framework else (None,)
-            for v in versions:
-                label = recipe.name if v is None or v == default else f"{recipe.name}@{v}"
-                found.append(recipe.stack(v).replace(label=label))
-    return found or builds.candidates(framework)
-
-
-def closest_build(stack: _Stack, ctx: Context) -> _Stack | None:
-    """The catalogue build nearest to ``stack`` (labelled as `cuenv create` takes it): lockfiles' rule."""
-    from cuenv.lock.check import closest
-    from cuenv.recipes.projectfile import framework_family
-
-    if stack.cuda is None:
-        return None
-    return closest(stack, [c for c in candidates(framework_family(stack.framework) or "cuda", ctx) if c.cuda])
-
-
-def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
+def _for_file(ctx: Context) -> tuple[ProjectNeed, Stack | None, str]:
     """(need, closest recipe, framework) for --for FILE."""
     from pathlib import Path
 
@@ -72,11 +40,11 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, _Stack | None, str]:
         raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
     need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda, environ=ctx.environ, settings=ctx.settings)
     need.require_cuda()
-    closest = closest_build(need.stack, ctx)
+    closest = closest_build(need.stack, ctx.settings)
     return need, closest, framework_family(need.stack.framework) or "cuda"
 
 
-def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
+def _for_lockfile(ctx: Context, machine: Machine) -> tuple[LockCheck, str]:
     """(cuenv.lock.check.LockCheck, framework) for --for LOCKFILE: its stack as `cuenv check LOCKFILE` reads it."""
     from cuenv.lock.check import check_lockfile
     from cuenv.recipes.projectfile import framework_family
@@ -86,13 +54,13 @@ def _for_lockfile(ctx: Context, machine: Any) -> tuple[Any, str]:
     if ctx.args.cuda:
         raise UsageError("--cuda does not apply to a lockfile: its packages say their CUDA.", hint="Leave out --cuda.")
     done = check_lockfile(ctx.args.for_file, machine=machine, os_given=bool(getattr(ctx.args, "os", None)),
-                          candidates=lambda framework: candidates(framework, ctx), environ=ctx.environ)
+                          candidates=lambda framework: candidates(framework, ctx.settings), environ=ctx.environ)
     return done, framework_family(done.stack.framework) or "cuda"
 
 
-def run(ctx: Context) -> Result:
-    from cuenv.commands.filejson import lock_json, project_json
-    from cuenv.knowledge.compat import check, suggest, verdict
+def run(ctx: Context) -> Result[Suggestion]:
+    from cuenv.commands.filejson import LockfileCheck, ProjectCheck
+    from cuenv.knowledge.compat import check, describe_machine, suggest, verdict
     from cuenv.lock.io import is_lockfile
 
     found = None
@@ -113,37 +81,68 @@ def run(ctx: Context) -> Result:
                          hint=f"Choose one of: {', '.join([*packages.FRAMEWORKS, 'cuda'])}.")
     if locked is None:
         machine, warnings = machine_from_args(ctx)
-    best, reasoning = suggest(candidates(framework, ctx, warnings), machine)
-    data: dict[str, Any] = {
-        "framework": framework,
-        "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
-                                           "framework_version": best.framework_version, "variant": best.variant},
-        "reasoning": reasoning,
-    }
-    head = f"best {framework} build: {best.label}" if best else f"no {framework} build runs on this machine"
+    best, reasoning = suggest(candidates(framework, ctx.settings, warnings), machine)
     if best is None and machine.driver is None:
         # A GPU-less machine (login node, CI runner) rules nothing out by itself: say what it can't tell (issue 30 §4).
-        head = f"no NVIDIA driver here, so no {framework} build can be confirmed on this machine"
         reasoning = [*reasoning, "name the GPU machine to suggest for, e.g. "
                      f"`cuenv suggest {ctx.args.framework or 'torch'} --driver 550.54.14 --gpu 'NVIDIA A100-SXM4-80GB'`, "
                      "or set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS"]
-        data["reasoning"] = reasoning
-    text = "\n".join([head] + [f"  {line}" for line in reasoning])
+    file: ProjectCheck | LockfileCheck | None = None
     if found:
         need, closest, _ = found
         findings = check(need.stack, machine)
-        runs = verdict(findings)
-        first = next((f for f in findings if f.severity == "error"), None)
-        state = "its own stack runs here" if runs else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = project_json(need.file, runs, findings, need, closest)  # the shape of `check FILE --json`
-        data["file_runs"] = runs
-        data["closest_recipe"] = closest.label if closest else None
-        text = "\n".join([f"{need.file}: {state}", *need.describe(closest), text])
+        file = ProjectCheck(need.file, findings, verdict(findings), describe_machine(machine), need, closest)
     if locked is not None:
-        first = next((f for f in locked.findings if f.severity == "error"), None)
-        state = "its own stack runs here" if locked.ok else f"its own stack does not run here: {first.message if first else ''}"
-        data["file"] = lock_json(ctx.args.for_file, locked)
-        data["file_runs"] = locked.ok
-        data["closest_recipe"] = locked.closest.label if locked.closest else None
-        text = "\n".join([f"{ctx.args.for_file}: {state}", *[f"  {line}" for line in locked.lines()], text])
-    return Result(data=data, text=text, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)
+        file = LockfileCheck(ctx.args.for_file, locked, describe_machine(locked.machine))
+    done = Suggestion(framework, best, reasoning, no_driver=machine.driver is None, file=file)
+    return Result(done, render, exit_code=EXIT_OK if best else EXIT_PROBLEMS, warnings=warnings)
+
+
+class Suggestion:
+    """`cuenv suggest`: ``{"framework", "best": {...} | null, "reasoning": [...]}``; with --for FILE also
+    ``file`` (the shape of `check FILE --json`), ``file_runs`` and ``closest_recipe``."""
+
+    __slots__ = ("best", "file", "framework", "no_driver", "reasoning")
+
+    def __init__(self, framework: str, best: Stack | None, reasoning: list[str], *, no_driver: bool,
+                 file: ProjectCheck | LockfileCheck | None = None) -> None:
+        self.framework, self.best, self.reasoning, self.no_driver, self.file = framework, best, reasoning, no_driver, file
+
+    def closest(self) -> Stack | None:
+        from cuenv.commands.filejson import LockfileCheck
+
+        if isinstance(self.file, LockfileCheck):
+            return self.file.lock.closest
+        return self.file.closest if self.file is not None else None
+
+    def to_json(self) -> JSONObject:
+        best = self.best
+        data: JSONObject = {
+            "framework": self.framework,
+            "best": None if best is None else {"target": best.label, "cuda": best.cuda, "cudnn": best.cudnn,
+                                               "framework_version": best.framework_version, "variant": best.variant},
+            "reasoning": list(self.reasoning),
+        }
+        if self.file is not None:
+            closest = self.closest()
+            data["file"] = self.file.to_json()
+            data["file_runs"] = self.file.ok
+            data["closest_recipe"] = closest.label if closest else None
+        return data
+
+
+def render(done: Suggestion) -> str:
+    from cuenv.commands.filejson import LockfileCheck
+
+    framework = done.framework
+    head = f"best {framework} build: {done.best.label}" if done.best else f"no {framework} build runs on this machine"
+    if done.best is None and done.no_driver:
+        head = f"no NVIDIA driver here, so no {framework} build can be confirmed on this machine"
+    text = "\n".join([head] + [f"  {line}" for line in done.reasoning])
+    file = done.file
+    if file is None:
+        return text
+    first = next((f for f in file.findings if f.severity == "error"), None)
+    state = "its own stack runs here" if file.ok else f"its own stack does not run here: {first.message if first else ''}"
+    indent = "  " if isinstance(file, LockfileCheck) else ""  # a lockfile's lines are said under it
+    return "\n".join([f"{file.target}: {state}", *[indent + line for line in file.lines()], text])

@@ -11,6 +11,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject
 
 TIMEOUT_S = 600.0
 
@@ -46,7 +47,7 @@ def _consent(store: Any, record: Any, *, trusted: bool) -> Any:
     return store.get(record.name)
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Smoke]:
     import shutil
 
     from cuenv import runner
@@ -63,16 +64,41 @@ def run(ctx: Context) -> Result:
     if exe is None:
         raise CuenvError(f"{argv[0]!r} is not in environment {ctx.args.name!r}.")
     done = runner.run([exe, *argv[1:]], timeout=ctx.args.timeout, env=env, check=False)
-    ok = done.returncode == 0
-    data = {"name": ctx.args.name, "ok": ok, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
-    verdict_line = f"smoke test of {ctx.args.name}: {'passed' if ok else f'failed (exit {done.returncode})'}"
-    if not ok:
+    no_gpu_here = False
+    if done.returncode != 0:
         from cuenv.machine.driver import detect
 
-        if detect(ctx.environ, cache_dir=ctx.settings.cache_dir).driver is None:  # expected on a GPU-less machine (issue 30 §4)
-            verdict_line += ("\nnote: this machine has no NVIDIA driver, so a smoke test's GPU step cannot pass here; "
-                             "what it printed before failing (imports, runtime and compiler versions) is what can be checked "
-                             "without a GPU.")
+        no_gpu_here = detect(ctx.environ, cache_dir=ctx.settings.cache_dir).driver is None
+    smoke = Smoke(ctx.args.name, done.returncode, done.stdout, done.stderr, no_gpu_here=no_gpu_here)
+    return Result(smoke, render, exit_code=EXIT_OK if smoke.ok else EXIT_PROBLEMS)
+
+
+class Smoke:
+    """`cuenv test NAME`: ``{"name", "ok", "returncode", "stdout", "stderr"}``, plus ``no_gpu_here: true``
+    when it failed on a machine without an NVIDIA driver (expected there, issue 30 §4)."""
+
+    __slots__ = ("name", "no_gpu_here", "returncode", "stderr", "stdout")
+
+    def __init__(self, name: str, returncode: int, stdout: str, stderr: str, *, no_gpu_here: bool) -> None:
+        self.name, self.returncode, self.stdout, self.stderr = name, returncode, stdout, stderr
+        self.no_gpu_here = no_gpu_here
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {"name": self.name, "ok": self.ok, "returncode": self.returncode, "stdout": self.stdout,
+                            "stderr": self.stderr}
+        if self.no_gpu_here:
             data["no_gpu_here"] = True
-    text = "\n".join(x for x in (done.stdout.rstrip(), done.stderr.rstrip() if not ok else "", verdict_line) if x)
-    return Result(data=data, text=text, exit_code=EXIT_OK if ok else EXIT_PROBLEMS)
+        return data
+
+
+def render(smoke: Smoke) -> str:
+    verdict_line = f"smoke test of {smoke.name}: {'passed' if smoke.ok else f'failed (exit {smoke.returncode})'}"
+    if smoke.no_gpu_here:
+        verdict_line += ("\nnote: this machine has no NVIDIA driver, so a smoke test's GPU step cannot pass here; "
+                         "what it printed before failing (imports, runtime and compiler versions) is what can be checked "
+                         "without a GPU.")
+    return "\n".join(x for x in (smoke.stdout.rstrip(), smoke.stderr.rstrip() if not smoke.ok else "", verdict_line) if x)

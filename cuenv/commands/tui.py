@@ -19,6 +19,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.result import JSONObject
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="write the environment chosen with `use` here (the shell hook passes it)")
 
 
-def run(ctx: Context) -> Result:
+def run(ctx: Context) -> Result[Choice]:
     try:
         import textual  # noqa: F401 - only whether it imports
     except ImportError:  # a dependency, so only a damaged or hand-made install lacks it
@@ -43,21 +44,38 @@ def run(ctx: Context) -> Result:
     app = CuenvApp(Services(ctx.settings, ctx.environ))
     choice = app.run()
     if app.return_code:
-        return Result(exit_code=app.return_code)
+        return Result(Choice(None), _choice_text, exit_code=app.return_code)
     return handoff(choice, ctx.args.choice_file)
 
 
-def handoff(choice: str | None, choice_file: Path | None) -> Result:
+class Choice:
+    """`cuenv tui`: ``{"use": NAME | null}``, the environment chosen with `use` (handed to the hook when it asked)."""
+
+    __slots__ = ("handed", "use")
+
+    def __init__(self, use: str | None, *, handed: bool = False) -> None:
+        self.use, self.handed = use, handed  # handed: written to the hook's choice file, which activates it
+
+    def to_json(self) -> JSONObject:
+        return {"use": self.use}
+
+
+def _choice_text(choice: Choice) -> str:
+    if not choice.use or choice.handed:
+        return ""
+    return (f"Run `cuenv use {choice.use}` to activate it in this shell.\n"
+            "(With the shell hook, `cuenv tui` does this for you: eval \"$(cuenv shell-init bash)\".)")
+
+
+def handoff(choice: str | None, choice_file: Path | None) -> Result[Choice]:
     """Give the chosen environment to the hook's file, or say what to type."""
     if not choice:
-        return Result(data={"use": None})
+        return Result(Choice(None), _choice_text)
     if choice_file is not None:
         try:
             choice_file.write_text(choice + "\n", encoding="utf-8")
         except OSError as exc:
             raise CuenvError(f"Cannot write the choice file {choice_file}: {exc.strerror}.",
                              hint=f"Run `cuenv use {choice}` yourself.") from None
-        return Result(data={"use": choice})
-    return Result(data={"use": choice},
-                  text=f"Run `cuenv use {choice}` to activate it in this shell.\n"
-                       "(With the shell hook, `cuenv tui` does this for you: eval \"$(cuenv shell-init bash)\".)")
+        return Result(Choice(choice, handed=True), _choice_text)
+    return Result(Choice(choice), _choice_text)

@@ -3,7 +3,8 @@
     facts = gather.gather(environ, home=...)        # this machine (I/O, cuenv.doctor.gather)
     facts = report.parse(text)                      # or a pasted report (pure, cuenv.doctor.report)
     checks = diagnose(facts)                        # list[Check]; prints nothing
-    to_json(facts, checks)                          # the --json document
+    diagnosis(facts)                                # both, as one typed Diagnosis (`cuenv doctor`, the TUI)
+    diagnosis(facts).to_json()                      # the --json document
 
 Doctor's own finding codes are listed in ``cuenv.doctor.checks.CODES``.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from cuenv.doctor.model import Check, Facts
+from cuenv.doctor.model import Check, Diagnosis, Facts
 
 # Causes that explain the rest: shown first, under the driver check, wherever a check found them.
 PRIMARY: Final = ("no-driver", "driver-library-mismatch", "driver-too-old")
@@ -54,13 +55,11 @@ def ok(checks: list[Check]) -> bool:
     return all(c.status != "error" for c in checks)
 
 
-def to_json(facts: Facts, checks: list[Check]) -> dict[str, object]:
-    data: dict[str, object] = {"ok": ok(checks), "origin": facts.origin, "checks": [c.to_json() for c in checks]}
-    if facts.env is not None:
-        data["environment"] = facts.env.name
-    if facts.origin != "this machine":
-        data["missing"] = list(facts.missing)
-    return data
+def diagnosis(facts: Facts) -> Diagnosis:
+    """Every check run over ``facts``, with where they came from: what `cuenv doctor` and the TUI show."""
+    return Diagnosis(origin=facts.origin, environment=facts.env.name if facts.env is not None else None,
+                     missing=tuple(facts.missing) if facts.origin != "this machine" else None,
+                     checks=tuple(diagnose(facts)))
 
 
-__all__ = ["Check", "Facts", "diagnose", "ok", "to_json"]
+__all__ = ["Check", "Diagnosis", "Facts", "diagnose", "diagnosis", "ok"]

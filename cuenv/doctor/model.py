@@ -9,7 +9,7 @@ Checks skip what was not observed and say so in ``Facts.missing``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
@@ -19,6 +19,7 @@ from cuenv.machine.model import Machine
 
 if TYPE_CHECKING:
     from cuenv.machine.toolkits import SystemToolkit
+    from cuenv.result import JSON
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,29 @@ class Check:
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "status": self.status, "detail": list(self.detail),
                 "findings": [f.to_json() for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """`cuenv doctor`'s result: every check, and where its facts came from. ``missing`` (what a pasted
+    report did not show) is None for this machine, where nothing is missing by construction."""
+
+    origin: str  # "this machine" | "report"
+    environment: str | None  # the environment looked inside, if any
+    missing: tuple[str, ...] | None
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "error" for c in self.checks)
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"ok": self.ok, "origin": self.origin, "checks": [cast("JSON", c.to_json()) for c in self.checks]}
+        if self.environment is not None:
+            data["environment"] = self.environment
+        if self.missing is not None:
+            data["missing"] = list(self.missing)
+        return data
 
 
 def make_check(name: str, detail: list[str] | tuple[str, ...], findings: list[Finding] | tuple[Finding, ...]) -> Check:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import abc
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Iterable, Mapping
 
 from cuenv.activation.target import CudaLayout
+from cuenv.engines.events import Event, Progress
 from cuenv.engines.names import CONDA_FAMILY
 from cuenv.errors import ToolError, UsageError
 
@@ -24,10 +25,7 @@ if TYPE_CHECKING:
 KINDS: Final = ("conda", "pypi")
 SOLUTION_VERSION: Final = 1
 
-# (event, detail, *, nbytes=None): "solve", "install" (nbytes: the whole download), "download" and
-# "downloaded" (detail: a package, nbytes: its size), "chunk" (nbytes more of it arrived), "output"
-# (a line the engine's tool printed: shown with -v), "tick" (nothing new: a moment to cancel), "done".
-Progress = Callable[..., None]
+
 
 
 @dataclass(frozen=True)
@@ -304,13 +302,10 @@ class Engine(abc.ABC):
         return "Choose another engine with --engine, or `cuenv doctor` to see which ones work here."
 
 
-def emit(progress: Progress | None, event: str, detail: str, *, nbytes: int | None = None) -> None:
-    if progress is None:
-        return
-    if nbytes is None:
-        progress(event, detail)
-    else:
-        progress(event, detail, nbytes=nbytes)
+def emit(progress: Progress | None, event: Event) -> None:
+    """Report ``event`` to ``progress``, if there is one."""
+    if progress is not None:
+        progress(event)
 
 
 def total_size(packages: Iterable[Package]) -> int | None:

@@ -32,7 +32,6 @@ from cuenv.engines.base import (
     HashMismatch,
     Package,
     PackagesNotFound,
-    Progress,
     Request,
     Solution,
     SolveError,
@@ -54,6 +53,7 @@ from cuenv.engines.condaprefix import (
     with_pip_layer,
 )
 from cuenv.engines.condatool import CondaTool
+from cuenv.engines.events import Chunk, Download, Downloaded, Output, Progress, Step, Tick
 from cuenv.engines.mirrors import Mirrors
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
@@ -202,21 +202,21 @@ class FetchProgress:
     def __call__(self, line: str) -> None:
         event = fetch_event(line)
         if event is None:
-            emit(self.progress, "output", line.strip("\0"))
+            emit(self.progress, Output(line.strip("\0")))
             return
         shown, fraction, finished = event
         pkg = self._package(shown)
         name, size = (pkg.name, pkg.size) if pkg is not None else (shown, None)
         if name not in self.arrived:
             self.arrived[name] = 0
-            emit(self.progress, "download", name, nbytes=size)
+            emit(self.progress, Download(name, size))
         if size:
             now = int(size * (1.0 if finished else fraction))
             if now > self.arrived[name]:
-                emit(self.progress, "chunk", name, nbytes=now - self.arrived[name])
+                emit(self.progress, Chunk(name, now - self.arrived[name]))
                 self.arrived[name] = now
         if finished:
-            emit(self.progress, "downloaded", name, nbytes=size)
+            emit(self.progress, Downloaded(name, size))
 
 
 def packages_from_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
@@ -318,7 +318,7 @@ class CondaEngine(Engine):
             done = runner.run(argv, timeout=timeout, env=env, check=False)
         else:  # an install: downloads with bytes, its other lines shown with -v; a cancel or Ctrl-C ends the tool at once
             done = runner.stream(argv, timeout=timeout, env=env, on_line=FetchProgress(packages, progress),
-                                 tick=lambda: emit(progress, "tick", ""))
+                                 tick=lambda: emit(progress, Tick()))
         try:
             data = last_json(done.stdout)
         except ToolError:
@@ -353,8 +353,7 @@ class CondaEngine(Engine):
         # refuses an unhashed package, and a local one whose bytes are not the locked ones, before running anything
         text = explicit_file(solution, mirrors=self.mirrors, sha256=conda is None or conda.sha256_explicit)
         check_local_files(solution, mirrors=self.mirrors)
-        emit(progress, "install", f"{len(solution.packages)} packages with {self.name}",
-             nbytes=total_size(solution.packages))
+        emit(progress, Step("install", f"{len(solution.packages)} packages with {self.name}", total_size(solution.packages)))
         with tempfile.TemporaryDirectory(prefix="cuenv-conda-install-") as tmp:
             explicit = Path(tmp) / "explicit.txt"
             explicit.write_text(text, encoding="utf-8")
@@ -364,7 +363,7 @@ class CondaEngine(Engine):
         restore_urls(prefix, [p for p in solution.packages if p.kind == "conda" and self.mirrors.to_mirror(p.url) != p.url])
         installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
                                    mirrors=self.mirrors, progress=progress)
-        emit(progress, "done", str(prefix))
+        emit(progress, Step("done", str(prefix)))
         return installed
 
     def change(self, prefix: Path, *, install: tuple[Package, ...], remove: tuple[str, ...], cache_dir: Path,
@@ -377,7 +376,7 @@ class CondaEngine(Engine):
             solution = Solution(engine=self.name, platform=HOST_PLATFORM, python=None, packages=install)
             text = explicit_file(solution, mirrors=self.mirrors, sha256=conda is None or conda.sha256_explicit)
             check_local_files(solution, mirrors=self.mirrors)
-            emit(progress, "install", f"{len(install)} packages with {self.name}", nbytes=total_size(install))
+            emit(progress, Step("install", f"{len(install)} packages with {self.name}", total_size(install)))
             with tempfile.TemporaryDirectory(prefix="cuenv-conda-change-") as tmp:
                 explicit = Path(tmp) / "explicit.txt"
                 explicit.write_text(text, encoding="utf-8")
@@ -386,7 +385,7 @@ class CondaEngine(Engine):
                            quiet_success=True)
             restore_urls(prefix, [p for p in install if self.mirrors.to_mirror(p.url) != p.url])
         if remove:
-            emit(progress, "remove", ", ".join(remove))
+            emit(progress, Step("remove", ", ".join(remove)))
             channels = tuple(dict.fromkeys(p.channel for p in read_conda_meta(prefix) if p.channel))
             self._call(remove_argv(self.name, exe, prefix, remove, channel_sources(channels, self.mirrors)),
                        env=tool_env(self.environ, None), timeout=INSTALL_TIMEOUT, channels=channels, target=None,

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cuenv.activation.target import CudaLayout
-from cuenv.engines.base import Package, Progress, Request, Solution, emit
+from cuenv.engines.base import Package, Request, Solution, emit
+from cuenv.engines.events import Progress, Step
 from cuenv.engines.mirrors import Mirrors, channel_url
 from cuenv.errors import CuenvError
 from cuenv.trust import limits
@@ -130,7 +131,7 @@ def with_pip_layer(prefix: Path, solution: Solution, layer: Request | None, *, e
         return None
     if layer is None or not layer.requirements:
         return None
-    emit(progress, "solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}")
+    emit(progress, Step("solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}"))
     wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None, mirrors=mirrors)
     piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress, mirrors=mirrors)
     return replace(solution, packages=solution.packages + wheels)

@@ -10,7 +10,8 @@ import urllib.request
 from pathlib import Path
 from typing import Final
 
-from cuenv.engines.base import DownloadFailed, HashMismatch, Package, Progress, emit
+from cuenv.engines.base import DownloadFailed, HashMismatch, Package, emit
+from cuenv.engines.events import Chunk, Download, Downloaded, Progress
 from cuenv.engines.mirrors import Mirrors
 
 TIMEOUT: Final = 60.0
@@ -70,20 +71,20 @@ def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None 
             paths.unlink(archives, name)  # a stale or damaged cache entry: fetch it again
     archives.mkdir(parents=True, exist_ok=True)
     part_name = f".{name}.part{os.getpid()}"
-    emit(progress, "download", pkg.name, nbytes=pkg.size)
+    emit(progress, Download(pkg.name, pkg.size))
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, paths.open_new(archives, part_name) as out:
             # Small reads: each one is a moment to show progress and to honour a cancel (issue 18).
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 out.write(chunk)
-                emit(progress, "chunk", pkg.name, nbytes=len(chunk))
+                emit(progress, Chunk(pkg.name, len(chunk)))
     except (urllib.error.URLError, OSError, ValueError) as exc:
         paths.unlink(archives, part_name)
         raise DownloadFailed(url, str(getattr(exc, "reason", exc))) from None
     except BaseException:  # a cancel or Ctrl-C: no partial file is left; finished archives stay
         paths.unlink(archives, part_name)
         raise
-    emit(progress, "downloaded", pkg.name, nbytes=pkg.size)
+    emit(progress, Downloaded(pkg.name, pkg.size))
     part = paths.inside(archives, part_name)
     try:
         check(pkg, part)

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Final
 
 from cuenv.engines.base import (
     Package,
-    Progress,
     Request,
     SolveError,
     check_requested_hashes,
     emit,
 )
+from cuenv.engines.events import Progress, Step
 from cuenv.trust import limits
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def install(prefix: Path, packages: tuple[Package, ...], *, environ: Mapping[str
     venv = VenvEngine(environ, mirrors=mirrors)
     text = requirements_lines(packages, mirrors=venv.mirrors)  # refuses a wheel without a hash before anything runs
     python = prefix_python(prefix)
-    emit(progress, "install", f"{len(packages)} pip packages into {prefix}")
+    emit(progress, Step("install", f"{len(packages)} pip packages into {prefix}"))
     with tempfile.TemporaryDirectory(prefix="cuenv-piplayer-") as tmp:
         reqs = Path(tmp) / "requirements.txt"
         reqs.write_text(text, encoding="utf-8")

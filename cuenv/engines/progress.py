@@ -1,6 +1,6 @@
 """The accounting behind progress displays: what is being downloaded, how much, how fast, how long.
 
-Pure: it reads the engines' progress events (see cuenv.engines.base.Progress) and a clock; the CLI
+Pure: it reads the engines' progress events (cuenv.engines.events) and a clock; the CLI
 (cuenv.cli.progress) and the TUI draw from it. uv reports a package when its download starts and
 ends, with its size; cuenv's own downloads (rattler's archives) report every chunk. The rate counts
 finished packages and arrived chunks since the first download began, so it is honest for both.
@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Final
+
+from cuenv.engines.events import Chunk, Download, Downloaded, Event, Step
 
 STEPS: Final = ("plan", "lock", "solve", "venv", "verify", "install", "link", "done")
 
@@ -42,25 +44,25 @@ class Transfers:
     def __post_init__(self) -> None:
         self.started = self.started or self.clock()
 
-    def update(self, event: str, detail: str = "", nbytes: int | None = None) -> None:
+    def update(self, event: Event) -> None:
         now = self.clock()
-        if event in ("download", "chunk", "downloaded"):
-            item = self.items.get(detail)
+        if isinstance(event, (Download, Chunk, Downloaded)):
+            item = self.items.get(event.package)
             if item is None:
-                item = self.items[detail] = Item(detail, nbytes if event != "chunk" else None, now)
+                item = self.items[event.package] = Item(event.package, None if isinstance(event, Chunk) else event.size, now)
                 self.first_download = self.first_download or now
-            if event == "download" and nbytes:
-                item.size = nbytes
-            elif event == "chunk" and nbytes:
-                item.arrived += nbytes
-            elif event == "downloaded":
+            if isinstance(event, Download) and event.size:
+                item.size = event.size
+            elif isinstance(event, Chunk) and event.nbytes:
+                item.arrived += event.nbytes
+            elif isinstance(event, Downloaded):
                 item.finished = True
-                item.size = item.size or nbytes or item.arrived or None
-        elif event in STEPS:
-            self.step, self.step_detail = event, detail
-            if event == "install":
-                self.expected = nbytes
-                self.packages = _count(detail)
+                item.size = item.size or event.size or item.arrived or None
+        elif isinstance(event, Step) and event.name in STEPS:
+            self.step, self.step_detail = event.name, event.detail
+            if event.name == "install":
+                self.expected = event.nbytes
+                self.packages = _count(event.detail)
 
     # -- what a display shows ------------------------------------------------------------------
     @property

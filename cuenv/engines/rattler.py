@@ -24,7 +24,6 @@ from cuenv.engines.base import (
     Engine,
     Package,
     PackagesNotFound,
-    Progress,
     Request,
     Solution,
     SolveError,
@@ -45,6 +44,7 @@ from cuenv.engines.condaprefix import (
     specs_with_python,
     with_pip_layer,
 )
+from cuenv.engines.events import Progress, Step
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
 
@@ -184,15 +184,15 @@ class RattlerEngine(Engine):
         check_solution_engine(self, solution)
         import rattler
 
-        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         local, records = self._verified_records(tuple(p for p in solution.packages if p.kind == "conda"), cache_dir, progress)
-        emit(progress, "link", f"{len(records)} packages into {prefix}")
+        emit(progress, Step("link", f"{len(records)} packages into {prefix}"))
         prefix.mkdir(parents=True, exist_ok=True)
         _run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs", show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])
         installed = with_pip_layer(prefix, solution, layer, environ=self.environ, cache_dir=cache_dir,
                                    mirrors=self.mirrors, progress=progress)
-        emit(progress, "done", str(prefix))
+        emit(progress, Step("done", str(prefix)))
         return installed
 
     def _verified_records(self, packages: tuple[Package, ...], cache_dir: Path,
@@ -204,7 +204,7 @@ class RattlerEngine(Engine):
         archives = cache_dir / "rattler" / "archives"
         local: list[tuple[Package, Path]] = []
         for pkg in packages:
-            emit(progress, "verify", pkg.filename or pkg.url)
+            emit(progress, Step("verify", pkg.filename or pkg.url))
             local.append((pkg, fetch.verified_archive(pkg, archives, progress=progress, mirrors=self.mirrors)))
         records = []
         for pkg, path in local:
@@ -229,12 +229,12 @@ class RattlerEngine(Engine):
         import rattler
 
         if install:
-            emit(progress, "install", f"{len(install)} packages", nbytes=total_size(install))
+            emit(progress, Step("install", f"{len(install)} packages", total_size(install)))
         local, records = self._verified_records(install, cache_dir, progress)
         gone = set(remove) | {p.name for p in install}
         kept = [rattler.PrefixRecord.from_path(path) for path in sorted((prefix / "conda-meta").glob("*.json"))]
         kept = [r for r in kept if r.name.normalized not in gone]
-        emit(progress, "link", f"{len(records)} packages into {prefix}" if records else f"{', '.join(remove)} out of {prefix}")
+        emit(progress, Step("link", f"{len(records)} packages into {prefix}" if records else f"{', '.join(remove)} out of {prefix}"))
         _run(rattler.install([*kept, *records], target_prefix=prefix, cache_dir=cache_dir / "rattler" / "pkgs",
                              show_progress=False))
         restore_urls(prefix, [pkg for pkg, path in local if path.as_uri() != pkg.url])

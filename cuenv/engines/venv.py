@@ -17,6 +17,7 @@ import re
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
@@ -29,7 +30,6 @@ from cuenv.engines.base import (
     MixedCudaMajors,
     Package,
     PackagesNotFound,
-    Progress,
     Request,
     Solution,
     SolveError,
@@ -41,6 +41,7 @@ from cuenv.engines.base import (
     total_size,
 )
 from cuenv.engines.cudahome import build_cuda_home
+from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, Tick
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
@@ -258,7 +259,7 @@ _UV_DOWNLOADING: Final = re.compile(r"^\s*Downloading (\S+) \(([\d.]+)\s*([KMGT]
 _UV_DOWNLOADED: Final = re.compile(r"^\s*Downloaded (\S+)\s*$")
 
 
-def uv_event(line: str) -> tuple[str, str, int | None] | None:
+def uv_event(line: str) -> Download | Downloaded | None:
     """A progress event from a line uv prints when its stderr is not a terminal, or None.
 
     uv 0.8-0.13 prints "Downloading NAME (SIZE)" when a large download starts and " Downloaded
@@ -266,10 +267,10 @@ def uv_event(line: str) -> tuple[str, str, int | None] | None:
     match = _UV_DOWNLOADING.match(line)
     if match:
         number, unit = float(match.group(2)), match.group(3)
-        return "download", canonical(match.group(1)), int(number * _UNITS.get(unit, 1))
+        return Download(canonical(match.group(1)), int(number * _UNITS.get(unit, 1)))
     match = _UV_DOWNLOADED.match(line)
     if match:
-        return "downloaded", canonical(match.group(1)), None
+        return Downloaded(canonical(match.group(1)))
     return None
 
 
@@ -374,19 +375,18 @@ class VenvEngine(Engine):
             offline = runner.run([self._uv(), *args, "--offline"], timeout=timeout, env=self._env(cache_dir), check=False)
             if offline.returncode == 0:
                 for line in (offline.stderr or "").splitlines():
-                    emit(progress, "output", line)
+                    emit(progress, Output(line))
                 return
             _LOGGER.info("not all in uv's cache: installing online")
 
         def on_line(text: str) -> None:
-            emit(progress, "output", text)
+            emit(progress, Output(text))
             found = uv_event(text)
-            if found is not None:
-                event, name, nbytes = found
-                emit(progress, event, name, nbytes=sizes.get(name) or nbytes)  # the lock's exact size first
+            if found is not None:  # the lock's exact size first
+                emit(progress, replace(found, size=sizes.get(found.package) or found.size))
 
         done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
-                             tick=lambda: emit(progress, "tick", ""))
+                             tick=lambda: emit(progress, Tick()))
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
 
@@ -519,12 +519,12 @@ class VenvEngine(Engine):
         check_one_cuda_major(solution.packages, files=self._wheel_files)
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
-        emit(progress, "venv", f"{prefix} (Python {solution.python or 'default'})")
+        emit(progress, Step("venv", f"{prefix} (Python {solution.python or 'default'})"))
         self.uv_run(
             ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
             cache_dir=cache_dir, timeout=120, where="uv venv",
         )
-        emit(progress, "install", f"{len(solution.packages)} packages", nbytes=total_size(solution.packages))
+        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         # pip rides along in the same `uv pip sync`, by URL and hash, where its wheel is known (issue 29:
         # a third uv run was a fifth of a warm create); the solution, and so the lock, still leaves it out.
         seed = None if any(p.name == INSTALLER for p in solution.packages) else \
@@ -547,7 +547,7 @@ class VenvEngine(Engine):
         if site is not None:
             build_cuda_home(folder.cuda_home(prefix), nvidia_components(site))
         # the caller records the solution (cuenv.envs.folder.write_solution, atomic): one writer (issue 24 §4)
-        emit(progress, "done", str(prefix))
+        emit(progress, Step("done", str(prefix)))
         return None
 
     def installer_pin(self, python: str, platform: str, *, cache_dir: Path) -> Package | None:
@@ -581,7 +581,7 @@ class VenvEngine(Engine):
             done = runner.run([self._uv(), *args, *extra], timeout=300, env=self._env(cache_dir), check=False)
             if done.returncode == 0:
                 return
-        emit(progress, "output", f"pip could not be installed into {prefix}: {runner.stderr_tail(done.stderr, lines=1)}")
+        emit(progress, Output(f"pip could not be installed into {prefix}: {runner.stderr_tail(done.stderr, lines=1)}"))
         shim = prefix / "bin" / "pip"
         shim.write_text("#!/bin/sh\necho 'cuenv: this environment has no pip; add it with `cuenv add -n "
                         f"{prefix.name} pip`' >&2\nexit 127\n", encoding="utf-8")

@@ -184,7 +184,7 @@ def adopt(settings: Settings, environ: Mapping[str, str], prefix: Path, *, name:
             meta = meta.replace(tools=cudatools.install_here(name=name, prefix=own, layout=found.layout, meta=meta,
                                                              environ=environ, compiler_hint=None))
             store.write_meta(name, meta)
-            render_activation(store, name, settings)
+            render_activation(store, name, settings, environ)
             store.mark_complete(name)
         except BaseException:
             store.remove(name)

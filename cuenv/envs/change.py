@@ -361,16 +361,17 @@ def _uv(settings: Settings, environ: Mapping[str, str]) -> Any:
 
 def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: ChangePlan, progress: Any) -> None:
     from cuenv.engines.base import emit, total_size
+    from cuenv.engines.events import Step
     from cuenv.engines.venv import INSTALL_TIMEOUT, requirements_lines
 
     engine = _uv(settings, environ)
     python = str(prefix / "bin" / "python")
     if change.uninstall:
-        emit(progress, "remove", ", ".join(change.uninstall))
+        emit(progress, Step("remove", ", ".join(change.uninstall)))
         engine.uv_run(["pip", "uninstall", "--python", python, *change.uninstall], cache_dir=settings.cache_dir,
                       timeout=600, where="uv pip uninstall")
     if change.install:
-        emit(progress, "install", f"{len(change.install)} packages", nbytes=total_size(change.install))
+        emit(progress, Step("install", f"{len(change.install)} packages", total_size(change.install)))
         with tempfile.TemporaryDirectory(prefix="cuenv-change-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(requirements_lines(change.install, mirrors=engine.mirrors), encoding="utf-8")
@@ -439,7 +440,7 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
         resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=disk_usage(record.path)))
     changed_layout = layout != meta.layout
     if changed_layout:  # new library folders: the activation scripts name them
-        render_activation(store, record.name, settings)
+        render_activation(store, record.name, settings, environ)
 
 
 def _req_name(text: str) -> str:

@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
+from cuenv.engines.events import Step
 from cuenv.errors import CuenvError, UsageError
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ def run_change(settings: Settings, environ: Mapping[str, str], engine: Any, pref
         engine.change(prefix, install=conda_in, remove=conda_out, cache_dir=settings.cache_dir, progress=progress)
     pip_out = [n for n in change.uninstall if kinds.get(n) == "pypi"]
     if pip_out:
-        emit(progress, "remove", ", ".join(pip_out))
+        emit(progress, Step("remove", ", ".join(pip_out)))
         VenvEngine(environ, mirrors=settings.mirrors).uv_run(
             ["pip", "uninstall", "--python", str(piplayer.prefix_python(prefix)), *pip_out],
             cache_dir=settings.cache_dir, timeout=600, where="uv pip uninstall")

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cuenv.engines.events import Progress, Step
 from cuenv.envs import cudatools, folder
 from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest, Validation, built_meta
 from cuenv.envs.plan import Built, CreatePlan
@@ -76,7 +77,6 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
         store.remove(name)
 
 
-Reporter = Callable[[str, str], None]
 
 
 def choose_python(recipe: Recipe, version: str | None, requested: str | None, engine: str) -> str | None:
@@ -267,7 +267,7 @@ def framework_route(settings: Settings, request: Request, cuda: str | None) -> R
 
 
 def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, target: Target, cache_dir: Path,
-                 progress: Reporter | None = None) -> Solution:
+                 progress: Progress | None = None) -> Solution:
     """``engine.solve``; where the route's first index cannot be reached, its second, or a refusal
     that names the versions PyPI serves for the recipe's CUDA."""
     from cuenv.engines import DownloadFailed
@@ -280,7 +280,7 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
         route = info.route
         if route.then is not None:
             if progress:
-                progress("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}")
+                progress(Step("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}"))
             other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
             return engine.solve(other, target=target, cache_dir=cache_dir)
         if route.first.name != "vendor" or route.build is None:
@@ -334,22 +334,22 @@ def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:
 
 
 def obtain_solution(plan: CreatePlan, engine: Engine, machine: Machine, cache: Path,
-                    progress: Reporter | None = None) -> Solution:
+                    progress: Progress | None = None) -> Solution:
     """The pipeline's one variable step: the lockfile's solution when there is one, else a solve."""
     from cuenv.engines import Target
 
     if progress:
         for line in engine.mirrors.describe():  # say which mirror is used, and whose setting it is
-            progress("mirror", line)
+            progress(Step("mirror", line))
     if plan.locked is not None:
         if progress:
-            progress("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve")
+            progress(Step("lock", f"{len(plan.locked.packages)} locked packages for {plan.locked.platform}, no solve"))
         return plan.locked
     info = plan.route
     if progress:
-        progress("solve", f"{plan.stack.label} with {plan.engine}")
+        progress(Step("solve", f"{plan.stack.label} with {plan.engine}"))
         if info is not None:
-            progress("route", info.route.reason)
+            progress(Step("route", info.route.reason))
     if plan.request is None:
         raise UsageError(f"Nothing to solve for {plan.name!r}: it names neither packages nor a lockfile.")
     return solve_routed(engine, plan.request, info, target=Target.from_machine(machine), cache_dir=cache,
@@ -357,7 +357,7 @@ def obtain_solution(plan: CreatePlan, engine: Engine, machine: Machine, cache: P
 
 
 def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *, machine: Machine, dry_run: bool,
-            force: bool, progress: Reporter | None = None, update: bool = False) -> Built:
+            force: bool, progress: Progress | None = None, update: bool = False) -> Built:
     """Solve (or take the locked solution), then (unless dry_run) install it in place and mark the env
     complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
     environment (`cuenv sync`) instead of replacing it."""
@@ -394,7 +394,7 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
             meta = meta.replace(tools=cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta,
                                                              environ=environ, compiler_hint=plan.compiler_hint))
             store.write_meta(plan.name, meta)
-            render_activation(store, plan.name, settings)
+            render_activation(store, plan.name, settings, environ)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
                 from cuenv.envs import verdict
 
@@ -424,8 +424,9 @@ def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, finger
                       compiler_hint=plan.compiler_hint)
 
 
-def render_activation(store: Store, name: str, settings: Settings) -> None:
+def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str]) -> None:
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)
-    folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir, prompt=settings.prompt))
+    folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir,
+                                                            prompt=settings.prompt, environ=environ))

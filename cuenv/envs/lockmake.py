@@ -6,7 +6,7 @@ It lives in envs/ because it acts on environments and on create's solver; cuenv.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from cuenv.errors import UsageError
 
@@ -31,6 +31,43 @@ class Made:
     # Installed in the environment, not by cuenv: pinned from their index, or (package, why) it cannot be (issue 26 §3)
     pinned: tuple[str, ...] = ()
     unpinned: tuple[tuple[str, str], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """`cuenv lock`'s result (and the TUI's lock action's): a lock made and where its text went ("-": stdout)."""
+
+    made: Made
+    output: str  # the file written, or "-"
+    text: str  # the lockfile's text (lock_text)
+
+    def to_json(self) -> dict[str, Any]:
+        from cuenv.lock import model as lockfile
+
+        lock = self.made.lock
+        data: dict[str, Any] = {
+            "lock": self.output, "source": self.made.source, "engine": lock.engine, "platforms": list(lock.platforms),
+            "hash": lockfile.content_hash(lock), "contract": lockfile.to_data(lock)["contract"],
+            "pinned": list(self.made.pinned), "unpinned": [{"name": n, "why": why} for n, why in self.made.unpinned]}
+        if self.output == "-":
+            data["text"] = self.text
+        return data
+
+
+def write(made: Made, output: str, *, force: bool, confirm: Callable[[str], bool] | None = None) -> Written:
+    """Write the lock to ``output`` ("-": nothing written, the caller prints it). A different file there
+    raises cuenv.lock.io.OverwriteRefused unless ``force`` or ``confirm(problem)`` says yes (issue 26 §4)."""
+    from pathlib import Path
+
+    from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
+
+    text = lock_text(made)
+    if output != "-":
+        problem = overwrite_problem(Path(output), text)
+        if problem and not force and not (confirm is not None and confirm(problem)):
+            raise OverwriteRefused(problem)
+        write_text(Path(output), text)
+    return Written(made, output, text)
 
 
 def is_environment(settings: Settings, name: str) -> bool:

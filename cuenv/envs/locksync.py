@@ -10,7 +10,7 @@ from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.engines.base import Progress
+    from cuenv.engines.events import Progress
     from cuenv.envs.plan import Built, CreatePlan
     from cuenv.lock.io import LockRead
     from cuenv.lock.model import Drift, Lock
@@ -46,6 +46,11 @@ class DriftCheck:
     drift: Drift
     packages: int  # how many packages the lock has for this environment's platform
     lock_hash_recorded: bool  # the environment was made from exactly this lock
+
+    def to_json(self) -> dict[str, Any]:
+        """`cuenv lock --check --json`: the verdict and the drift's lists."""
+        return {"name": self.name, "lock": self.lock_path, "matches": self.matches,
+                "lock_hash_recorded": self.lock_hash_recorded, **self.drift.to_json()}
 
     @property
     def matches(self) -> bool:

@@ -22,6 +22,7 @@ from cuenv.envs.store import EnvRecord, write_meta
 from cuenv.errors import CuenvError
 from cuenv.knowledge.findings import Finding, no_gpu_here
 from cuenv.machine.fingerprint import fingerprint
+from cuenv.plain import Plain
 from cuenv.trust import limits
 
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
@@ -60,25 +61,45 @@ def save(record: EnvRecord, fp: str, findings: Sequence[Finding]) -> None:
     write(record.meta_dir, fp, lines_for(findings))
 
 
-def lines_for(findings: Sequence[Finding]) -> list[str]:
-    """What `use` prints on stderr (it activates anyway; --strict refuses when any line is an error).
-    On a machine without a GPU, one line instead of an error and its hint on every activation (issue 30
+class Notice(Plain):
+    """One thing `use` says on stderr about an environment: an error or a warning, and its fix."""
+
+    __slots__ = ("severity", "message", "hint")
+
+    def __init__(self, severity: str, message: str, hint: str | None = None) -> None:
+        self.severity = severity  # error | warning
+        self.message = message  # one line
+        self.hint = hint  # one line
+
+
+def notices(findings: Sequence[Finding]) -> list[Notice]:
+    """What `use` says (it activates anyway; --strict refuses when any is an error).
+    On a machine without a GPU, one notice instead of an error and its hint on every activation (issue 30
     §4); it stays an error, so `use --strict` still refuses what it cannot confirm."""
     if no_gpu_here(findings):
-        return ["error: no NVIDIA driver here, so cuenv cannot judge this environment on this machine "
-                "(set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS to judge it for the GPU machine it is for)."]
+        return [Notice("error", "no NVIDIA driver here, so cuenv cannot judge this environment on this machine "
+                       "(set CUENV_TARGET_DRIVER and CUENV_TARGET_GPUS to judge it for the GPU machine it is for).")]
+    return [Notice(f.severity, " ".join(f.message.splitlines()), " ".join(f.fix.splitlines()) if f.fix else None)
+            for f in findings if f.severity in ("error", "warning")]
+
+
+def line_texts(said: Sequence[Notice]) -> list[str]:
+    """Notices as the lines printed on stderr (and kept in the hook's cache, whose reader looks for ``error:``)."""
     out = []
-    for f in findings:
-        if f.severity not in ("error", "warning"):
-            continue
-        out.append(f"{f.severity}: {' '.join(f.message.splitlines())}")
-        if f.fix:
-            out.append(f"hint: {' '.join(f.fix.splitlines())}")
+    for n in said:
+        out.append(f"{n.severity}: {n.message}")
+        if n.hint:
+            out.append(f"hint: {n.hint}")
     return out
 
 
-def has_error(lines: Sequence[str]) -> bool:
-    return any(line.startswith("error:") for line in lines)
+def lines_for(findings: Sequence[Finding]) -> list[str]:
+    """The hook cache's lines for ``findings``."""
+    return line_texts(notices(findings))
+
+
+def has_error(said: Sequence[Notice]) -> bool:
+    return any(n.severity == "error" for n in said)
 
 
 def write(meta_dir: Path, fp: str, lines: Sequence[str]) -> None:

@@ -36,7 +36,8 @@ from cuenv.errors import CuenvError, ToolError, UsageError
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
-    from cuenv.engines.base import Package, Progress, Solution
+    from cuenv.engines.base import Package, Solution
+    from cuenv.engines.events import Progress
     from cuenv.envs.meta import EnvMeta, UnpackedFrom
     from cuenv.envs.store import EnvRecord
     from cuenv.export.payload import Proof
@@ -382,7 +383,7 @@ def unpack(archive: Path, *, name: str | None, settings: Settings, environ: Mapp
             meta = meta.replace(tools=cudatools.install_here(name=env_name, prefix=prefix, layout=meta.layout, meta=meta,
                                                              environ=environ, compiler_hint=None))
             store.write_meta(env_name, meta)
-            render_activation(store, env_name, settings)
+            render_activation(store, env_name, settings, environ)
             store.mark_complete(env_name)
         except BaseException:
             store.remove(env_name)  # an unpack that did not finish leaves nothing usable-looking

@@ -8,6 +8,7 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 
 if TYPE_CHECKING:
+    from cuenv.engines.events import Event
     from cuenv.machine.model import Machine
 
 
@@ -43,11 +44,9 @@ class RecipesLoaded(Message):
 
 
 class CreateProgress(Message):
-    def __init__(self, event: str, detail: str, nbytes: int | None = None) -> None:
+    def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
-        self.detail = detail
-        self.nbytes = nbytes
 
 
 class CreateFinished(Message):

@@ -348,24 +348,6 @@ def recipe_detail_text(recipe: Any, findings: Sequence[Finding]) -> list[tuple[s
     return out
 
 
-# -- doctor -----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DoctorCheck:
-    name: str
-    status: str  # ok | warning | error
-    findings: tuple[Finding, ...]
-
-
-def doctor_checks(data: Mapping[str, Any]) -> tuple[DoctorCheck, ...]:
-    """`cuenv doctor --json`'s document (issue 8) as rows; unknown keys are ignored."""
-    out = []
-    for c in data.get("checks") or ():
-        found = tuple(Finding(code=str(f.get("code", "")), severity=str(f.get("severity", "info")),
-                              message=str(f.get("message", "")), fix=f.get("fix")) for f in c.get("findings") or ())
-        out.append(DoctorCheck(str(c.get("name", "?")), str(c.get("status", "?")), found))
-    return tuple(out)
-
-
 # -- smoke test ----------------------------------------------------------------------------------------------
 def smoke_argv(smoke: SmokeTest | None) -> list[str] | None:
     """The recipe's smoke test as argv (``python -c CODE`` or its command); None when it has none."""

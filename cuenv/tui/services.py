@@ -13,13 +13,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from cuenv.engines.events import Notice, Step, Tick
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, UsageError
 from cuenv.tui import models
 
 if TYPE_CHECKING:
     from cuenv.binaries.assess import Library
-    from cuenv.engines.base import Progress  # (event, detail, *, nbytes=None), as the engines emit it
+    from cuenv.doctor.model import Diagnosis
+    from cuenv.engines.events import Event, Progress
+    from cuenv.envs.lockmake import Written
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.findings import Finding
     from cuenv.machine.model import Machine
@@ -36,13 +39,13 @@ class CreateCancelled(BaseException):
 def guarded(progress: Progress, cancel: threading.Event) -> Progress:
     """A progress callback that stops the pipeline at its next event once ``cancel`` is set."""
 
-    def report(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
-        # Every event counts, "tick" and each downloaded chunk too: a running uv is stopped within
+    def report(event: Event) -> None:
+        # Every event counts, a Tick and each downloaded chunk too: a running uv is stopped within
         # a second (cuenv.runner.stream ends its process group when this raises).
         if cancel.is_set():
             raise CreateCancelled()
-        if event != "tick":
-            progress(event, detail) if nbytes is None else progress(event, detail, nbytes=nbytes)
+        if not isinstance(event, Tick):
+            progress(event)
         if cancel.is_set():
             raise CreateCancelled()
 
@@ -166,9 +169,9 @@ class Services:
         plan = plan_create(self.settings, self.environ, ref=ref, name=name or None, engine=engine, python=None,
                            machine=machine, force=force)
         for line in build_warnings(plan.findings):
-            progress("warning", line)
+            progress(Notice(line))
         report = guarded(progress, cancel)
-        report("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})")
+        report(Step("plan", f"{plan.name}: {plan.stack.label} with {plan.engine} ({plan.engine_reason})"))
         execute(plan, self.settings, self.environ, machine=machine, dry_run=False, force=force, progress=report)
         return plan.name
 
@@ -229,20 +232,13 @@ class Services:
 
         return export_environment(self.settings, name=name, fmt=fmt, out_dir=Path(out_dir), force=force)
 
-    def lock(self, name: str, path: Path, *, force: bool = False) -> Any:
-        """`cuenv lock NAME -o PATH`: the environment's lock, written; returns what --json reports. A different
+    def lock(self, name: str, path: Path, *, force: bool = False) -> Written:
+        """`cuenv lock NAME -o PATH`: the environment's lock, written (the command's typed result). A different
         file at PATH raises cuenv.lock.io.OverwriteRefused unless ``force`` (the view asks first, issue 26 §4)."""
         from cuenv.envs import lockmake
-        from cuenv.lock import model as lockfile
-        from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
 
         made = lockmake.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
-        text = lockmake.lock_text(made)
-        problem = overwrite_problem(path, text)
-        if problem and not force:
-            raise OverwriteRefused(problem)
-        write_text(path, text)
-        return {"lock": str(path), "source": made.source, "hash": lockfile.content_hash(made.lock)}
+        return lockmake.write(made, str(path), force=force)
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:
         """`cuenv lock --check NAME FILE` for a lockfile beside the user, else why not."""
@@ -257,9 +253,9 @@ class Services:
             return f"{path}: {exc.message}"
         return f"{path}: " + ("matches" if checked.matches else "drifted")
 
-    def doctor(self, name: str | None) -> tuple[models.DoctorCheck, ...]:
+    def doctor(self, name: str | None) -> Diagnosis:
+        """`cuenv doctor [NAME]`'s typed result, as the command has it (no JSON in between)."""
         from cuenv import doctor
         from cuenv.doctor.gather import examine
 
-        facts = examine(self.settings, self.environ, name=name)
-        return models.doctor_checks(doctor.to_json(facts, doctor.diagnose(facts)))
+        return doctor.diagnosis(examine(self.settings, self.environ, name=name))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cuenv.engines import Package, Solution
+from cuenv.engines.events import Download, Event
 from cuenv.engines.venv import VenvEngine
 from tests.engines import slowindex
 
@@ -89,9 +90,9 @@ def test_a_cancel_ends_uv_before_its_download_ends(slow_index, tmp_path: Path):
     prefix = tmp_path / "env"
     seen: list[str] = []
 
-    def progress(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
-        seen.append(event)
-        if event == "download":
+    def progress(event: Event) -> None:
+        seen.append(type(event).__name__.lower())
+        if isinstance(event, Download):
             time.sleep(0.5)  # uv is well into the download
             raise Stop()
 

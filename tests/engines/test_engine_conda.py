@@ -25,6 +25,7 @@ from cuenv.engines.base import (
     Unsatisfiable,
 )
 from cuenv.engines.conda import FetchProgress, explicit_file, fetch_event, last_json
+from cuenv.engines.events import Chunk, Download, Downloaded, Event, Output
 
 TOOLS = ("mamba", "micromamba")
 TARGET = Target(cuda="12.4", glibc="2.36")
@@ -152,8 +153,8 @@ def _pkg(name: str, version: str, size: int | None) -> Package:
 def test_fetch_lines_give_bytes_per_package():
     packages = (_pkg("nvidia-cuda-nvcc-cu12", "12.1.105", 20 << 20), _pkg("libcublas", "12.1.3.1", 400 << 20),
                 _pkg("twin-package-name-long-a", "1", 10), _pkg("twin-package-name-long-b", "1", 10))
-    seen: list[tuple[str, str, int | None]] = []
-    fetches = FetchProgress(packages, lambda event, detail="", *, nbytes=None: seen.append((event, detail, nbytes)))
+    seen: list[Event] = []
+    fetches = FetchProgress(packages, seen.append)
     for shown, size in (("nvidia-cuda-nvcc-cu12-12.1.105", "20.0 MB"), ("libcublas-12.1.3.1", "400.0 MB"),
                         ("twin-package-name-long-a-1", "10 B")):
         desc = f"{shown:<20.20} | {size:<9} | "  # conda's "%-20.20s | %-9s | "
@@ -161,12 +162,13 @@ def test_fetch_lines_give_bytes_per_package():
             fetches(f'\0{{"fetch":"{desc}","finished":false,"maxval":1,"progress":{fraction}}}')
         fetches(f'\0{{"fetch":"{desc}","finished":true,"maxval":1,"progress":1}}')
     fetches("Executing transaction: done")
-    nvcc = [(e, n) for e, d, n in seen if d == "nvidia-cuda-nvcc-cu12"]  # cut to "nvidia-cuda-nvcc-cu1" by conda
-    assert nvcc == [("download", 20 << 20), ("chunk", 5 << 20), ("chunk", 10 << 20), ("chunk", 5 << 20),
-                    ("downloaded", 20 << 20)]
-    assert sum(n for e, d, n in seen if d == "libcublas" and e == "chunk") == 400 << 20
-    assert ("download", "twin-package-name-lo", None) in seen  # two packages share the 20 characters: no size guessed
-    assert seen[-1] == ("output", "Executing transaction: done", None)
+    nvcc = [e for e in seen if getattr(e, "package", None) == "nvidia-cuda-nvcc-cu12"]  # cut to "nvidia-cuda-nvcc-cu1" by conda
+    assert nvcc == [Download("nvidia-cuda-nvcc-cu12", 20 << 20), Chunk("nvidia-cuda-nvcc-cu12", 5 << 20),
+                    Chunk("nvidia-cuda-nvcc-cu12", 10 << 20), Chunk("nvidia-cuda-nvcc-cu12", 5 << 20),
+                    Downloaded("nvidia-cuda-nvcc-cu12", 20 << 20)]
+    assert sum(e.nbytes for e in seen if isinstance(e, Chunk) and e.package == "libcublas") == 400 << 20
+    assert Download("twin-package-name-lo", None) in seen  # two packages share the 20 characters: no size guessed
+    assert seen[-1] == Output("Executing transaction: done")
 
 
 def test_the_fetch_line_reader():

@@ -27,6 +27,7 @@ import pytest
 
 from cuenv.engines import condatool, get_engine
 from cuenv.engines.base import HashMismatch, PackagesNotFound, Request, Target, Unsatisfiable
+from cuenv.engines.events import Event, Step, Tick
 from tests.engines.channel import REPO, copy_channel
 from tests.engines.pypimirror import serve
 
@@ -232,13 +233,13 @@ def test_install_over_http_and_conda_checks_every_hash(conda_environ: dict[str, 
     with serve(conda_channel) as url:
         engine = get_engine("conda", conda_environ)
         solution = engine.solve(_request(url, "cuda-cudart", "cuda-version 12.1.*"), target=TARGET, cache_dir=tmp_path)
-        seen: list[tuple[str, str, int | None]] = []
-        engine.install(tmp_path / "envs" / "a", solution, cache_dir=tmp_path,
-                       progress=lambda event, detail="", *, nbytes=None: seen.append((event, detail, nbytes)))
+        seen: list[Event] = []
+        engine.install(tmp_path / "envs" / "a", solution, cache_dir=tmp_path, progress=seen.append)
         # conda writes its JSON download lines only to a terminal (JSONProgressBar is enabled by is_tty()):
         # through cuenv's pipe it prints nothing, not even a summary; cuenv shows the whole download's size
-        assert [e for e, _, _ in seen if e != "tick"] == ["install", "done"]
-        assert seen[0][2] == sum(p.size or 0 for p in solution.packages)
+        steps = [e for e in seen if not isinstance(e, Tick)]
+        assert [e.name for e in steps if isinstance(e, Step)] == ["install", "done"] and len(steps) == 2
+        assert steps[0] == Step(steps[0].name, steps[0].detail, sum(p.size or 0 for p in solution.packages))
         assert engine.installed(tmp_path / "envs" / "a") == solution.packages
         # a lock edited after the solve: conda downloads, compares, refuses; cuenv says which package
         edited = dataclasses.replace(solution, packages=tuple(dataclasses.replace(p, sha256="0" * 64) for p in solution.packages))

@@ -22,6 +22,7 @@ from cuenv.engines.base import (
     Target,
     Unsatisfiable,
 )
+from cuenv.engines.events import Download, Downloaded, Event, Output, Step, Tick
 from cuenv.engines.venv import (
     check_one_cuda_major,
     cuda_major_of,
@@ -170,10 +171,11 @@ def test_solve_locks_urls_and_hashes(cu12_solution: Solution) -> None:
 def test_install_loads_libcudart_12_1_and_runs_ptxas(cu12_solution: Solution, tmp_path: Path, cache_dir: Path) -> None:
     engine = get_engine("venv", os.environ)
     prefix = tmp_path / "envs" / "cuda-12.1"
-    events: list[tuple[str, str]] = []
-    engine.install(prefix, cu12_solution, cache_dir=cache_dir, progress=lambda e, d="", **_: events.append((e, d)))
+    events: list[Event] = []
+    engine.install(prefix, cu12_solution, cache_dir=cache_dir, progress=events.append)
     # steps, and uv's own lines, downloads and quiet moments in between
-    assert [e for e, _ in events if e not in ("output", "tick", "download", "downloaded")] == ["venv", "install", "done"]
+    assert [e.name for e in events if isinstance(e, Step)] == ["venv", "install", "done"]
+    assert all(isinstance(e, (Step, Output, Tick, Download, Downloaded)) for e in events)
     layout = engine.layout(prefix)
     site = next(prefix.glob("lib/python3*/site-packages"))
     assert layout.bin_dirs == (prefix / "bin", site / "nvidia/cuda_nvcc/bin")

@@ -34,7 +34,8 @@ def test_no_gpu_here_is_one_line_and_still_an_error_for_strict() -> None:
     assert verdict.no_gpu_here([NO_DRIVER, Finding("no-gpu", "error", "m")])
     assert not verdict.no_gpu_here([NO_DRIVER, TOO_OLD]) and not verdict.no_gpu_here([JIT]) and not verdict.no_gpu_here([])
     lines = verdict.lines_for([NO_DRIVER])
-    assert len(lines) == 1 and lines[0].startswith("error: no NVIDIA driver here") and verdict.has_error(lines)
+    said = verdict.notices([NO_DRIVER])
+    assert len(lines) == 1 and lines[0].startswith("error: no NVIDIA driver here") and verdict.has_error(said)
     assert len(verdict.lines_for([TOO_OLD])) == 2  # a real problem keeps its error and its hint
 
 

@@ -78,7 +78,8 @@ def register(envs_dir: Path, name: str, layout: CudaLayout, env_vars: dict[str, 
                                                 shims_dir=folder.shims_dir(store.path(name)), compiler_hint=None))
     store.write_meta(name, meta)
     target = store.get(name, allow_incomplete=True).target()
-    folder.write_activation(folder.meta_dir(store.path(name)), render_scripts(target, envs_dir=envs_dir, prompt=prompt))
+    folder.write_activation(folder.meta_dir(store.path(name)),
+                            render_scripts(target, envs_dir=envs_dir, prompt=prompt, environ=os.environ))
     store.mark_complete(name)
     return target
 

@@ -77,3 +77,40 @@ def test_use_without_a_name_refuses_an_unapproved_pin(world: World, tmp_path: Pa
                     env, cwd=proj)
     assert out.stdout.strip() == "rc=1 at=none"
     assert "is not allowed yet: it would activate cuda-12.4." in out.stderr
+
+
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("allowed", [True, False])
+def test_a_pinned_use_starts_the_program_once(shell_name: str, allowed: bool, world: World, tmp_path: Path):
+    """`cuenv use` with no name in a folder whose .cuenv file the hook has not read yet: one program start
+    that reads the pin (issue 24 §4); before, `shell-env pin` and then `shell-env use` both started and
+    read it, and a file not allowed was said twice. The answer is cached for the next look, as `pin`'s."""
+    shell_or_skip(shell_name)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".cuenv").write_text("env: cuda-12.4\n")
+    if allowed:
+        from cuenv.trust import consent
+
+        consent.allow(world.home, proj / ".cuenv", (proj / ".cuenv").read_bytes())
+    starts = tmp_path / "starts"
+    wrap = tmp_path / "wrapped"
+    wrap.mkdir()
+    (wrap / "cuenv").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{starts}'\nexec '{world.bin_dir / 'cuenv'}' \"$@\"\n")
+    (wrap / "cuenv").chmod(0o755)
+    env = world.environ(tmp_path, CUENV_AUTO_ACTIVATE="0", CUENV_HOME=str(world.home))
+    env["PATH"] = f"{wrap}:{env['PATH']}"
+    show = 'echo "at=${CUENV_ACTIVE-none}"' if shell_name != "fish" else 'echo "at=$CUENV_ACTIVE"'
+    hook = hook_source(shell_name, world, tmp_path)
+    steps = [hook, "cuenv use", show, "cuenv use", show]
+    argv = ARGV[shell_name] if shell_name != "bash" else ["bash", "--norc", "--noprofile", "-c"]
+    out = run_shell(shell_name, "\n".join(steps), env, cwd=proj, argv=argv)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("at=")]
+    calls = starts.read_text().splitlines() if starts.exists() else []
+    if allowed:
+        assert lines == ["at=cuda-12.4", "at=cuda-12.4"], out.stderr
+        assert calls == [f"shell-env {shell_name} use"], calls  # the second `use` takes the fast path
+    else:
+        assert lines[0] in ("at=none", "at="), out.stderr
+        assert [c for c in calls if " pin " in f" {c} "] == [], calls
+        assert len(calls) == 2 and out.stderr.count("is not allowed yet") == 2  # once per `use`, not twice each

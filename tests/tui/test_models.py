@@ -113,14 +113,10 @@ def test_detail_text_lists_findings_with_fixes_and_packages():
     assert lines[-1] == ("", "  nvidia-cuda-runtime-cu12 12.1.105 (pypi)")
 
 
-def test_recipe_mark_and_doctor_rows():
+def test_recipe_mark():
     assert models.recipe_mark([]) == ("runs", "", "")
     assert models.recipe_mark([Finding("arch-ptx-jit", "warning", "w"), Finding("driver-too-old", "error", "e")]) == \
         ("no", "driver-too-old", "e")
-    checks = models.doctor_checks({"ok": False, "checks": [
-        {"name": "driver", "status": "error", "findings": [{"code": "no-driver", "severity": "error",
-                                                            "message": "No driver.", "fix": "Install one."}]}]})
-    assert checks == (models.DoctorCheck("driver", "error", (Finding("no-driver", "error", "No driver.", "Install one."),)),)
 
 
 def test_smoke_argv():
@@ -148,15 +144,17 @@ def test_guarded_progress_stops_at_the_next_step():
 
     import pytest
 
+    from cuenv.engines.events import Step, Tick
     from cuenv.tui.services import CreateCancelled, guarded
 
     seen, cancel = [], threading.Event()
-    report = guarded(lambda e, d="": seen.append(e), cancel)
-    report("solve", "")
+    report = guarded(seen.append, cancel)
+    report(Step("solve"))
+    report(Tick())  # a moment to cancel, not passed on
     cancel.set()
     with pytest.raises(CreateCancelled):
-        report("install", "")
-    assert seen == ["solve"]
+        report(Step("install"))
+    assert seen == [Step("solve")]
     assert not issubclass(CreateCancelled, Exception)  # engines' `except Exception` cannot swallow it
 
 

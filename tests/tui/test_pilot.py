@@ -6,6 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+from cuenv.engines.events import Event, Step
 from cuenv.tui import messages as msg
 from cuenv.tui.app import CuenvApp
 from cuenv.tui.screens.modals import (
@@ -292,7 +293,7 @@ def test_create_streams_progress_and_lists_the_new_environment(services: Service
         assert "fresh" in table_names(app)
 
     seen = drive(app, scenario)
-    events = [m.event for m in seen if isinstance(m, msg.CreateProgress)]
+    events = [m.event.name for m in seen if isinstance(m, msg.CreateProgress) and isinstance(m.event, Step)]
     assert events[:2] == ["plan", "solve"] and "install" in events and events[-1] == "done"
     assert (Path(environ["CUENV_HOME"]) / "envs" / "fresh" / ".cuenv" / "complete").is_file()
 
@@ -305,9 +306,9 @@ class GatedServices(Services):
         self.reached = threading.Event()
 
     def create(self, ref, *, progress, cancel, **kw):
-        def gated(event: str, detail: str = "", **facts) -> None:
-            progress(event, detail, **facts)
-            if event == "install":
+        def gated(event: Event) -> None:
+            progress(event)
+            if isinstance(event, Step) and event.name == "install":
                 self.reached.set()
                 cancel.wait(30)
 

@@ -5,7 +5,7 @@ Each one dismisses with plain data (a bool, a tuple, a path) that the calling vi
 
 from __future__ import annotations
 
-from typing import Callable, Final, Sequence
+from typing import TYPE_CHECKING, Callable, Final, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,6 +17,9 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from cuenv.tui.models import STATUS_STYLE
 from cuenv.tui.widgets.common import line
+
+if TYPE_CHECKING:
+    from cuenv.doctor.model import Check
 
 _ENGINE_LABELS: Final = {"venv": "venv (uv, PyPI wheels)", "rattler": "rattler (embedded conda)"}
 
@@ -242,7 +245,7 @@ class DoctorScreen(_Modal):
 
     BINDINGS = [Binding("escape,q", "dismiss_none", "Close")]
 
-    def __init__(self, name: str | None, checks: Sequence) -> None:
+    def __init__(self, name: str | None, checks: Sequence[Check]) -> None:
         super().__init__()
         self.env, self.checks = name, list(checks)
 

@@ -410,5 +410,5 @@ class EnvironmentsView(WorkerErrors, Vertical):
     def doctor(self, name: str | None) -> None:
         from cuenv.tui.screens.modals import DoctorScreen
 
-        checks = self.services.doctor(name)
-        self.app.call_from_thread(self.app.push_screen, DoctorScreen(name, checks))
+        found = self.services.doctor(name)
+        self.app.call_from_thread(self.app.push_screen, DoctorScreen(name, found.checks))

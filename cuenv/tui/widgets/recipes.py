@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, ProgressBar, RichLog, Static
 
+from cuenv.engines.events import Chunk, Download, Downloaded, Event, Notice, Output, Step, Tick
 from cuenv.tui import messages as msg
 from cuenv.tui.models import RECIPE_COLUMNS
 from cuenv.tui.widgets.common import WorkerErrors, current_key, fill_table, line, styled
@@ -172,8 +173,8 @@ class RecipesView(WorkerErrors, Vertical):
     def create(self, recipe: str, name: str, engine: str | None, cancel: threading.Event) -> None:
         from cuenv.tui.services import CreateCancelled
 
-        def progress(event: str, detail: str = "", *, nbytes: int | None = None) -> None:
-            self.post_message(msg.CreateProgress(event, detail, nbytes))
+        def progress(event: Event) -> None:
+            self.post_message(msg.CreateProgress(event))
 
         try:
             self.services.create(recipe, name=name, engine=engine, machine=self.machine, progress=progress, cancel=cancel)
@@ -187,22 +188,17 @@ class RecipesView(WorkerErrors, Vertical):
 
     @on(msg.CreateProgress)
     def _progress(self, message: msg.CreateProgress) -> None:
-        from cuenv.engines.progress import human_bytes
         from cuenv.tui.models import shorten
 
-        if self.transfers is None or message.event == "output":  # the engine's own lines: the CLI's -v
+        event = message.event
+        if self.transfers is None or isinstance(event, Output):  # the engine's own lines: the CLI's -v
             return
-        self.transfers.update(message.event, message.detail, message.nbytes)
-        if message.event == "chunk":
+        self.transfers.update(event)
+        if isinstance(event, (Chunk, Tick)):
             self._show_status()
             return
-        text = message.event + (f": {message.detail}" if message.detail else "")
-        if message.event in ("download", "downloaded") and message.nbytes:
-            text += f" ({human_bytes(message.nbytes)})"
-        elif message.event == "install" and message.nbytes:
-            text += f", up to {human_bytes(message.nbytes)} to download"
-        style = "$warning" if message.event == "warning" else ""
-        self.query_one("#create-log", RichLog).write(line(shorten(text, self.services.settings.home), style))
+        self.query_one("#create-log", RichLog).write(line(shorten(_said(event), self.services.settings.home),
+                                                          "$warning" if isinstance(event, Notice) else ""))
         self._show_status()
 
     def _show_status(self) -> None:
@@ -262,3 +258,16 @@ class RecipesView(WorkerErrors, Vertical):
     @on(Button.Pressed, "#create-cancel")
     def _cancel_pressed(self) -> None:
         self.action_cancel()
+
+
+def _said(event: Step | Download | Downloaded | Notice) -> str:
+    """One line of the create log for an event."""
+    from cuenv.engines.progress import human_bytes
+
+    if isinstance(event, Notice):
+        return f"warning: {event.text}"
+    if isinstance(event, (Download, Downloaded)):
+        name = "download" if isinstance(event, Download) else "downloaded"
+        return f"{name}: {event.package}" + (f" ({human_bytes(event.size)})" if event.size else "")
+    text = event.name + (f": {event.detail}" if event.detail else "")
+    return text + (f", up to {human_bytes(event.nbytes)} to download" if event.name == "install" and event.nbytes else "")

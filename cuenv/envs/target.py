@@ -1,0 +1,139 @@
+"""What a `cuenv check TARGET` names, decided without printing (issue 24 §4): an environment (its recorded
+stack), a recipe, a package spec, or a path whose kernels are read (a wheel, a shared object, a folder).
+
+Lockfiles and project files are read by cuenv.lock.check and cuenv.recipes.projectfile before this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cuenv.errors import NotFound, UsageError
+
+if TYPE_CHECKING:
+    from cuenv.config import Settings
+    from cuenv.envs.store import EnvRecord
+    from cuenv.knowledge.stack import Stack
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved TARGET: exactly one of ``stack`` (with ``record`` for an environment) and ``path``."""
+
+    text: str
+    stack: Stack | None = None  # an environment's recorded stack, a recipe's, or a spec's
+    record: EnvRecord | None = None  # the environment, when TARGET names one
+    path: Path | None = None  # a wheel, a shared object or a folder, read for its kernels
+    note: str | None = None  # how a recipe version read from PyPI on the fly was derived (cuenv.recipes.beyond)
+
+
+def resolve(text: str, settings: Settings, *, index: str | None = None) -> Target:
+    """The target ``text`` names; bad input (no such file, nothing cuenv knows) raises with the fix."""
+    path = path_target(text)
+    if path is not None:
+        return Target(text, path=path)
+    record = environment(text, settings)
+    if record is not None:  # what is installed, which may differ from its recipe's default
+        from cuenv.envs.meta import stack_from_meta  # only for an environment: a recipe or spec needs none of it
+
+        return Target(text, stack=stack_from_meta(record.meta), record=record)
+    for resolver in RESOLVERS:
+        stack = resolver(text, settings, index)
+        if stack is not None:
+            return Target(text, stack=stack, note=_derived_note(text, settings) if stack.label == text else None)
+    import difflib
+
+    from cuenv.knowledge.specs import EXAMPLES
+    from cuenv.recipes.catalogue import load_catalogue
+
+    close = difflib.get_close_matches(text.split("@", 1)[0], load_catalogue(settings).names(), n=3)
+    hint = ("Did you mean " + ", ".join(close) + "? " if close else "") + \
+        f"Give a recipe (`cuenv recipes`), an environment, or a package spec such as {EXAMPLES}."
+    raise UsageError(f"cuenv does not know the target {text!r}.", hint=hint)
+
+
+def _from_recipe(text: str, settings: Settings, index: str | None) -> Stack | None:
+    from cuenv.knowledge.specs import looks_like_spec
+
+    if looks_like_spec(text):  # no recipe name has '==' or '[': the catalogue is not even imported
+        return None
+    from cuenv.recipes.beyond import resolve as resolve_version
+    from cuenv.recipes.catalogue import load_catalogue
+
+    catalogue = load_catalogue(settings)
+    name = text.split("@", 1)[0]
+    if name not in catalogue.names():
+        return None
+    recipe, version = resolve_version(catalogue, text)
+    return recipe.stack(version)
+
+
+def _from_spec(text: str, settings: Settings, index: str | None) -> Stack | None:
+    from cuenv.knowledge.specs import looks_like_spec, parse_spec
+
+    return parse_spec(text, index) if looks_like_spec(text) else None
+
+
+# After an environment (what is installed), tried in order; the first that answers wins.
+RESOLVERS: list[Callable[[str, Settings, str | None], Stack | None]] = [_from_recipe, _from_spec]
+
+
+def environment(text: str, settings: Settings) -> EnvRecord | None:
+    """The environment named ``text``, if there is one (a recipe or a spec is not even looked up in the store)."""
+    if "/" in text or not (settings.envs_dir / text).is_dir():  # a recipe or a spec: no store import
+        return None
+    from cuenv.envs.store import NAME_RE, Store
+
+    if not NAME_RE.fullmatch(text):
+        return None
+    store = Store.from_settings(settings)
+    return store.get(text) if store.path(text).is_dir() else None
+
+
+def path_target(text: str) -> Path | None:
+    """A TARGET written as a path (it has a slash, or names a wheel or a shared object); must exist."""
+    from cuenv.binaries.names import looks_binary
+
+    if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
+        return None
+    path = Path(text).expanduser()
+    hint = "Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec."
+    if not path.exists():
+        raise NotFound(f"No file or folder {text!r}.", hint=hint)
+    if not path.is_file() and not path.is_dir():  # a FIFO, a socket, a device: nothing to read kernels from
+        raise UsageError(f"{text} is neither a file nor a folder.", hint=hint)
+    if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
+        # What reaches here was not read as a lockfile or a project file either (`check` tries those first).
+        from cuenv.lock.foreign import LABELS
+
+        kinds = ", ".join(["cuenv.lock", *LABELS.values()])
+        raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",
+                         hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt, "
+                         "pyproject.toml (uv, pixi), pixi.toml.")
+    return path
+
+
+def _is_elf(path: Path) -> bool:
+    """Whether a file named like nothing cuenv scans still is one (an ELF shared object or cubin)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _derived_note(text: str, settings: Settings) -> str | None:
+    """The note of a recipe version read from PyPI on the fly (cuenv.recipes.beyond), if the target is one."""
+    if "@" not in text:
+        return None
+    from cuenv.recipes.beyond import derived_note
+    from cuenv.recipes.beyond import resolve as resolve_version
+    from cuenv.recipes.catalogue import load_catalogue
+
+    catalogue = load_catalogue(settings)
+    if text.split("@", 1)[0] not in catalogue.names():
+        return None
+    return derived_note(resolve_version(catalogue, text)[0])
