@@ -10,28 +10,36 @@ Plain classes rather than dataclasses: every command's start-up imports this mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, Union
-
+TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Generic, Protocol, TypeAlias, TypeVar
 
-# What json.dumps writes: a command's --json document is built of these only (read-only views, so that a
-# typed dict[str, str] or list[dict[str, int]] is one too).
-JSON: TypeAlias = Union[None, bool, int, float, str, "Sequence[JSON]", "Mapping[str, JSON]"]
-JSONObject: TypeAlias = "dict[str, JSON]"
+    # What json.dumps writes: a command's --json document is built of these only (read-only views, so that a
+    # typed dict[str, str] or list[dict[str, int]] is one too).
+    JSON: TypeAlias = None | bool | int | float | str | "Sequence[JSON]" | "Mapping[str, JSON]"
+    JSONObject: TypeAlias = "dict[str, JSON]"
+
+    class Shaped(Protocol):
+        """A command's typed result: its --json document, one shape per command."""
+
+        def to_json(self) -> JSON: ...
+
+    T = TypeVar("T", bound=Shaped)
+
+    class _Typed(Generic[T]):
+        __slots__ = ()
+else:  # at run time `Result[X]` names Result itself
+    T = None
+
+    class _Typed:
+        __slots__ = ()
+
+        def __class_getitem__(cls, item: object) -> type:
+            return cls
 
 
-class Shaped(Protocol):
-    """A command's typed result: its --json document, one shape per command."""
-
-    def to_json(self) -> JSON: ...
-
-
-T = TypeVar("T", bound=Shaped)
-
-
-class Result(Generic[T]):
+class Result(_Typed[T]):
     __slots__ = ("exact", "exit_code", "render", "report", "value", "warnings")
 
     def __init__(self, value: T, render: Callable[[T], str], *, exit_code: int = 0, warnings: list[str] | None = None,

@@ -56,7 +56,8 @@ def run(ctx: Context) -> Result[Changed]:
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
     machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine)
+    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine,
+                          pypi=ctx.args.pypi)
     if planned.empty or ctx.args.dry_run:
         return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
     progress = for_command(ctx)
