@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from cuenv.envs import folder
-from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, requirement_name
+from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
 
@@ -157,17 +157,7 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
     if missing:
         raise UsageError(f"Not installed in {record.name!r}: {', '.join(missing)}.",
                          hint=f"`cuenv info {record.name}` lists what is.")
-    for n in names:
-        if n in hold:
-            raise ChangeRefused(f"{n} is {hold[n]}: removing it would break what {record.name!r} was checked for.",
-                                hint=f"Remove the whole environment with `cuenv remove {record.name}`, or keep it.")
-    needed = dependants(record.path, set(names))
-    if needed:
-        listed = "; ".join(f"{n} is needed by {', '.join(sorted(by))}" for n, by in sorted(needed.items()))
-        together = " ".join(sorted(set(names) | {b for by in needed.values() for b in by}))
-        raise ChangeRefused(f"Removing it would break installed packages: {listed}.",
-                            hint=f"Remove them together: `cuenv uninstall -n {record.name} {together}`.")
-    return ChangePlan(record.name, "remove", tuple(names), before, uninstall=tuple(names))
+    return removal(record.name, names, before, hold, dependants(record.path, set(names)))
 
 
 def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],

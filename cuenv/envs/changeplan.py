@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.packages import canonical
@@ -123,3 +123,20 @@ def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
             if canonical(req.name) in names:
                 out.setdefault(canonical(req.name), set()).add(own)
     return out
+
+
+def removal(name: str, names: Sequence[str], before: tuple[Any, ...], hold: Mapping[str, str],
+            needed: Mapping[str, set[str]], *, flag: str = "") -> ChangePlan:
+    """The plan that removes ``names`` from environment ``name``, refused when one is held (``hold``: name ->
+    why) or another installed package still needs it (``needed``: name -> those); ``flag`` (" --pypi") goes
+    into the command the refusal names."""
+    for n in names:
+        if n in hold:
+            raise ChangeRefused(f"{n} is {hold[n]}: removing it would break what {name!r} was checked for.",
+                                hint=f"Remove the whole environment with `cuenv remove {name}`, or keep it.")
+    if needed:
+        listed = "; ".join(f"{n} is needed by {', '.join(sorted(by))}" for n, by in sorted(needed.items()))
+        together = " ".join(sorted(set(names) | {b for by in needed.values() for b in by}))
+        raise ChangeRefused(f"Removing it would break installed packages: {listed}.",
+                            hint=f"Remove them together: `cuenv uninstall -n {name}{flag} {together}`.")
+    return ChangePlan(name, "remove", tuple(names), before, uninstall=tuple(names))

@@ -183,7 +183,7 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], removable: set[str],
                  hold: Mapping[str, str], kind: str) -> ChangePlan:
     """Take ``names`` out: each installed (of ``kind``), none held, none that another package still needs."""
-    from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants
+    from cuenv.envs.changeplan import dependants, removal
 
     pypi = kind == "pypi"
     flag = " --pypi" if pypi else ""
@@ -196,17 +196,8 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], r
                                f"`cuenv uninstall -n {record.name}"
                                f"{'' if pypi else ' --pypi'} {' '.join(sorted(other))}`." if other else
                                f"`cuenv info {record.name}` lists what is."))
-    for n in names:
-        if n in hold:
-            raise ChangeRefused(f"{n} is {hold[n]}: removing it would break what {record.name!r} was checked for.",
-                                hint=f"Remove the whole environment with `cuenv remove {record.name}`, or keep it.")
     needed = dependants(record.path, set(names)) if pypi else conda_dependants(record.path, set(names))
-    if needed:
-        listed = "; ".join(f"{n} is needed by {', '.join(sorted(by))}" for n, by in sorted(needed.items()))
-        together = " ".join(sorted(set(names) | {b for by in needed.values() for b in by}))
-        raise ChangeRefused(f"Removing it would break installed packages: {listed}.",
-                            hint=f"Remove them together: `cuenv uninstall -n {record.name}{flag} {together}`.")
-    return ChangePlan(record.name, "remove", tuple(names), before, uninstall=tuple(names))
+    return removal(record.name, names, before, hold, needed, flag=flag)
 
 
 def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRecord, engine: Any, *, verb: str,
