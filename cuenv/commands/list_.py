@@ -88,11 +88,13 @@ def _row(record: EnvRecord, ctx: Context, fp: str) -> EnvRow:
 def run(ctx: Context) -> Result[Listing]:
     from cuenv.envs.store import Store
 
-    store = Store.from_settings(ctx.settings)
-    from cuenv.machine.fingerprint import fingerprint
+    records = Store.from_settings(ctx.settings).list()
+    rows: list[EnvRow] = []
+    if records:  # no environment, no machine to read
+        from cuenv.machine.fingerprint import fingerprint
 
-    fp = fingerprint(ctx.environ)  # once: it reads /proc, and the machine is the same for every row
-    rows = [_row(r, ctx, fp) for r in store.list()]
+        fp = fingerprint(ctx.environ)  # once: it reads /proc, and the machine is the same for every row
+        rows = [_row(r, ctx, fp) for r in records]
     if ctx.args.du:
         _measure(rows)
     system = None
