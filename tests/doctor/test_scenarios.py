@@ -180,4 +180,5 @@ def test_this_machine_without_importing_a_framework(tmp_path):
     assert f"toolkit {SYSTEM13}: CUDA 13.0" in out
     assert f"libcudart.so.13 -> {SYSTEM13}/lib/libcudart.so.13  [CUDA 13.0; via linker cache]" in out
     assert "no cuDNN found" in out
-    assert out.rstrip().endswith("failed, 1 with warnings.") or out.rstrip().endswith("failed, 0 with warnings.")
+    low_disk = int("fix: Free space" in out)  # a full disk is a warning of its own (this shared machine reached 95%)
+    assert any(out.rstrip().endswith(f"failed, {n + low_disk} with warnings.") for n in (0, 1))
