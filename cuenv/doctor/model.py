@@ -8,8 +8,8 @@ Checks skip what was not observed and say so in ``Facts.missing``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 from cuenv.activation.target import CudaLayout
 from cuenv.binaries.scan import ScanReport
@@ -218,6 +218,3 @@ class Facts:
     kernels: ScanReport | None = None  # the fat binaries in the environment's shared objects (issue 20)
     errors: tuple[ErrorHit, ...] = ()
     missing: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
