@@ -107,9 +107,34 @@ def _plan(ctx: Context, machine, checked_here: bool):
                            request_extras=built.request_extras)
         source = {"file": str(file or a.requirements), "cuda_from": built.how, "notes": list(built.notes)}
         return replace(plan, checked_here=checked_here), None, source
+    if Path(recipe).is_file():
+        _refuse_file(recipe, name, ctx)
     plan = plan_create(ctx.settings, ctx.environ, ref=recipe, name=name, engine=a.engine, python=a.python,
                        machine=machine, force=a.force, with_nvcc=a.with_nvcc)
     return replace(plan, checked_here=checked_here), None, None
+
+
+def _refuse_file(file: str, name: str | None, ctx: Context) -> None:
+    """`cuenv create pixi.lock` names a file here, not a recipe: the flag that reads it, as a command that runs."""
+    import shlex
+
+    from cuenv.errors import UsageError
+    from cuenv.lock.io import is_lockfile
+    from cuenv.recipes.catalogue import load_catalogue
+    from cuenv.recipes.projectfile import kind_of
+
+    if file in load_catalogue(ctx.settings).names():
+        return
+    try:
+        kind = "lock" if is_lockfile(file) else kind_of(Path(file))
+    except UsageError:
+        kind = None
+    flag = {"lock": "--from-lock", "environment-yml": "-f", "requirements": "-r"}.get(kind or "")
+    named = f" -n {shlex.quote(name)}" if name else ""
+    raise UsageError(f"{file} is a file here, not a recipe.",
+                     hint=f"Create from it with `cuenv create {flag} {shlex.quote(file)}{named}`." if flag else
+                     "cuenv creates from a recipe (`cuenv recipes` lists them), a lockfile (--from-lock), "
+                     "an environment.yml (-f) or a requirements file (-r).")
 
 
 def _is_project(file: str) -> bool:

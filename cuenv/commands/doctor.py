@@ -8,6 +8,7 @@ Exit 0 when no check is an error, 1 otherwise (2 for bad input). ``--json`` prin
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,11 +40,14 @@ def run(ctx: Context) -> Result[Diagnosis]:
     if args.report is not None:
         if args.name:
             raise UsageError("--report diagnoses pasted text; it does not take an environment name.",
-                             hint="Run `cuenv doctor --report FILE` alone.")
+                             hint=f"Run `cuenv doctor --report {shlex.quote(args.report)}` alone.")
         from cuenv.doctor import report
 
         facts = report.parse(_read_report(args.report))
     else:
+        if args.name and Path(args.name).is_file() and not (ctx.settings.envs_dir / args.name).is_dir():
+            raise UsageError(f"{args.name} is a file here, not an environment.",
+                             hint=f"Diagnose the text in it: `cuenv doctor --report {shlex.quote(args.name)}`.")
         facts = _gather(ctx)
     found = doctor.diagnosis(facts)
     return Result(found, render, exit_code=0 if found.ok else 1)

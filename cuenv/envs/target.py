@@ -44,6 +44,8 @@ def resolve(text: str, settings: Settings, *, index: str | None = None) -> Targe
         stack = resolver(text, settings, index)
         if stack is not None:
             return Target(text, stack=stack, note=_derived_note(text, settings) if stack.label == text else None)
+    if Path(text).is_dir():  # a folder in the current one, named without ./: nothing else by that name
+        return Target(text, path=path_target(f"./{text}"))
     import difflib
 
     from cuenv.knowledge.specs import EXAMPLES
@@ -94,10 +96,12 @@ def environment(text: str, settings: Settings) -> EnvRecord | None:
 
 
 def path_target(text: str) -> Path | None:
-    """A TARGET written as a path (it has a slash, or names a wheel or a shared object); must exist."""
+    """A TARGET written as a path (it has a slash, or names a wheel or a shared object; must exist), or a file
+    that exists: `cuenv check pixi.lock` in the lock's folder reads that file, never a recipe of that name."""
     from cuenv.binaries.names import looks_binary
 
-    if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text):
+    if "/" not in text and text != "." and not text.endswith(".whl") and not looks_binary(text) \
+            and not Path(text).is_file():
         return None
     path = Path(text).expanduser()
     hint = "Give a wheel, a shared object or a folder to read the kernels of, or a recipe, an environment or a spec."

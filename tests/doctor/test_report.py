@@ -120,6 +120,17 @@ def test_missing_report_file_is_a_usage_error(cli, tmp_path):
 def test_report_takes_no_environment_name(cli):
     code, _, err = cli("doctor", "myenv", "--report", "-")
     assert code == 2 and err.startswith("error: --report diagnoses pasted text")
+    assert err.splitlines()[1] == "hint: Run `cuenv doctor --report -` alone."
+
+
+def test_a_saved_report_named_as_the_environment_gets_the_command_that_reads_it(cli, work):
+    """`cuenv doctor smi.txt` names a file here, not an environment: the hint runs as written."""
+    (work / "smi.txt").write_bytes((REPORTS / "gcc13-cuda121-unsupported-gnu.txt").read_bytes())
+    code, _, err = cli("doctor", "smi.txt")
+    assert code == 2 and err.startswith("error: smi.txt is a file here, not an environment."), err
+    [hinted] = err.split("`")[1::2]
+    code, out, err = cli(*hinted.split()[1:])
+    assert code == 1 and err == "" and out.startswith("Diagnosis of the report\n")
 
 
 def test_unknown_environment(cli):

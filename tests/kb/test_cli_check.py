@@ -147,3 +147,20 @@ def test_an_unknown_build_is_neither_a_pass_nor_an_error(cli) -> None:
 def test_a_gpu_the_driver_ignores_names_its_last_branch(cli) -> None:
     code, out, _ = cli("check", "torch==2.8.0+cu126", "--driver", "590.44.01", "--gpu", "Tesla V100-SXM2-16GB")
     assert code == 1 and "gpu-ignored-by-driver" in out and "R580" in out
+
+
+def test_a_file_in_this_folder_named_without_dot_slash_is_the_file(cli, work) -> None:
+    """`cuenv check pixi.lock` reads the file here, never a recipe or an environment of that name; a file cuenv
+    cannot read is said to be one, and a folder here that names nothing else is read for its kernels."""
+    from pathlib import Path
+
+    fixture = Path(__file__).parents[1] / "lockfiles" / "foreign" / "fixtures" / "multi-machine-v7.pixi.lock"
+    (work / "pixi.lock").write_bytes(fixture.read_bytes())
+    code, out, _ = cli("check", "pixi.lock", "--driver", "550.54.14", "--cc", "8.9", "--json")
+    assert code == 0 and json.loads(out)["target"] == "pixi.lock" and "contract" in json.loads(out), out
+    (work / "cuda-12.1").write_bytes(b"\0\1 not a lockfile")  # a recipe's name, but a file here: the file
+    code, _, err = cli("check", "cuda-12.1")
+    assert code == 2 and err.startswith("error: cuda-12.1 is not a wheel, a shared object"), err
+    (work / "build").mkdir()
+    code, out, _ = cli("check", "build")
+    assert code == 0 and "No CUDA kernels (fat binaries) in the 0 shared objects of build." in out, out

@@ -368,3 +368,14 @@ def test_a_pytorch_index_wheel_is_read_with_its_local_version(cli) -> None:
     assert (data["ok"], data["cuda"], data["framework_version"], data["closest_recipe"]) == (True, "12.4", "2.6.0", "torch-cu124")
     assert "torch 2.6.0 (cu124) from the wheel torch 2.6.0+cu124" in data["evidence"]
     assert data["contract"]["arch"]["sass"]  # torch 2.6 cu124's arch list, from the knowledge base
+
+
+def test_a_lockfile_named_as_the_recipe_is_refused_with_the_command_that_reads_it(cli, work: Path) -> None:
+    """`cuenv create pixi.lock` names a file here, not a recipe: the hint is the command, and it runs."""
+    shutil.copy(FIXTURES / "foundationpose-v6.pixi.lock", work / "pixi.lock")
+    code, _, err = cli("create", "pixi.lock", "-n", "fp")
+    assert code == 2 and err.splitlines()[0] == "error: pixi.lock is a file here, not a recipe.", err
+    [hinted] = err.split("`")[1::2]
+    assert hinted == "cuenv create --from-lock pixi.lock -n fp"
+    code, out, err = cli(*hinted.split()[1:], "--dry-run", "--json")  # as written, only not downloading
+    assert code == 0 and json.loads(out)["contract"]["cuda"] == "12.9", err
