@@ -72,6 +72,16 @@ CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow-gpu", "jaxlib"
 # ``pytorch-cpu`` metapackage requires a ``pytorch *cpu*`` build. Either decides the build the solver picks.
 CONDA_TORCH_CPU: Final = ("cpuonly", "pytorch-cpu")
 CONDA_TORCH_FAMILY: Final = ("pytorch", "torchvision", "torchaudio", "pytorch-gpu")
+PYPI_TORCH_FAMILY: Final = ("torch", "torchvision", "torchaudio")  # released together, one CUDA build each
+# cuenv.recipes.cudainfer's fallback for a requirements file uv did not resolve (offline, an index unreachable):
+# packages whose PyPI metadata (Requires-Dist, directly or through one dependency) names torch. A file that lists
+# one and names no torch leaves its CUDA to the resolver; the list only ever makes the answer unknown, never
+# decides it: the set uv resolves does (cuenv.recipes.resolved).
+TORCH_DEPENDENTS: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "flash-attn", "kornia", "lhotse",
+                           "lightning", "megatron-energon", "mmcv", "mmcv-full", "nemo-toolkit", "nerfacc",
+                           "open-clip-torch", "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers",
+                           "sglang", "taming-transformers", "timm", "torchdiffeq", "torchmetrics", "torchsde",
+                           "xformers", "xgrammar")
 
 # What `python -m cuenv.knowledge.refresh` reads from PyPI (cuenv.knowledge.vendor): where nvcc's host_config.h
 # ships (the nvcc wheel for CUDA 11/12, the crt wheel for CUDA 13), and the projects whose releases it follows.

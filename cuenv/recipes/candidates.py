@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.knowledge.stack import Stack
-
-# suggest's framework word -> the prefix of a recipe's framework name
-_RECIPE_FRAMEWORK: Final = {"torch": "torch", "paddle": "paddlepaddle", "tensorflow": "tensorflow", "jax": "jax"}
 
 
 def candidates(framework: str, settings: Settings, warnings: list[str] | None = None) -> list[Stack]:
@@ -19,9 +16,9 @@ def candidates(framework: str, settings: Settings, warnings: list[str] | None = 
     A broken user recipe is left out, and said in ``warnings`` when given."""
 
     from cuenv.knowledge import builds
+    from cuenv.knowledge.packages import family
     from cuenv.recipes.catalogue import RecipeError, load_catalogue
 
-    wanted = _RECIPE_FRAMEWORK.get(framework)
     found = []
     broken: list[RecipeError] = []  # one broken user recipe must not hide the others
     recipes = load_catalogue(settings).all(broken)
@@ -29,7 +26,7 @@ def candidates(framework: str, settings: Settings, warnings: list[str] | None = 
         warnings += [f"{exc.message} {exc.hint}" for exc in broken]
     for recipe in recipes:
         fw = recipe.framework.name if recipe.framework else None
-        if (fw is None and framework == "cuda") or (fw is not None and wanted and fw.startswith(wanted)):
+        if (fw is None and framework == "cuda") or (fw is not None and family(fw) == framework):
             default = recipe.framework.version if recipe.framework else None
             versions = recipe.framework.versions if recipe.framework else (None,)
             for v in versions:

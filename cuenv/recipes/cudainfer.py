@@ -38,15 +38,6 @@ from cuenv.recipes.pipreqs import (
 )
 
 STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
-_TORCH: Final = ("torch", "torchvision", "torchaudio")
-# The fallback for a file uv did not resolve (offline, an index unreachable): packages whose PyPI metadata
-# (Requires-Dist, directly or through one dependency) names torch. A file that lists one and names no torch
-# leaves its CUDA to the resolver; the list only ever makes the answer unknown, never decides it: the set uv
-# resolves does (cuenv.recipes.resolved).
-_NEEDS_TORCH: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed", "flash-attn", "kornia", "lhotse",
-                       "lightning", "megatron-energon", "mmcv", "mmcv-full", "nemo-toolkit", "nerfacc", "open-clip-torch",
-                       "openai-whisper", "peft", "pytorch-lightning", "sentence-transformers", "sglang",
-                       "taming-transformers", "timm", "torchdiffeq", "torchmetrics", "torchsde", "xformers", "xgrammar")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
 _NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
@@ -212,7 +203,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     base, _, local = (version or "").partition("+")
     local = local.lower()
     out: list[Evidence] = []
-    if name in _TORCH:
+    if name in packages.PYPI_TORCH_FAMILY:
         index = _index_variant(options)
         variant = local or (index[0] if index else None)
         how = f"+{local} build" if local else (f"from the index {index[1]}" if index else None)
@@ -340,9 +331,9 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
         for req in pip.requirements:
             if applies(req, python):
                 out.extend(replace(e, layer="pip") for e in pip_evidence(req, pip.options))
-        names_torch = any(r.name in _TORCH for r in pip.requirements) or (
+        names_torch = any(r.name in packages.PYPI_TORCH_FAMILY for r in pip.requirements) or (
             isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
-        dependents = [r for r in pip.requirements if r.name in _NEEDS_TORCH and applies(r, python)]
+        dependents = [r for r in pip.requirements if r.name in packages.TORCH_DEPENDENTS and applies(r, python)]
         if dependents and not names_torch:
             out.append(replace(_torch_of_dependents(dependents), layer="pip"))
     return out

@@ -21,6 +21,7 @@ HOME = Path(packages.__file__).resolve()
 # Package names, not framework words: "torch" or "cuda" alone also name a family or a JSON key.
 NAMES = ({*packages.framework_packages(), *packages.JAX_CUDA_WHEELS, *packages.CUDA_TOOLKIT, *packages.CONDA_CUDA_PINS,
           *packages.CONDA_GPU_CAPABLE, *packages.HOST_CONFIG_WHEELS, *packages.TRACKED_RELEASES,
+          *packages.CONDA_TORCH_FAMILY, *packages.PYPI_TORCH_FAMILY, *packages.TORCH_DEPENDENTS,
           *(n for names in packages.CUDA_PARTS.values() for n in names)} - {*packages.FRAMEWORKS, "cuda", "cudnn"})
 # A second normaliser spelled out: PEP 503's regex, the half of it that only swaps "_", or packaging's own call.
 NORMALISERS = re.compile(r"\[-_\.\]\+|\[-_\.\]|replace\(\"_\", \"-\"\)|replace\('_', '-'\)|canonicalize_name")
