@@ -234,6 +234,25 @@ def test_no_type_is_written_as_a_comment() -> None:
     assert hits == []
 
 
+def _reexports(tree: ast.Module) -> list[str]:
+    """The names a module's ``__all__`` lists that it imports from another cuenv module."""
+    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom)
+                and (n.level or (n.module or "").startswith("cuenv")) for a in n.names}
+    listed = [e.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, (ast.List, ast.Tuple))
+              and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+              for e in n.value.elts if isinstance(e, ast.Constant)]
+    return [name for name in listed if name in imported]
+
+
+def test_a_name_has_one_import_path() -> None:
+    """A module exports only what it defines: `Finding` from cuenv.knowledge.findings, never also from stack.py.
+    A package's ``__init__`` may gather its modules' names (its public face)."""
+    found = [f"{path.relative_to(PACKAGE.parent)}: {names}" for path in sorted(PACKAGE.rglob("*.py"))
+             if path.name != "__init__.py" and (names := _reexports(ast.parse(path.read_text(encoding="utf-8"))))]
+    assert found == []
+    assert _reexports(ast.parse('from cuenv.x import A, B\nfrom .y import C\n__all__ = ["A", "C", "D"]')) == ["A", "C"]
+
+
 def test_every_package_is_core_or_an_edge() -> None:
     """A new package joins CORE or EDGES here (and so the rules above, and mypy's strict list below)."""
     packages = {f"cuenv.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.meta import EnvMeta
     from cuenv.envs.store import EnvRecord
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.machine.model import Gpu, Machine
     from cuenv.machine.toolkits import SystemToolkit
     from cuenv.result import JSON, JSONObject

@@ -13,7 +13,7 @@ from cuenv.result import Result
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.store import EnvRecord
-    from cuenv.knowledge.stack import Finding
+    from cuenv.knowledge.findings import Finding
     from cuenv.result import JSONObject
 
 

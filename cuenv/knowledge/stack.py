@@ -1,4 +1,5 @@
-"""A stack is what a build asks of a machine (its hardware contract); a finding is one verdict on it.
+"""A stack is what a build asks of a machine (its hardware contract); a finding (cuenv.knowledge.findings)
+is one verdict on it.
 
 Recipes, environments, lockfiles and specs such as ``torch==2.1.0+cu121`` all reduce to a Stack,
 so one pure ``check(stack, machine)`` answers "will this run there?" for every one of them.
@@ -6,11 +7,9 @@ so one pure ``check(stack, machine)`` answers "will this run there?" for every o
 
 from __future__ import annotations
 
-# Findings have their own module (start-up, issue 29); their names stay importable from here too.
-from cuenv.knowledge.findings import NO_GPU_HERE, REASON_WORD, SEVERITIES, Finding, no_gpu_here
 from cuenv.plain import Plain
 
-__all__ = ["NO_GPU_HERE", "REASON_WORD", "SEVERITIES", "Finding", "Stack", "no_gpu_here"]
+__all__ = ["Stack"]  # findings have their own module, cuenv.knowledge.findings (start-up, issue 29)
 
 
 class Stack(Plain):

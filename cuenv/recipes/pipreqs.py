@@ -607,5 +607,4 @@ def _local(where: Where, text: str) -> RequestFileError:
 
 
 __all__ = ["MAX_DEPTH", "PYPI", "PipOptions", "PipRequirement", "RequestFileError", "RequirementsFile", "Unsupported",
-           "Where",
-           "canonical", "parse_file", "parse_lines", "parse_requirement", "parse_text"]
+           "Where", "parse_file", "parse_lines", "parse_requirement", "parse_text"]
