@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cuenv.envs.meta import TRUST_SMOKE_FLAG, SmokeTest
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, CuenvError, UsageError
@@ -11,6 +11,7 @@ from cuenv.result import Result
 
 if TYPE_CHECKING:
     from cuenv.cli.main import Context
+    from cuenv.envs.store import EnvRecord, Store
     from cuenv.result import JSONObject
 
 TIMEOUT_S = 600.0
@@ -31,7 +32,7 @@ def smoke_argv(smoke: SmokeTest | None) -> list[str]:
     return argv
 
 
-def _consent(store: Any, record: Any, *, trusted: bool) -> Any:
+def _consent(store: Store, record: EnvRecord, *, trusted: bool) -> EnvRecord:
     """An archive's smoke test is code from someone else: shown, and run only with --trust-smoke-test,
     which records the consent (the TUI and exports then use it too)."""
     test = record.meta.archived_smoke_test()
@@ -39,7 +40,7 @@ def _consent(store: Any, record: Any, *, trusted: bool) -> Any:
     if not trusted:
         unpacked = record.meta.unpacked_from
         source = (unpacked.archive if unpacked else "") or "an archive"
-        raise UsageError(f"The smoke test of {record.name} came in {str(source)[:200]!r} and runs only with your consent: "
+        raise UsageError(f"The smoke test of {record.name} came in {source[:200]!r} and runs only with your consent: "
                          f"{shown[:300]}{'...' if len(shown) > 300 else ''}",
                          hint=f"Run it if you trust it: `cuenv test {record.name} {TRUST_SMOKE_FLAG}`.")
     with store.locked(record.name):
