@@ -49,7 +49,7 @@ def test_an_extra_word_after_use_is_a_usage_error(cli):
 def test_run_without_arguments_says_how(cli):
     code, _, err = cli("run")
     assert code == 2
-    assert "`cuenv run` needs an environment and a command: cuenv run NAME -- CMD [ARGS...]." in err
+    assert "`cuenv run` needs an environment and a command after --." in err
     assert "NAME, -- CMD" not in err
 
 

@@ -77,9 +77,12 @@ def assess(report: ScanReport, machine: Machine, *, declared: Stack | None = Non
         findings.append(Finding("kernels-none-found", "info",
                                 f"No CUDA kernels (fat binaries) in the {report.scanned} shared objects of {report.target}."))
     elif not ccs and with_code:
+        import shlex
+
         findings.append(Finding("kernels-not-checked", "info",
                                 "No GPU with a known compute capability is given or detected; the kernels are listed, not checked.",
-                                "Give the target GPU: --gpu NAME or --cc X.Y."))
+                                f"Name the GPU by its compute capability, e.g. `cuenv check {shlex.quote(report.target)} --cc 8.9` for an "
+                                "RTX 4090 (or by its name with --gpu)."))
     # Libraries of a package whose other libraries run natively on a GPU are likely components the
     # package uses only on other GPUs (cuSPARSELt inside torch on a Pascal card): a warning, not an error.
     native = {(lib.owner, r.cc) for lib in with_code if lib.owner for r in lib.runs if r.status == coverage.NATIVE}

@@ -28,7 +28,7 @@ examples:
   eval "$(cuenv shell-init bash)"; cuenv use torch-cu121
   cuenv tui                            browse environments and recipes
 
-Run `cuenv COMMAND --help` for a command's options. -v shows the commands cuenv runs and their
+`cuenv create --help` (any command's --help) lists its options. -v shows the commands cuenv runs and their
 output, -vv also debug details; -q prints only errors and what was asked for.
 """
 

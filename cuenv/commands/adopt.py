@@ -29,7 +29,8 @@ def run(ctx: Context) -> Result[Adopted] | Result[Scan]:
     if ctx.args.scan:
         return _scan(ctx)
     if not ctx.args.paths:
-        raise UsageError("Name the environment to adopt.", hint="`cuenv adopt PATH`, or `cuenv adopt --scan .` to find them.")
+        raise UsageError("Name the environment to adopt.", hint="`cuenv adopt --scan .` lists the environments under this folder, "
+                                                                   "and the command that adopts one.")
     if ctx.args.name and len(ctx.args.paths) > 1:
         raise UsageError("-n names one environment; several paths were given.", hint="Adopt them one at a time with -n.")
     done = [adopt.adopt(ctx.settings, ctx.environ, Path(path), name=ctx.args.name) for path in ctx.args.paths]

@@ -42,10 +42,22 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def env_name(ctx: Context) -> str:
     name = ctx.args.name or ctx.environ.get("CUENV_ACTIVE")
     if not name:
-        raise UsageError("No environment named and none is active.",
-                         hint=f"Name one: `cuenv {ctx.args.command} -n NAME {' '.join(ctx.args.packages)}` "
-                              "(`cuenv list` shows them).")
+        raise UsageError("No environment named and none is active.", hint=_name_one(ctx))
     return name
+
+
+def _name_one(ctx: Context) -> str:
+    """The command again with -n and a real environment's name (the choice is the user's: the others are listed)."""
+    import shlex
+
+    from cuenv.envs.store import FIRST_ENVIRONMENT, Store
+
+    names = [r.name for r in Store.from_settings(ctx.settings).list()]
+    if not names:
+        return f"There is no environment yet: {FIRST_ENVIRONMENT}."
+    again = f"cuenv {ctx.args.command} -n {shlex.quote(names[0])} {shlex.join(ctx.args.packages)}"
+    others = f" (or -n {', '.join(names[1:6])}{', ...' if len(names) > 6 else ''})" if len(names) > 1 else ""
+    return f"Name one: `{again}`{others}."
 
 
 def run(ctx: Context) -> Result[Changed]:

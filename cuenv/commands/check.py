@@ -75,7 +75,7 @@ def run(ctx: Context) -> Result[TargetCheck] | Result[ProjectCheck] | Result[Loc
     a = ctx.args
     if a.environment or a.platform or a.python:
         raise UsageError("--environment, --platform and --python go with a lockfile.",
-                         hint="Give the lockfile as TARGET, e.g. `cuenv check pixi.lock --environment cuda`.")
+                         hint=f"They choose what of a lockfile to read; {a.target} is not one.")
     from cuenv.envs.target import resolve
 
     target = resolve(a.target, ctx.settings, index=a.index)

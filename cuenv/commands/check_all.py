@@ -43,7 +43,9 @@ def render(found: Survey) -> str:
 
     rows = found.rows
     if not rows:
-        return "No environments yet: `cuenv create RECIPE`, or `cuenv adopt PATH` for one you have."
+        from cuenv.envs.store import FIRST_ENVIRONMENT
+
+        return f"No environments yet: {FIRST_ENVIRONMENT}; `cuenv adopt --scan .` finds ones you have."
     lines = [f"Environments on: {found.machine}", "", table(
         ["NAME", "CUDA", "FRAMEWORK", "VERDICT", "CAUSE"],
         [[r.name + (" (adopted)" if r.adopted else ""), r.cuda or "-", r.framework or "-", r.verdict,

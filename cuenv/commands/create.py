@@ -84,9 +84,9 @@ def _plan(ctx: Context, machine, checked_here: bool):
     given = [flag for flag, v in (("RECIPE", recipe), ("--from-lock", from_lock), ("-f", file),
                                   ("-r", a.requirements)) if v]
     if len(given) != 1:
-        raise UsageError("Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt"
+        raise UsageError("Give one of a recipe, --from-lock and a lockfile, -f environment.yml or -r requirements.txt"
                          + (f" (got {', '.join(given)})." if given else "."),
-                         hint="`cuenv recipes` lists recipes; `cuenv lock NAME` makes a lockfile.")
+                         hint="`cuenv recipes` lists the recipes; -f, -r and --from-lock read a file instead.")
     if (a.cuda or a.skip_unsupported or a.allow_build) and not (file or a.requirements):
         flag = "--cuda" if a.cuda else ("--skip-unsupported" if a.skip_unsupported else "--allow-build")
         raise UsageError(f"{flag} goes with -f or -r.", hint="A recipe or a lockfile is installed as it is.")
@@ -292,4 +292,4 @@ def _created_text(done: Created) -> str:
     return (f"Created {plan.name!r} ({plan.stack.label}, {plan.engine}, {len(built.solution.packages)} packages, "
             f"{human_size(built.meta.size_bytes)}) at {built.prefix}\n"
             + (f"note: {done.nvcc}\n" if done.nvcc else "")
-            + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- CMD`.")
+            + f"Use it with `cuenv use {plan.name}` or `cuenv run {plan.name} -- python -V`.")

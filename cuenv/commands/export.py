@@ -42,7 +42,10 @@ def run(ctx: Context) -> Result[Exported]:
     outputs = module.export(source, {"base": a.base})
     if a.output is None:
         if len(outputs) != 1 or not isinstance(outputs[0].content, str):
-            raise UsageError(f"Format {a.fmt!r} writes several files.", hint="Give an output directory with -o DIR.")
+            import shlex
+
+            raise UsageError(f"Format {a.fmt!r} writes several files.",
+                             hint=f"Write them into a folder: `cuenv export {shlex.quote(a.name)} --format {a.fmt} -o {a.fmt}`.")
         # the file itself is the output: printed byte for byte
         return Result(Exported(a.fmt, [(outputs[0].path, outputs[0].content)]), _printed, exact=True)
     written = write_outputs(outputs, a.output, force=a.force)

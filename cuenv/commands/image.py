@@ -162,5 +162,5 @@ def _explain(exc, builder: str):
     text = exc.stderr or exc.stdout
     if any(marker in text for marker in _PULL_FAILED):
         return ToolError(f"{builder} could not pull the base image ({exc.message})",
-                         hint="Without a reachable registry, build on a local image: cuenv image build NAME --base IMAGE.")
+                         hint=f"Without a reachable registry, build on an image you have here (--base; `{builder} images` lists them).")
     return exc

@@ -75,7 +75,7 @@ def _nvcc_line(meta: EnvMeta | None) -> str:
 
     tool = meta.tools.get("nvcc") if meta is not None and meta.tools is not None else None
     if meta is None or tool is None:
-        return "unknown (made before cuenv recorded its tools; `cuenv create ... --force` records them)"
+        return "unknown (made before cuenv recorded its tools; `cuenv create` again with --force records them)"
     choice = shims.ToolChoice("nvcc", tool.source, tool.path, tool.toolkit)
     return shims.describe(choice, cudatools.env_release(meta))
 

@@ -111,7 +111,9 @@ def render(listing: Listing) -> str:
 
     rows = listing.environments
     if not rows and listing.system is None:
-        return "No environments yet. Create one with `cuenv create RECIPE` (see `cuenv recipes`)."
+        from cuenv.envs.store import FIRST_ENVIRONMENT
+
+        return f"No environments yet: {FIRST_ENVIRONMENT}."
     lines = []
     if rows:
         lines.append(table(

@@ -66,9 +66,13 @@ def run(ctx: Context) -> Result[Written] | Result[DriftCheck] | Result[SyncDone]
     if ctx.args.check:
         return _check(ctx)
     if ctx.args.file:
+        import shlex
+
         from cuenv.errors import UsageError
 
-        raise UsageError(f"Unexpected argument {ctx.args.file!r}.", hint="Write to a file with -o FILE; FILE as a second argument goes with --check.")
+        again = f"cuenv lock {shlex.quote(ctx.args.target)} -o {shlex.quote(ctx.args.file)}"
+        raise UsageError(f"Unexpected argument {ctx.args.file!r}.",
+                         hint=f"Write to it with `{again}`; a second argument is the file --check compares with.")
     return _lock(ctx)
 
 
@@ -109,7 +113,7 @@ def _lock(ctx: Context) -> Result[Written]:
         written = lockmake.write(made, a.output, force=a.force, confirm=confirm_overwrite)
     except OverwriteRefused as exc:
         again = f"cuenv lock {a.target} -o {a.output} --force" + "".join(f" --platform {p}" for p in a.platform)
-        raise OverwriteRefused(exc.problem, hint=f"Write over it with `{again}`, or choose another -o FILE.") from None
+        raise OverwriteRefused(exc.problem, hint=f"Write over it with `{again}`, or choose another file with -o.") from None
     # -o -: the lockfile itself is the output (asked for, so printed with -q too); a file: a report of it
     if a.output == "-":
         return Result(written, _stdout, exact=True)

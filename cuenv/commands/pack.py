@@ -50,7 +50,7 @@ def _pack(ctx: Context) -> Result[Packed]:
     record = Store.from_settings(ctx.settings).get(a.name)
     out = (a.output or Path(f"{a.name}.cuenv.tar")).expanduser().absolute()
     if out.exists() and not a.force:
-        raise UsageError(f"{out} already exists.", hint="Choose another -o FILE, or add --force to overwrite it.")
+        raise UsageError(f"{out} already exists.", hint="Choose another file with -o, or add --force to overwrite it.")
     progress = _progress(ctx)
     try:
         try:
@@ -124,4 +124,4 @@ class Unpacked:
 
 def _unpacked_text(done: Unpacked) -> str:
     name = done.record.name
-    return f"Unpacked {name} at {done.record.path}.\nUse it with `cuenv use {name}` or `cuenv run {name} -- CMD`."
+    return f"Unpacked {name} at {done.record.path}.\nUse it with `cuenv use {name}` or `cuenv run {name} -- python -V`."

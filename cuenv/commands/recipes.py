@@ -157,9 +157,15 @@ def _list_text(found: RecipeList) -> str:
           r.min_driver, r.cc, r.machine + (f" ({r.reason})" if r.reason else "")] for r in rows],
     )
     foot = "\n* user recipe" if any(r.origin == "user" for r in rows) else ""
-    if any(r.shadows_builtin for r in rows):
-        foot += f"; {USER_PREFIX}NAME: yours, with a built-in's name (NAME is the built-in)"
-    foot += "\nNAME@VERSION picks another framework version; `cuenv recipes show NAME` lists them."
+    shadow = next((r.name for r in rows if r.shadows_builtin), None)
+    if shadow is not None:
+        foot += f"; {shadow}: yours, with a built-in's name ({shadow[len(USER_PREFIX):]} is the built-in)"
+    many = next((r for r in rows if r.framework and len(r.versions) > 1), None)
+    if many is not None:
+        default = (many.framework or "").rsplit(" ", 1)[-1]  # "torch 2.5.1": the version a bare name installs
+        other = next(v for v in many.versions if v != default)
+        foot += (f"\n{many.name}@{other} picks another framework version; `cuenv recipes show {many.name}` "
+                 "lists them.")
     return table + foot
 
 

@@ -57,7 +57,7 @@ def run(ctx: Context) -> Result:
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not ctx.args.name:  # argparse would say "required: NAME, -- CMD ..." (issue 18)
-        raise UsageError("`cuenv run` needs an environment and a command: cuenv run NAME -- CMD [ARGS...].",
+        raise UsageError("`cuenv run` needs an environment and a command after --.",
                          hint="For example `cuenv run cuda-12.1 -- python -V`; `cuenv list` names the environments.")
     if not argv:
         raise UsageError("No command given.", hint=f"Write it after --: cuenv run {ctx.args.name} -- python -V")

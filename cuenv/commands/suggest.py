@@ -37,7 +37,7 @@ def _for_file(ctx: Context) -> tuple[ProjectNeed, Stack | None, str]:
     from cuenv.recipes.projectfile import framework_family, read_need
 
     if ctx.args.framework:
-        raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
+        raise UsageError("Give a framework or --for and a file, not both.", hint="--for takes the framework from the file.")
     need = read_need(Path(ctx.args.for_file), cuda=ctx.args.cuda, environ=ctx.environ, settings=ctx.settings)
     need.require_cuda()
     closest = closest_build(need.stack, ctx.settings)
@@ -50,7 +50,7 @@ def _for_lockfile(ctx: Context, machine: Machine) -> tuple[LockCheck, str]:
     from cuenv.recipes.projectfile import framework_family
 
     if ctx.args.framework:
-        raise UsageError("Give FRAMEWORK or --for FILE, not both.", hint="--for takes the framework from the file.")
+        raise UsageError("Give a framework or --for and a file, not both.", hint="--for takes the framework from the file.")
     if ctx.args.cuda:
         raise UsageError("--cuda does not apply to a lockfile: its packages say their CUDA.", hint="Leave out --cuda.")
     done = check_lockfile(ctx.args.for_file, machine=machine, os_given=bool(getattr(ctx.args, "os", None)),
@@ -74,7 +74,7 @@ def run(ctx: Context) -> Result[Suggestion]:
         framework = found[2]
     else:
         if ctx.args.cuda:
-            raise UsageError("--cuda goes with --for FILE.", hint="Without a file, cuenv suggests from every build.")
+            raise UsageError("--cuda goes with --for and a file.", hint="Without a file, cuenv suggests from every build.")
         framework = packages.family(ctx.args.framework or "torch")
     if framework is None:
         raise UsageError(f"cuenv has no builds for {ctx.args.framework!r}.",

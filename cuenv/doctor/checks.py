@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, Final, Sequence
 
-from cuenv.doctor.model import Check, DriverFacts, Facts, FrameworkProbe, LibraryFacts, Resolution, make_check
+from cuenv.doctor.model import Check, DriverFacts, EnvFacts, Facts, FrameworkProbe, LibraryFacts, Resolution, make_check
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.stack import Stack
 from cuenv.machine.model import Gpu
@@ -156,7 +156,7 @@ def toolkits(f: Facts) -> Check | None:
         found.append(Finding(
             "multiple-cuda-on-path", "warning",
             f"PATH reaches tools of {len(releases)} CUDA releases: {listed}; which one runs depends on PATH order.",
-            f"Keep one CUDA on PATH: {_route_fix(f)}; remove the extra `.../cuda-X.Y/bin` from your shell's rc file."))
+            f"Keep one CUDA on PATH: {_route_fix(f)}; remove all but one of those folders from PATH in your shell's rc file."))
     for var, value, release in t.cuda_vars:
         detail.append(f"{var}={value} (CUDA {release or '?'})")
         if t.nvcc is not None and t.nvcc.version and release and _mm(release) != _mm(t.nvcc.version):
@@ -186,18 +186,20 @@ def _route_fix(f: Facts) -> str:
     `cuenv use` is no fix for a shell that already used it."""
     env = f.env
     if env is None:
-        return "`cuenv use NAME` (with the shell hook) or `cuenv run NAME -- CMD` strips the others"
+        return ("activating one environment strips the others: `cuenv use` it (with the shell hook) or `cuenv run` "
+                "in it (`cuenv list` names them)")
     if not env.tools_recorded:
-        return (f"recreate {env.name} so that cuenv records and shims its CUDA tools: "
-                f"`cuenv create {env.recipe or 'RECIPE'} -n {env.name} --force`")
+        from cuenv.envs.store import rebuild_hint
+
+        return f"recreate {env.name} so that cuenv records and shims its CUDA tools: {rebuild_hint(env.name, env.recipe)}"
     if env.route == "module":  # loaded already: PATH changed after the load, or the module predates the strip
         return (f"something changed PATH after the module was loaded: `module unload cuenv/{env.name}`, then "
                 f"`module load cuenv/{env.name}` again (a module file from before cuenv stripped other CUDA: export it "
-                f"again with `cuenv export {env.name} --format lmod -o DIR`)")
+                f"again with `cuenv export {env.name} --format lmod -o modules`)")
     if env.route == "shell":
         return (f"something changed PATH after activation: `cuenv deactivate`, then `cuenv use {env.name}` again "
-                "(or `cuenv run " + env.name + " -- CMD`)")
-    return f"`cuenv use {env.name}` (or `cuenv run {env.name} -- CMD`) strips the others"
+                "(or `cuenv run " + env.name + " -- nvcc --version`)")
+    return f"`cuenv use {env.name}` (or `cuenv run {env.name} -- nvcc --version`) strips the others"
 
 
 def _primary_cudart(lib: LibraryFacts, nvcc_version: str | None) -> Resolution | None:
@@ -260,7 +262,7 @@ def libraries(f: Facts) -> Check | None:
                 f"{r.soname}, needed by {env_name} (CUDA {lib.wanted_cuda}), cannot be found: the loader searched "
                 + ("the framework's RUNPATH, " if lib.requester else "") + "LD_LIBRARY_PATH, the linker cache and the "
                 "default folders.",
-                _comes_from(r.soname, f.env.name if f.env else None)))
+                _comes_from(r.soname, f.env)))
         elif "cudart" in r.soname and lib.wanted_cuda and r.version and _mm(r.version) != _mm(lib.wanted_cuda):
             found.append(Finding(
                 "ld-library-path-stale" if r.via == "LD_LIBRARY_PATH" else "library-not-found", "error",
@@ -282,7 +284,7 @@ def libraries(f: Facts) -> Check | None:
     return make_check("libraries", detail, found)
 
 
-def _comes_from(soname: str, env_name: str | None) -> str:
+def _comes_from(soname: str, env: EnvFacts | None) -> str:
     m = re.match(r"libcudart\.so\.(\d+)", soname)
     where = ""
     if m:
@@ -295,7 +297,9 @@ def _comes_from(soname: str, env_name: str | None) -> str:
     if m:
         where = (f"It comes from cuDNN {m.group(1)}: the nvidia-cudnn-cuXX wheel (site-packages/nvidia/cudnn/lib), "
                  "conda's cudnn, or NVIDIA's cuDNN packages.")
-    again = f" Recreate the environment (`cuenv create ... -n {env_name} --force`) if it lost the file." if env_name else ""
+    from cuenv.envs.store import rebuild_hint
+
+    again = f" If the environment lost the file: {rebuild_hint(env.name, env.recipe)}." if env is not None else ""
     return (where + again).strip() or "Install the library and put its folder on LD_LIBRARY_PATH."
 
 
@@ -447,7 +451,7 @@ def container(f: Facts) -> Check | None:
         found.append(Finding("no-container-toolkit", "warning",
                              "podman is installed but no CDI spec describes the GPUs (/etc/cdi, /var/run/cdi).",
                              "`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then "
-                             "`podman run --device nvidia.com/gpu=all ...`."))
+                             "test with `podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi`."))
     return make_check("container", detail, found)
 
 
@@ -486,14 +490,15 @@ def framework(f: Facts) -> Check | None:
     if fw is None:
         if f.origin != "this machine":
             return None
-        skipped = ["no environment named or active: run `cuenv doctor NAME` to look inside one"] if f.env is None \
+        skipped = ["no environment named or active: `cuenv doctor` with a name from `cuenv list` looks inside one"] if f.env is None \
             else ["framework probe skipped"]
         return make_check("framework", skipped, [])
     detail: list[str] = []
     found: list[Finding] = []
     if fw.error:
         found.append(Finding("framework-broken", "error", f"The framework probe failed: {fw.error}",
-                             "Check that the environment is complete: `cuenv info NAME`, or recreate it."))
+                             f"Check that the environment is complete: `cuenv info {f.env.name}`, or recreate it." if f.env else
+                             "Check that the environment is complete, or recreate it."))
     if not fw.probes and not fw.error:
         where = f" in {f.env.name}" if f.env else ""
         detail.append(f"no framework installed{where} (torch, paddle, tensorflow and jax were looked for)")
@@ -606,7 +611,7 @@ def machine(f: Facts) -> Check | None:
             found.append(Finding("low-disk", "warning",
                                  f"Only {free / GIB:.1f} GiB free at {path}; one CUDA environment with cuDNN and a "
                                  "framework takes 5-8 GB.",
-                                 "Free space, or point CUENV_HOME at a larger disk (`--home DIR`)."))
+                                 "Free space, or point CUENV_HOME (or --home) at a larger disk."))
     return make_check("machine", detail, found)
 
 

@@ -522,7 +522,11 @@ def examine(settings: Settings, environ: Mapping[str, str], *, name: str | None 
     if not root.is_dir():
         raise UsageError(f"--root {str(root)!r} is not a folder.")
     if ld_cache is not None and not ld_cache.is_file():
-        raise NotFound(f"No linker cache file {str(ld_cache)!r}.", hint="Build one with `ldconfig -C FILE DIR...`.")
+        import shlex
+
+        write = f"/sbin/ldconfig -X -C {shlex.quote(str(ld_cache))}"
+        raise NotFound(f"No linker cache file {str(ld_cache)!r}.",
+                       hint=f"Write one of this machine's libraries with `{write}`, or leave out --ld-cache.")
     return gather(environ, home=settings.home, record=record, active=active, root=root, ld_cache=ld_cache,
                   frameworks=frameworks, framework_timeout=framework_timeout, cache_dir=settings.cache_dir)
 

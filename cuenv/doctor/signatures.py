@@ -50,8 +50,8 @@ SIGNATURES: Final = (
     Signature(r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice",
               "arch-unsupported", "error",
               "The binary has no SASS for this GPU's compute capability and no PTX the driver can use.",
-              "Find the library without kernels for it: `cuenv check NAME` reads them in an environment's files"
-              " (`cuenv check FILE_OR_WHEEL --cc X.Y` for one file); install a build whose arch list covers the GPU,"
+              "Find the library without kernels for it: `cuenv check` of the environment (or of one file, with the"
+              " GPU's --cc) reads them; install a build whose arch list covers the GPU,"
               " or rebuild with TORCH_CUDA_ARCH_LIST / -gencode for its sm."),
     Signature(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation",
               "arch-unsupported", "error",
@@ -108,13 +108,13 @@ SIGNATURES: Final = (
               "{1} cannot be found by the dynamic loader: the library of that major version is not installed, or its "
               "folder is on neither LD_LIBRARY_PATH, the RUNPATH nor the linker cache.",
               "Install the library for that major version (e.g. nvidia-cuda-runtime-cu11 for libcudart.so.11.0) into "
-              "the environment, or a build of the program for the CUDA you have; `cuenv doctor NAME` shows where each "
-              "library would come from."),
+              "the environment, or a build of the program for the CUDA you have; `cuenv doctor` with the "
+              "environment's name shows where each library would come from."),
     Signature(r"Could not load (?:dynamic )?library '?(lib\w+\.so[.\d]*)'?|Unable to load any of \{(lib\w+\.so[.\d]*)",
               "library-not-found", "error",
               "{1}{2} cannot be found by the dynamic loader.",
               "Install the library for that major version into the environment (or its folder onto LD_LIBRARY_PATH); "
-              "`cuenv doctor NAME` shows where each library would come from."),
+              "`cuenv doctor` with the environment's name shows where each library would come from."),
     Signature(r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against \(?([\d, ]+)\)? but "
               r"(?:found runtime version|linked against) \(?([\d, ]+)\)?",
               "cudnn-mismatch", "error",
@@ -184,7 +184,7 @@ def context(text: str) -> tuple[ErrorHit, ...]:
             text=runs[0].strip()[:300], code="container-no-gpu", severity="error",
             message="The container was started without GPU access (no --gpus or CDI device), so the NVIDIA"
                     " Container Toolkit mounted neither the GPUs nor nvidia-smi and the driver's libraries into it.",
-            fix="Start it with `docker run --gpus all ...` (Podman and CDI: `--device nvidia.com/gpu=all`); in Compose,"
+            fix="Start it with --gpus all (Podman and CDI: `--device nvidia.com/gpu=all`); in Compose,"
                 " reserve the GPU under deploy.resources.reservations.devices. Test with"
                 " `docker run --rm --gpus all ubuntu nvidia-smi`."))
     mac = _MACOS.search(text)

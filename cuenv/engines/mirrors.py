@@ -334,7 +334,7 @@ def resolve(*, flag: object = None, env_value: str | None = None, file_value: ob
             layers.append((source, parse_pairs(raw)))
         except ValueError as exc:
             raise UsageError(f"Bad mirror from {source}: {exc}.",
-                             hint="Write UPSTREAM=MIRROR, e.g. pypi=https://mirror.example/simple.") from None
+                             hint="Write the upstream, '=', then the mirror, e.g. pypi=https://mirror.example/simple.") from None
     if from_tools and environ is not None:
         layers += discover(environ)
     return merge(layers)

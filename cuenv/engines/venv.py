@@ -292,7 +292,7 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
         names = sorted(set(sdist_only))
         hint = (f"{', '.join(names)} publishes no wheel on {where} for this "
                 "Python and platform, and cuenv installs only wheels (a source build runs its code). Pin a version "
-                "that has a wheel, add the page that serves its wheels (-f URL or --extra-index-url URL), or, for "
+                "that has a wheel, add the page that serves its wheels (with -f or --extra-index-url), or, for "
                 f"`cuenv create -f/-r`, build it from source with {' '.join('--allow-build ' + n for n in names)} "
                 "(that runs its build code on this machine)."
                 if sdist_only else None)

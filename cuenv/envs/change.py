@@ -179,7 +179,7 @@ def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
-            hint="Ask for an older version that fits the held packages (a pin such as 'NAME<VERSION'). " + forward,
+            hint="Ask for an older version that fits the held packages (a '<' pin below the version named above). " + forward,
         ) from None
 
 

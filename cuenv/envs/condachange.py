@@ -167,7 +167,7 @@ def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord
             f"{' '.join(packages)} cannot be installed into {record.name!r} with its packages held "
             f"({', '.join(f'{n} {by_name[n].version}' for n in sorted(hold))}):\n{exc.explanation}",
             hint=f"{driver or 'A'}{'a' if driver else ''}sk for an older version that fits the held packages "
-                 "(a spec such as 'NAME<VERSION'). " + forward,
+                 f"(a '<' spec below the version named above). " + forward,
         ) from None
     new = tuple(p for p in solution.packages if p.name not in by_name or by_name[p.name].key != p.key)
     gone = tuple(n for n in by_name if solution.find(n) is None)
@@ -237,7 +237,7 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
         raise ChangeRefused(
             f"{' '.join(packages)} cannot be installed into {record.name!r} with its packages held (conda's "
             f"among them: a wheel never replaces one):\n{exc.explanation}",
-            hint="Ask for an older version that fits the held packages (a pin such as 'NAME<VERSION'). " + forward,
+            hint="Ask for an older version that fits the held packages (a '<' pin below the version named above). " + forward,
         ) from None
     conda_owned = sorted({canonical(w.name) for w in wheels} & (set(installed) - set(layer)))
     if conda_owned:  # uv keeps the constraints; this says so should a wheel ever name one anyway

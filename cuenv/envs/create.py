@@ -72,7 +72,7 @@ def prepare_prefix(store: Store, name: str, *, force: bool) -> None:
         if record.complete and not force:
             raise UsageError(
                 f"Environment {name!r} already exists.",
-                hint=f"Use --force to replace it, -n OTHER for another name, or `cuenv remove {name}`.",
+                hint=f"Use --force to replace it, -n for another name, or `cuenv remove {name}`.",
             )
         store.remove(name)
 
@@ -329,8 +329,8 @@ def check_solution_cuda(plan: CreatePlan, solution: Solution) -> None:
         if major is not None and major != want:
             raise UsageError(f"The resolver picked CUDA {major} wheels ({pkg.name} {pkg.version}) for an environment "
                              f"checked for CUDA {plan.stack.cuda}.",
-                             hint=f"Pin the framework to a CUDA {want} build (e.g. torch==X+cu{plan.stack.cuda.replace('.', '')} "
-                             "with its index), or pass the --cuda the packages really use.")
+                             hint=f"Pin the framework to a CUDA {want} build (its +cu{plan.stack.cuda.replace('.', '')} build "
+                             "from its index), or pass the --cuda the packages really use.")
 
 
 def obtain_solution(plan: CreatePlan, engine: Engine, machine: Machine, cache: Path,

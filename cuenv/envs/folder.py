@@ -115,7 +115,7 @@ def own_solution(prefix: Path, name: str) -> dict[str, Any]:
         return read_solution(prefix)
     except (OSError, ValueError) as exc:
         raise CuenvError(f"Environment {name!r} has no readable {SOLUTION_FILE} ({exc}).",
-                         hint=f"Recreate it: `cuenv create RECIPE -n {name} --force`.") from None
+                         hint=f"Recreate it: `cuenv info {name}` names its recipe; create it again from that with -n {name} --force.") from None
 
 
 def write_solution(prefix: Path, solution_json: Any) -> str:

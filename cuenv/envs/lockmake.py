@@ -107,7 +107,7 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
     if recipe.content_hash() != meta.recipe.hash:
         raise UsageError(f"Recipe {recipe.name} changed since environment {meta.name!r} was created, so its other "
                          "platforms cannot be solved to match it.",
-                         hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe --platform ...`.")
+                         hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe` with the --platform flags you gave.")
     version = meta.recipe.version
     kind, request = request_for(recipe, version, meta.engine, own.python)
     if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled

@@ -53,7 +53,7 @@ class MetaDamaged(CuenvError):
     def __init__(self, name: str | None, detail: str) -> None:
         shown = f"environment {name!r}" if name else "an environment"
         fix = (f"`cuenv remove {name}` forgets it; create or adopt it again then." if name else
-               "`cuenv list` names it; `cuenv remove NAME` forgets it.")
+               "`cuenv list` names it; `cuenv remove` with that name forgets it.")
         super().__init__(f"The metadata of {shown} is damaged ({detail}).", hint=fix)
         self.name, self.detail = name, detail
 

@@ -24,6 +24,7 @@ from typing import Final
 from cuenv.errors import CuenvError, NotFound, UsageError
 
 PROJECT_FILE: Final = ".cuenv"
+_HOLDS: Final = "Write one line in it: `env: ` then an environment's name (`cuenv list` names them)."
 _ENV_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,80}")  # an environment, or system:X.Y
 
 
@@ -62,10 +63,10 @@ def parse(text: str, file: Path) -> ProjectPin:
         elif env is None:
             env = squeezed[4:] if squeezed.startswith("env:") else squeezed
     if not env:
-        raise UsageError(f"{file} does not name an environment.", hint="Write a line `env: NAME` in it.")
+        raise UsageError(f"{file} does not name an environment.", hint=_HOLDS)
     if not _ENV_NAME.fullmatch(env):
         raise UsageError(f"{file} names {env[:40]!r}, which is not an environment name.",
-                         hint="Write a line `env: NAME` in it (letters, digits, '.', '_', '-').")
+                         hint=_HOLDS)
     return ProjectPin(file=file, env=env, lock=lock)
 
 
@@ -75,8 +76,8 @@ def read(file: Path) -> ProjectPin:
 
     from cuenv.trust import limits
 
-    data = limits.read_bytes(file, what="Project file", limit=limits.PIN, hint="A .cuenv file holds `env: NAME`.")
-    text = limits.decode(data, what="Project file", path=file, hint="A .cuenv file holds `env: NAME`.")
+    data = limits.read_bytes(file, what="Project file", limit=limits.PIN, hint=_HOLDS)
+    text = limits.decode(data, what="Project file", path=file, hint=_HOLDS)
     return replace(parse(text, file), content=data)
 
 
@@ -100,7 +101,8 @@ def locate(path: Path | None, *, cwd: Path) -> ProjectPin:
     if path is None:
         file = nearest(cwd)
         if file is None:
-            raise NotFound(f"No {PROJECT_FILE} file in {cwd} or above.", hint="Name the file: `cuenv allow PATH`.")
+            raise NotFound(f"No {PROJECT_FILE} file in {cwd} or above.",
+                           hint="Run it in the project's folder, or give `cuenv allow` the file's path.")
     else:
         file = path / PROJECT_FILE if path.is_dir() else path
         if not file.is_file():

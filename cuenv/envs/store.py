@@ -32,12 +32,25 @@ from cuenv.trust import limits
 
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any, Final, Iterator
 
     from cuenv.activation.target import ActivationTarget, CudaLayout
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 META_DIR, META_FILE, COMPLETE = folder.META_DIR, folder.META_FILE, folder.COMPLETE
+
+
+# How to make a first environment: the recipe is the user's choice, so the commands that list and pick one.
+FIRST_ENVIRONMENT: Final = "`cuenv recipes` lists the recipes to create one from, `cuenv suggest` picks one for this machine"
+
+
+def rebuild_hint(name: str, recipe: str | None) -> str:
+    """The command that builds environment ``name`` again, from its recipe when that is known."""
+    import shlex
+
+    if recipe:
+        return f"`cuenv create {shlex.quote(recipe)} -n {shlex.quote(name)} --force` rebuilds it"
+    return f"`cuenv info {shlex.quote(name)}` names its recipe; create it again from that with -n {shlex.quote(name)} --force"
 
 
 class NotOurs(CuenvError):
@@ -182,7 +195,7 @@ class Store:
                 raise record.broken  # built, then its meta.json was damaged: say what is wrong
             raise CuenvError(
                 f"Environment {name!r} is incomplete (its creation was interrupted or failed).",
-                hint=f"Run `cuenv create ... -n {name} --force` to rebuild it, or `cuenv remove {name}`.",
+                hint=f"{rebuild_hint(name, record.known.recipe.name if record.known else None)}; or `cuenv remove {name}`.",
             )
         return record
 
@@ -201,7 +214,7 @@ class Store:
         close = difflib.get_close_matches(name, names, n=3)
         if close:
             return "Did you mean " + ", ".join(close) + "? `cuenv list` shows all environments."
-        return "Run `cuenv list` to see your environments, or `cuenv create RECIPE` to make one."
+        return f"Run `cuenv list` to see your environments; {FIRST_ENVIRONMENT}."
 
     # -- mutation -----------------------------------------------------------------------
     @contextlib.contextmanager

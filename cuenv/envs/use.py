@@ -47,7 +47,7 @@ def chosen(name: str | None, settings: Settings, environ: Mapping[str, str]) -> 
     pin = project.find(cwd)
     if pin is None:
         raise UsageError(f"No environment named, and no {project.PROJECT_FILE} file in {cwd} or above.",
-                         hint="Run `cuenv use NAME`, or write `env: NAME` into a .cuenv file in your project.")
+                         hint="Name one of `cuenv list`'s environments after `cuenv use`, or pin one in a .cuenv file in your project.")
     project.approved(pin, settings.home)
     return pin.env, pin
 
@@ -92,14 +92,15 @@ def _missing(name: str, pin: ProjectPin | None) -> NotFound | None:
     """The pinned environment does not exist: say which file pins it and how to make it."""
     if pin is None:
         return None
+    from cuenv.envs.store import FIRST_ENVIRONMENT
+
     if pin.lock:  # name the lockfile only when it is there: `cuenv sync` of a missing file fails (issue 17 §4)
         hint = (f"Create it from its lockfile: `cuenv sync {pin.lock} -n {name}`." if Path(pin.lock).is_file() else
-                f"Its lockfile {pin.lock} is missing too: create it from a recipe, `cuenv create RECIPE -n {name}`"
-                " (`cuenv recipes` lists them).")
+                f"Its lockfile {pin.lock} is missing too: create it from a recipe, with -n {name}: {FIRST_ENVIRONMENT}.")
         return NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.", hint=hint)
     # the pin names it: a create under another name would not be found either
     return NotFound(f"Environment {name!r} (pinned by {pin.file}) does not exist yet.",
-                    hint=f"Create it: `cuenv create RECIPE -n {name}` (`cuenv recipes` lists them).")
+                    hint=f"Create it from a recipe, with -n {name}: {FIRST_ENVIRONMENT}.")
 
 
 def repair_scripts(record: EnvRecord, shell: str, settings: Settings, environ: Mapping[str, str]) -> None:

@@ -50,8 +50,8 @@ def render(spec: ImageSpec, *, header: str) -> str:
     out += ["%runscript", '    [ "$#" -gt 0 ] || set -- /bin/sh', '    exec "$@"', ""]
     out += ["%help"] + _indent([
         f"{dict(spec.labels).get('org.opencontainers.image.description', spec.name)}.",
-        "Run with the host's NVIDIA driver: apptainer run --nv IMAGE.sif python ...",
-        f"Smoke test: apptainer test --nv IMAGE.sif. Needs a driver >= {dict(spec.labels).get('io.cuenv.driver.min', '?')}.",
+        f"Run with the host's NVIDIA driver: apptainer run --nv {spec.name}.sif python -V",
+        f"Smoke test: apptainer test --nv {spec.name}.sif. Needs a driver >= {dict(spec.labels).get('io.cuenv.driver.min', '?')}.",
     ])
     return "\n".join(out) + "\n"
 

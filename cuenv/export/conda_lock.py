@@ -51,4 +51,5 @@ def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
     text = ("# conda-lock unified lockfile, exported by cuenv from environment "
             f"{source.record.name!r}.\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=10_000))
     return [Output(path="conda-lock.yml", content=text,
-                   note="Install with: conda-lock install -n NAME conda-lock.yml (or micromamba create -n NAME -f conda-lock.yml)")]
+                   note=f"Install with: conda-lock install -n {source.record.name} conda-lock.yml "
+                        f"(or micromamba create -n {source.record.name} -f conda-lock.yml)")]

@@ -76,5 +76,5 @@ def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
         f"# Build: docker build -t {spec.name.lower()} .      Run: docker run --rm --gpus all {spec.name.lower()} cuenv-smoke-test",
         "",
     ])
-    notes = [f"Build it: cuenv image build {spec.name} -t TAG (or docker/podman build in the output directory)", *spec.notes]
+    notes = [f"Build it: cuenv image build {spec.name} -t {spec.name.lower()} (or docker/podman build in the output directory)", *spec.notes]
     return [Output("Dockerfile", render(spec, header=header), note="\n".join(notes)), *spec.files]

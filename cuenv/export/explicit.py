@@ -17,4 +17,4 @@ def export(source: ExportSource, options: Mapping[str, Any]) -> list[Output]:
 
     packages_of(source, "conda", "explicit", "For a venv environment use --format requirements.")
     return [Output(path="explicit.txt", content=explicit_file(source.solution, mirrors=source.mirrors),
-                   note="Install with: conda create -n NAME --file explicit.txt")]
+                   note=f"Install with: conda create -n {source.record.name} --file explicit.txt")]

@@ -47,7 +47,8 @@ def validate_tag(tag: str) -> str:
 def parse_output(text: str) -> ArchiveOutput:
     kind, sep, path = text.partition(":")
     if not sep or kind not in ARCHIVES or not path:
-        raise UsageError(f"{text!r} is not an image output.", hint="Use oci-archive:FILE or docker-archive:FILE.")
+        raise UsageError(f"{text!r} is not an image output.",
+                         hint=f"Write a kind, ':' and a file: oci-archive:{path or 'image.tar'} or docker-archive:{path or 'image.tar'}.")
     return ArchiveOutput(kind, Path(path).expanduser().absolute())
 
 
@@ -76,7 +77,8 @@ def save_argv(b: Builder, *, tag: str, output: ArchiveOutput) -> list[str]:
         dest = f"{output.kind}:{output.path}" + (f":{tag}" if output.kind == "docker-archive" else "")
         return [b.exe, *b.global_args, "push", tag, dest]
     if b.name == "docker" and output.kind != "docker-archive":
-        raise UsageError("docker saves docker-archive files only.", hint="Use --output docker-archive:FILE, or podman/buildah with --builder.")
+        raise UsageError("docker saves docker-archive files only.",
+                         hint=f"Use --output docker-archive:{output.path}, or podman/buildah with --builder.")
     if b.name == "docker":
         return [b.exe, "save", "--output", str(output.path), tag]
     return [b.exe, "save", "--format", output.kind, "--output", str(output.path), tag]
@@ -120,5 +122,5 @@ def find_builder(environ: Mapping[str, str], *, wanted: str | None = None) -> Bu
     raise ToolError(
         "No container builder works here (" + "; ".join(reasons) + ").",
         hint="Install one of docker (with its daemon running), podman or buildah; "
-        "or build the context from `cuenv export NAME --format dockerfile -o DIR` elsewhere.",
+        "or export the build context (`cuenv export` with --format dockerfile) and build it elsewhere.",
     )

@@ -174,7 +174,7 @@ def image_tools(meta: EnvMeta, prefix: str) -> tuple[dict[str, Tool], tuple[Outp
     choices = shims.choose(env_tools=own, env_release=rel, toolkits=())
     files = []
     for c in shims.shimmed(choices):
-        remedies = ("rebuild the environment with its compiler where cuenv runs (`cuenv create RECIPE --with-nvcc`)"
+        remedies = ("rebuild the environment with its compiler where cuenv runs (`cuenv create` with --with-nvcc)"
                     " and export it again" if c.tool == "nvcc" else f"this image has no CUDA {rel or ''} {c.tool}",
                     f"run the other one anyway: {shims.ESCAPE_VAR}=1 {c.tool} ...")
         text = shims.script(choice=c, env_name=meta.name, env_release=rel, shims_dir=shims_dir, remedies=remedies)

@@ -52,7 +52,7 @@ WHEELS: Final = "wheels"
 
 
 class NotAPack(UsageError):
-    HINT: Final = "Make one with `cuenv pack NAME -o FILE` on the machine that has the environment."
+    HINT: Final = "Make one with `cuenv pack` on the machine that has the environment."
 
     def __init__(self, path: Path, why: str) -> None:
         super().__init__(f"{path} is not an archive made by `cuenv pack` ({why}).", hint=self.HINT)

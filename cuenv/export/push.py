@@ -95,7 +95,7 @@ def parse_source(text: str) -> Source:
         path, _, tag = rest.partition(":") if kind == "oci" else (rest, "", "")
         resolved = Path(path).expanduser().absolute()
         if not resolved.exists():
-            raise UsageError(f"{resolved} does not exist.", hint="Write the image first: `cuenv image build NAME --output oci-archive:FILE`.")
+            raise UsageError(f"{resolved} does not exist.", hint=f"Write it first: `cuenv image build` with --output {kind}-archive:{resolved}.")
         return Source(kind, str(resolved) + (f":{tag}" if tag else ""))
     return Source("local", text)
 
@@ -121,7 +121,7 @@ def push_argv(tool: str, exe: str, source: Source, dest: Destination, *, insecur
     if tool == "skopeo":
         if source.kind == "local":
             raise UsageError("skopeo pushes archives, not images in a builder's store.",
-                             hint="Give oci-archive:FILE, or push with the builder: --tool buildah (or podman, docker).")
+                             hint=f"Push it with the builder: --tool buildah (or podman, docker), or give an archive (oci-archive:{source.ref}.tar).")
         return [[exe, "copy", *extra, source.transport, target]]
     if tool == "docker":
         if source.kind != "local":
@@ -164,7 +164,7 @@ def explain(stderr: str, dest: Destination, tool: str) -> ToolError:
                          hint=f"Log in once: `{login} {dest.host}` (the credentials stay in the tool's auth file).")
     if any(m.lower() in low for m in _TLS_FAILED):
         return ToolError(f"{dest.host} does not speak verified TLS.",
-                         hint=f"For a registry you trust on plain http: `cuenv image push ... {dest.ref} --insecure`.")
+                         hint="For a registry you trust on plain http: the same `cuenv image push` with --insecure.")
     if any(m in low for m in _UNREACHABLE):
         return ToolError(f"The registry {dest.host} cannot be reached ({runner.stderr_tail(stderr, lines=1)}).",
                          hint="Check the host and port, or that the registry is running.")

@@ -32,7 +32,7 @@ def write_outputs(outputs: Sequence[Output], out_dir: Path, *, force: bool) -> l
     targets = [(out_dir / o.path, o) for o in outputs]
     clash = [str(p) for p, _ in targets if p.exists()]
     if clash and not force:
-        raise UsageError(f"{clash[0]} already exists.", hint="Choose another -o DIR, or add --force to overwrite.")
+        raise UsageError(f"{clash[0]} already exists.", hint="Choose another folder with -o, or add --force to overwrite.")
     written = []
     for path, o in targets:
         path.parent.mkdir(parents=True, exist_ok=True)

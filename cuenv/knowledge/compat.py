@@ -244,7 +244,7 @@ class _Checker:
             self.add("driver-unknown", "info",
                      f"No driver version was given; the driver check for {name}"
                      + ("" if name == f"CUDA {cuda}" else f" (CUDA {cuda})") + " was skipped.",
-                     "Give the target machine's driver with --driver VERSION.")
+                     "Give the target machine's driver with --driver (its nvidia-smi shows the version).")
             return
         have = _have(driver, os_name)
         if self.jetson_level:
@@ -303,15 +303,16 @@ class _Checker:
                          "No GPU is known for this machine (none detected, none given with --gpu/--cc);"
                          f" the compute-capability check of {_name(self.stack)} was skipped.",
                          "Check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES, a container started"
-                         " with GPU access), or give it with --gpu NAME / --cc X.Y.")
+                         " with GPU access), or name it with --gpu (e.g. --gpu 'RTX 4090') or --cc (e.g. --cc 8.9).")
             return
         for gpu in self.machine.gpus:
             if gpu.compute_capability is None:
                 self.add("gpu-unknown-cc", "info",
                          f"GPU {gpu.index} ({gpu.name}) has no known compute capability (cuenv's GPU table does not"
                          " know the name and nothing reported one); it was not checked.",
-                         f"Give it with --gpu '{gpu.name}=X.Y' or --cc X.Y (CUENV_GPUS='{gpu.name}=X.Y' for every"
-                         " command); `nvidia-smi --query-gpu=compute_cap --format=csv` prints it on that machine.")
+                         "Give its compute capability, which `nvidia-smi --query-gpu=compute_cap --format=csv` prints on that machine,"
+                         f" with --cc (e.g. --cc 8.9), or after its name: --gpu '{gpu.name}=8.9' (CUENV_GPUS the same way,"
+                         " for every command).")
                 continue
             if self._ignored_by_driver(gpu):
                 continue
@@ -548,8 +549,8 @@ def _confirm_build(stack: Stack) -> str:
         url = matrix.kb()["paddlepaddle"]["index_url"].format(variant=variant)
         cmd = f"pip download --no-deps paddlepaddle-gpu=={version} --index-url {url} -d /tmp/probe"
     else:
-        return "Check the installed files instead: `cuenv check ENVIRONMENT` reads the kernels they carry."
-    return f"Ask its index: `{cmd}`; once installed, `cuenv check ENVIRONMENT` reads the kernels it carries."
+        return "Check the installed files instead: `cuenv check` of the environment reads the kernels they carry."
+    return f"Ask its index: `{cmd}`; once installed, `cuenv check` of the environment reads the kernels it carries."
 
 
 def _arch_text(stack: Stack, sass: tuple[str, ...] | None = None, ptx: tuple[str, ...] | None = None) -> str:

@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = run(Client(args.index, args.cache), write=args.write)
     except FetchError as exc:
         print(f"error: cannot read vendor metadata: {exc}", file=sys.stderr)
-        print("hint: check that PyPI is reachable (or pass --index URL), then run it again", file=sys.stderr)
+        print("hint: check that PyPI is reachable (or pass --index with a mirror's URL), then run it again", file=sys.stderr)
         return 2
     _print(outcome.differences, f"{DATA_FILE.name} differs from PyPI")
     _print(outcome.recipes.problems, "recipe pins PyPI contradicts")

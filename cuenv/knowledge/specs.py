@@ -34,7 +34,7 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
     """The Stack a package spec installs. ``index``: the cuXYZ index it came from (``--index``)."""
     m = _SPEC.match(text.strip())
     if not m:
-        raise UsageError(f"Cannot read {text!r} as a package spec.", hint=f"Write NAME==VERSION, for example {EXAMPLES}.")
+        raise UsageError(f"Cannot read {text!r} as a package spec.", hint=f"Write a name, == and a version, for example {EXAMPLES}.")
     raw_name = packages.distribution(m.group("name"))
     if raw_name is None:
         raise UsageError(
@@ -52,7 +52,7 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
     if kind == "cuda":
         return _toolkit(version, label)
     if version is None:
-        raise UsageError(f"{text!r} names no version.", hint=f"Pin the version you installed, for example {raw_name}==<version>.")
+        raise UsageError(f"{text!r} names no version.", hint=f"Pin the version you installed (`pip show {raw_name}` says which).")
     if kind == "torch":
         return _torch(version, index, label)
     if kind == "paddle":

@@ -164,7 +164,7 @@ def _read_text(p: Path) -> str:
     try:
         return limits.read_text(p, what="Lockfile", limit=limits.LOCK)
     except NotFound:
-        raise NotFound(f"Lockfile {p} does not exist.", hint="Make one with `cuenv lock NAME -o FILE`.") from None
+        raise NotFound(f"Lockfile {p} does not exist.", hint=f"Make it with `cuenv lock` of an environment or a recipe, and -o {p}.") from None
 
 
 def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: str | None, python: str | None,
@@ -186,7 +186,7 @@ def _read_foreign(p: Path, text: str, kind: str, *, platform: str, environment: 
                                   python=chosen)
             if first is not None:
                 picked = (f"read for Python {chosen}, which the lock installs: for {tries[0][0]}, "
-                          f"{first.message.split(': ', 1)[-1]} Choose another with --python X.Y")
+                          f"{first.message.split(': ', 1)[-1]} --python picks another")
             break
         except foreign.NoWheelForTarget as exc:
             first = first or exc

@@ -32,7 +32,7 @@ LOCK_VERSION: Final = 1
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's default index, when a recipe names none
 HEADER: Final = (
     "# cuenv lockfile: exact packages and the hardware contract they need.\n"
-    "# Made by `cuenv lock`; install with `cuenv create --from-lock FILE` or `cuenv sync FILE`.\n"
+    "# Made by `cuenv lock`; install it with `cuenv create --from-lock` or `cuenv sync`.\n"
 )
 PLATFORMS: Final = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64": "windows",
@@ -121,7 +121,7 @@ class Lock:
                 return solution
         raise LockError(
             f"This lock has no packages for {platform} (it holds {', '.join(self.platforms)}).",
-            hint=f"Lock for this machine too: `cuenv lock ... --platform {platform}` on a machine that can solve it.",
+            hint=f"Lock it again with --platform {platform} too (`cuenv lock`), on a machine that can solve it.",
         )
 
 

@@ -421,7 +421,8 @@ def split_ref(ref: str) -> tuple[str, str | None]:
     """ "torch-cu121@2.3.1" -> ("torch-cu121", "2.3.1"); "cuda-12.1" -> ("cuda-12.1", None)."""
     name, sep, version = ref.partition("@")
     if not name or (sep and not version):
-        raise UsageError(f"{ref!r} is not a recipe reference.", hint="Write NAME or NAME@VERSION, e.g. torch-cu121@2.3.1.")
+        raise UsageError(f"{ref!r} is not a recipe reference.",
+                         hint="Write a recipe's name, or name@version: torch-cu121@2.3.1 (`cuenv recipes` lists them).")
     return name, (version if sep else None)
 
 

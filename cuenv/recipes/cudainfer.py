@@ -418,13 +418,13 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     if majors:
         major, e = next(iter(majors.items()))
         raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
-                               hint=f"Pass --cuda {major}.Y (for example --cuda {_newest_of_major(major)}), "
+                               hint=f"Pass --cuda with the minor too (for example --cuda {_newest_of_major(major)}), "
                                "or pin the CUDA runtime in the file.")
     cpu = [e for e in evidence if e.strength == "cpu"]
     unknown = [e for e in evidence if e.strength == "unknown"]
     if unknown:
         how = (f"{unknown[0].pin} ({unknown[0].where}) is not pinned to a build, so its CUDA is whichever the "
-               "resolver picks; pin it (e.g. torch==2.5.1+cu121) or pass --cuda X.Y")
+               "resolver picks; pin it (e.g. torch==2.5.1+cu121) or pass --cuda (e.g. --cuda 12.1)")
     elif cpu:
         how = f"no pin asks for CUDA ({cpu[0].pin} at {cpu[0].where} is {cpu[0].says})"
     else:

@@ -243,12 +243,12 @@ def _variables(node: _Node | None, file: str) -> tuple[tuple[str, str], ...]:
         return ()
     if not isinstance(node, _Map):
         raise RequestFileError(Where(file, node.line), "variables", "must be a mapping of NAME: value.",
-                               hint="Write `variables:` then `  NAME: value` lines.")
+                               hint="Write `variables:` then one indented line per variable, e.g. `  NCCL_DEBUG: INFO`.")
     out = []
     for key, (value, line) in node.items.items():
         if not isinstance(value, _Scalar):
             raise RequestFileError(Where(file, line), f"variables.{key}", "must be a single value.",
-                                   hint=f"Write `{key}: VALUE`.")
+                                   hint=f"Write `{key}: ` and one value.")
         out.append((key, value.value))
     return tuple(out)
 
@@ -257,7 +257,7 @@ def _scalar(node: _Node | None, file: str, key: str) -> str | None:
     if node is None:
         return None
     if not isinstance(node, _Scalar):
-        raise RequestFileError(Where(file, node.line), key, "must be a single value.", hint=f"Write `{key}: VALUE`.")
+        raise RequestFileError(Where(file, node.line), key, "must be a single value.", hint=f"Write `{key}: ` and one value.")
     return node.value or None
 
 

@@ -385,7 +385,7 @@ def _options(text: str, where: Where) -> list[tuple[str, str]]:
             continue
         if value is None:
             if i + 1 >= len(tokens):
-                raise RequestFileError(where, token, "needs a value.", hint=f"Write {token} VALUE.")
+                raise RequestFileError(where, token, "needs a value.", hint=f"Write {token} and its value on this line.")
             value = tokens[i + 1]
             i += 1
         i += 1
@@ -448,7 +448,7 @@ def _option_line(line: str, where: Where, state: _State, *, base: Path | None, k
             state.notes.append(f"{where}: --{name} {value} is ignored (cuenv's installer decides that itself).")
         elif name == "hash":
             raise RequestFileError(where, "--hash", "belongs after a requirement on the same line.",
-                                   hint="Write it as `NAME==VERSION --hash=sha256:HEX`.")
+                                   hint="Write it after the pin it checks, e.g. `numpy==1.26.4 --hash=sha256:` and the file's hash.")
         else:
             raise _build_option(where, name)
     state.options = opts
@@ -521,7 +521,7 @@ def _binary_names(value: str, where: Where, flag: str) -> Iterator[str]:
             yield canonical(item)
         else:
             raise RequestFileError(where, f"--{flag} {value}", f"{item!r} is not a package name.",
-                                   hint=f"Write --{flag} NAME[,NAME...] or :all: / :none:.")
+                                   hint=f"Write --{flag} with package names separated by commas, or :all: / :none:.")
 
 
 # -- one requirement --------------------------------------------------------------------------------
@@ -541,7 +541,7 @@ def parse_requirement(text: str, where: Where) -> PipRequirement:
             name = _name_from_repository(url_part)
         if name is None:
             raise RequestFileError(where, url_part, "is a URL that does not say which package it is.",
-                                   hint=f"Write it as `NAME @ {url_part}` (or add #egg=NAME to a VCS URL).")
+                                   hint=f"Write the package's name and ' @ ' before {url_part} (or add #egg= and the name to a VCS URL).")
         text = f"{name} @ {url_part}" + (f" ; {marker_part}" if marker_part else "")
     elif _looks_local(url_part):
         raise _local(where, text)
@@ -549,7 +549,8 @@ def parse_requirement(text: str, where: Where) -> PipRequirement:
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise RequestFileError(where, repr(text), f"is not a requirement ({str(exc).splitlines()[0]}).",
-                               hint="Write NAME, NAME==VERSION, NAME[EXTRA]>=VERSION; MARKER or NAME @ URL.") from None
+                               hint="Write it as pip does, e.g. `numpy`, `numpy==1.26.4` or "
+                               "`requests[socks]>=2.31; python_version >= '3.9'`.") from None
     if req.url is not None:
         if req.url.startswith("file:") or not (_URL.match(req.url) or req.url.startswith(_VCS)):
             raise _local(where, text)

@@ -67,7 +67,7 @@ class ProjectNeed:
             e = self.undetermined[0]
             example = "cuda-version=12.1 or pytorch-cuda=12.1" if self.kind == "environment-yml" else "torch==2.5.1+cu121"
             raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
-                             hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda X.Y.")
+                             hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda (e.g. --cuda 12.1).")
 
     def describe(self, closest: Stack | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""

@@ -66,7 +66,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
     need.require_cuda()
     if need.stack.cuda is None:
         raise UsageError(f"{path} needs no CUDA: {need.how}.",
-                         hint="cuenv builds CUDA environments: pass --cuda X.Y to build it with that CUDA.")
+                         hint="cuenv builds CUDA environments: pass --cuda to build it with one (e.g. --cuda 12.1).")
     doc, extras = _document(path, need, pip, name=name, platform=platform)
     dropped = _drop_untrusted_variables(doc, path, tuple(trusted_env))
     recipe = _validated(doc, path, tuple(trusted_env))
@@ -115,7 +115,7 @@ def _check_pip_options(pip: RequirementsFile) -> None:
             if not req.hashes or not req.exact_version():
                 raise UsageError(f"{req.where}: {req.text}: --require-hashes is on, and this requirement is not "
                                  "pinned with ==VERSION and --hash, which pip would refuse too.",
-                                 hint="Pin it (NAME==VERSION --hash=sha256:...), or remove --require-hashes.")
+                                 hint="Pin it with == and --hash=sha256: (`pip hash` of the file prints it), or remove --require-hashes.")
 
 
 def _document(path: Path, need: ProjectNeed, pip: RequirementsFile | None, *, name: str | None,
@@ -154,7 +154,7 @@ def _document(path: Path, need: ProjectNeed, pip: RequirementsFile | None, *, na
                             "nvcc": stack.has_nvcc}}
     if not env_name:
         raise UsageError(f"{path} does not name the environment." if need.kind == "environment-yml"
-                         else "-r needs an environment name.", hint="Give one with -n NAME.")
+                         else "-r needs an environment name.", hint=f"Give one with -n, e.g. -n {_example_name(path)}.")
     python = python_of(need.document) if need.kind == "environment-yml" else \
         f"{sys.version_info.major}.{sys.version_info.minor}"
     if not re.fullmatch(r"3\.\d{1,2}", python):
@@ -205,9 +205,16 @@ def _validated(doc: dict[str, Any], path: Path, trusted_env: tuple[str, ...] = (
     if problems:
         first = problems.items[0]
         raise UsageError(f"{path} does not make a valid recipe: {first.key + ': ' if first.key else ''}{first.message}",
-                         hint="Fix the file, or give the value with a flag (-n NAME, --cuda X.Y).")
+                         hint="Fix the file, or give the value with a flag (-n for the name, --cuda for the CUDA).")
     assert data is not None  # no problem: a mapping
     return from_data(data, path=None, origin="user")
+
+
+
+def _example_name(path: Path) -> str:
+    """A name for an environment made from ``path``: its project folder's, when that is a valid one."""
+    folder = path.resolve().parent.name
+    return folder if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", folder) else "myproject"
 
 
 __all__ = ["FromFile", "from_file"]

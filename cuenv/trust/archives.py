@@ -254,7 +254,7 @@ class _Tree:
 
     def refuse(self, why: str) -> ArchiveRefused:
         return ArchiveRefused(f"Refusing {self.what}: {why}.", hint="Nothing was written. Ask for the archive again "
-                              "from its maker, or make it yourself with `cuenv pack NAME -o FILE`.")
+                              "from its maker, or make it yourself with `cuenv pack`.")
 
     def add(self, info: tarfile.TarInfo) -> Member:
         if len(self.members) >= self.limits.members:

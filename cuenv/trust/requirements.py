@@ -27,7 +27,8 @@ MAX_REQUIREMENT: Final = 1000
 _EXPANDS: Final = "holds ${...}, which uv, pip and conda fill in from your environment variables; cuenv expands nothing from a shared file"
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and Unicode line breaks
 _DIRECT: Final = re.compile(r"@\s*(\S+)")  # name @ URL
-HINT: Final = "Write one package per entry as NAME, NAME==VERSION or NAME>=X,<Y (PEP 508); options and local paths are refused in shared files."
+HINT: Final = ("Write one package per entry as pip does (PEP 508), e.g. numpy, numpy==1.26.4 or numpy>=1.24,<2; options and local "
+               "paths are refused in shared files.")
 
 
 def requirement_problem(text: object, *, allow_local: bool = False, parse: bool = True) -> str | None:
@@ -161,7 +162,7 @@ def check_conda_request(channels: Iterable[object], specs: Iterable[object], *, 
     for spec in specs:
         why = conda_spec_problem(spec)
         if why is not None:
-            raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write NAME, NAME=VERSION or NAME>=X,<Y.")
+            raise Untrusted(f"{source}: spec {_show(spec)} {why}.", hint="Write it as conda does, e.g. numpy, numpy=1.26 or numpy>=1.24,<2.")
 
 
 class PipRequest(Protocol):

@@ -153,7 +153,7 @@ def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, 
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 2 and err.splitlines() == [
         "error: Not written: cuenv.lock already exists and is not this lock.",
-        "hint: Write over it with `cuenv lock live -o cuenv.lock --force`, or choose another -o FILE."]
+        "hint: Write over it with `cuenv lock live -o cuenv.lock --force`, or choose another file with -o."]
     assert (work / "cuenv.lock").read_text() == "# the team's torch lock\n"
     assert cli("lock", "live", "-o", "cuenv.lock", "--force")[0] == 0
     assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0  # the same lock again: nothing lost, no question

@@ -91,7 +91,7 @@ def test_a_hint_for_a_described_machine_keeps_its_flags(cli) -> None:
 
 def test_check_all_with_no_environments_says_how_to_get_some(cli) -> None:
     code, out, _ = cli("check", "--all", "--driver", "550.54.14", "--cc", "8.0")
-    assert code == 0 and "`cuenv adopt PATH`" in out
+    assert code == 0 and "`cuenv adopt --scan .` finds ones you have" in out
     code, out, _ = cli("check", "--all", "--driver", "550.54.14", "--json")
     assert json.loads(out)["environments"] == []
     code, _, err = cli("check", "--all", "cuda-12.1")

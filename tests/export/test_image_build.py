@@ -106,6 +106,6 @@ def test_an_unpullable_base_image_says_how_to_build_offline():
               'dial tcp: lookup registry-1.docker.io: no such host\n')
     err = _explain(ToolFailed(["buildah", "bud"], 125, "", stderr), "buildah")
     assert err.message.startswith("buildah could not pull the base image")
-    assert err.hint == "Without a reachable registry, build on a local image: cuenv image build NAME --base IMAGE."
+    assert err.hint == "Without a reachable registry, build on an image you have here (--base; `buildah images` lists them)."
     other = ToolFailed(["buildah", "bud"], 1, "", "Error: COPY failed: no such file\n")
     assert _explain(other, "buildah") is other

@@ -260,15 +260,15 @@ def test_a_uv_lock_for_another_python_is_read_for_the_python_it_allows(cli) -> N
     assert code == 0 and "Contract: CUDA 13.0" in out, err
     if here != "3.12":
         assert ("note: read for Python 3.12: its requires-python (==3.12.*) does not allow "
-                f"{here} (this Python); choose another with --python X.Y") in out
+                f"{here} (this Python); --python picks another") in out
     code, out, err = cli("check", path, "--python", "3.11")
     assert code == 2 and "it needs Python ==3.12.*, not 3.11" in err  # a Python given is a Python kept
     text = 'requires-python = ">=3.10"\n'
     assert foreign.pythons(text, "uv-lock", "3.9")[:2] == [
         ("3.10", "read for Python 3.10: its requires-python (>=3.10) does not allow 3.9 (this Python); "
-                 "choose another with --python X.Y"),
+                 "--python picks another"),
         ("3.11", "read for Python 3.11: its requires-python (>=3.10) does not allow 3.9 (this Python); "
-                 "choose another with --python X.Y")]
+                 "--python picks another")]
     assert [p for p, _ in foreign.pythons(text, "uv-lock", "3.12")][:4] == ["3.12", "3.13", "3.11", "3.14"]
     assert foreign.pythons(text, "conda-lock", "3.9") == [("3.9", None)]
     assert foreign.pythons("requires-python = [", "pylock", "3.9") == [("3.9", None)]  # its parser refuses it

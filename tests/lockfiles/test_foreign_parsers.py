@@ -182,7 +182,7 @@ def test_pixi_empty_default_names_the_other_environments() -> None:
     assert error.hint == "Choose one with --environment cpu (or cuda)."
     found = read_pixi(doc, environment="cpu")
     assert found.environment == "cpu" and len(found.packages) == 2
-    assert found.notes == ("read environment cpu; it also locks cuda (--environment NAME)",)
+    assert found.notes == ("read environment cpu; it also locks cuda (--environment picks one)",)
 
 
 def test_pixi_names_what_else_it_locks() -> None:
@@ -191,8 +191,8 @@ def test_pixi_names_what_else_it_locks() -> None:
     env["packages"]["osx-arm64"] = [copy.deepcopy(env["packages"]["linux-64"][1])]
     doc["environments"]["cuda"] = copy.deepcopy(env)
     found = read_pixi(doc)
-    assert found.notes == ("read for platform linux-64; it also locks osx-arm64 (--platform NAME)",
-                           "read environment default; it also locks cuda (--environment NAME)")
+    assert found.notes == ("read for platform linux-64; it also locks osx-arm64 (--platform picks one)",
+                           "read environment default; it also locks cuda (--environment picks one)")
 
 
 def test_pixi_source_packages_are_described_not_built() -> None:
@@ -245,7 +245,7 @@ def test_pylock_refusals() -> None:
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace('"1.0"', '"2.0"'))
     assert error.message == "pylock.toml (lock-version): pylock version 2.0 is not supported (cuenv reads 1.x, PEP 751)."
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra=""), python="3.8")
-    assert "it needs Python >=3.9, not 3.8" in error.message and error.hint == "Choose a matching Python with --python X.Y."
+    assert "it needs Python >=3.9, not 3.8" in error.message and error.hint == "Choose a Python it allows (>=3.9) with --python."
     error = refusal(read_pylock, PYLOCK.format(sha="nothex", extra=""))
     assert error.message.startswith("pylock.toml, line 5 (packages[0].hash): sha256 'nothex' is not a sha256")
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace(

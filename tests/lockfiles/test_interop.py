@@ -143,7 +143,7 @@ def test_bad_files_for_create(cli, work, envs, name, content, argv, message) -> 
 
 def test_one_source_only(cli, work) -> None:
     code, out, err = cli("create", "cuda-12.1", "-n", "x", "--from-lock", "x.lock")
-    assert code == 2 and err.startswith("error: Give one of RECIPE, --from-lock FILE, -f environment.yml or -r requirements.txt "
+    assert code == 2 and err.startswith("error: Give one of a recipe, --from-lock and a lockfile, -f environment.yml or -r requirements.txt "
                                         "(got RECIPE, --from-lock).")
     code, out, err = cli("create", "x", "--from-lock", "x.lock")  # without -n, NAME --from-lock FILE names the environment
     assert code == 2 and err.startswith("error: Lockfile x.lock does not exist.")

@@ -156,7 +156,7 @@ def test_cli_flags_a_shadowing_recipe_in_recipes_show_and_create(cli, tmp_path, 
     write_recipe(VALID.replace("name: demo-cu121", "name: cuda-12.1").replace("A demo stack", "MINE"), name="cuda-12.1",
                  folder=folder)
     code, out, err = cli("recipes", environ={**os.environ, "CUENV_RECIPES": str(folder)})
-    assert code == 0 and "user:cuda-12.1*" in out and "user:NAME: yours, with a built-in's name" in out
+    assert code == 0 and "user:cuda-12.1*" in out and "user:cuda-12.1: yours, with a built-in's name (cuda-12.1 is the built-in)" in out
     assert "has the name of the built-in recipe cuda-12.1; the built-in is used" in err
     code, out, err = cli("--recipes", str(folder), "recipes", "show", "cuda-12.1")
     assert code == 0 and "MINE" not in out and "the built-in is used" in err

@@ -100,6 +100,6 @@ def test_suggest_for_a_lockfile_reads_it_as_check_does(cli, tmp_path):
 
 def test_suggest_takes_a_framework_or_a_file(cli):
     code, out, err = cli("suggest", "torch", "--for", str(FIXTURES / "openai__whisper/requirements.txt"))
-    assert code == 2 and "Give FRAMEWORK or --for FILE, not both." in err
+    assert code == 2 and "Give a framework or --for and a file, not both." in err
     code, out, err = cli("suggest", "--cuda", "12.1")
-    assert code == 2 and "--cuda goes with --for FILE." in err
+    assert code == 2 and "--cuda goes with --for and a file." in err

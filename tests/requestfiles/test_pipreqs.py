@@ -122,13 +122,13 @@ def test_a_missing_include_names_the_line(tmp_path):
     ("--index-url ftp://mirror", "-i/--index-url ftp://mirror", "https://"),
     ("-f ./wheels", "-f ./wheels", "index"),
     ("torch --index-url https://x.example", "--index-url", "own line"),
-    ("--hash=sha256:00", "--hash", "NAME==VERSION --hash"),
+    ("--hash=sha256:00", "--hash", "after the pin it checks"),
     ("torch --hash=md4:zz", "--hash=md4:zz", "sha256"),
     ("--bogus", "--bogus", "Supported"),
-    ("-i", "-i", "VALUE"),
+    ("-i", "-i", "-i and its value"),
     ("numpy==${NUMPY_VERSION}", "${NUMPY_VERSION}", "value itself"),
-    ("torch[", "'torch['", "NAME==VERSION"),
-    ("https://example.org/download", "https://example.org/download", "NAME @"),
+    ("torch[", "'torch['", "as pip does"),
+    ("https://example.org/download", "https://example.org/download", "name and ' @ '"),
     ("--pre=yes", "--pre=yes", "alone"),
 ])
 def test_refusals_name_the_line_the_construct_and_a_way(text, construct, hint):

@@ -51,8 +51,8 @@ def test_pinned_env_missing_points_at_the_lockfile(world: World, tmp_path: Path)
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert out.stdout.strip() == "rc=2"
     # the lockfile is not there either: `cuenv sync` of it would fail, so the hint says to create (issue 17 §4)
-    assert (f"hint: Its lockfile {proj}/cuenv.lock is missing too: create it from a recipe, "
-            "`cuenv create RECIPE -n not-built-yet` (`cuenv recipes` lists them).") in out.stderr
+    assert (f"hint: Its lockfile {proj}/cuenv.lock is missing too: create it from a recipe, with -n not-built-yet: "
+            "`cuenv recipes` lists the recipes to create one from, `cuenv suggest` picks one for this machine.") in out.stderr
     (proj / "cuenv.lock").write_text("version: 1\n")
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert f"hint: Create it from its lockfile: `cuenv sync {proj}/cuenv.lock -n not-built-yet`." in out.stderr
@@ -60,8 +60,8 @@ def test_pinned_env_missing_points_at_the_lockfile(world: World, tmp_path: Path)
 
 
 def test_pinned_env_missing_without_a_lockfile_keeps_the_pinned_name(world: World, tmp_path: Path):
-    """A pin with no lock: the hint creates the environment under the name the pin asks for, and it runs
-    as written (a recipe put in for RECIPE, --dry-run: nothing downloaded)."""
+    """A pin with no lock: the hint names the name the pin asks for and the command that lists the recipes (the
+    choice is the user's); run as written, it lists them, and the first one creates it (--dry-run: nothing downloaded)."""
     proj = _project(tmp_path, "pinned-name", allow_in=world)
     (proj / ".cuenv").write_text("env: pinned-name\n")
     from cuenv.trust import consent
@@ -69,10 +69,14 @@ def test_pinned_env_missing_without_a_lockfile_keeps_the_pinned_name(world: Worl
     consent.allow(world.home, proj / ".cuenv", (proj / ".cuenv").read_bytes())
     out = run_shell("bash", hook_source("bash", world, tmp_path) + "; cuenv use; echo rc=$?", world.environ(tmp_path), cwd=proj)
     assert out.stdout.strip() == "rc=2"
-    hint = "hint: Create it: `cuenv create RECIPE -n pinned-name` (`cuenv recipes` lists them)."
+    hint = ("hint: Create it from a recipe, with -n pinned-name: `cuenv recipes` lists the recipes to create one from, "
+            "`cuenv suggest` picks one for this machine.")
     assert hint in out.stderr.splitlines(), out.stderr
-    argv = hint.split("`")[1].replace("RECIPE", "cuda-12.1").split()[1:]
-    done = subprocess.run([str(world.bin_dir / "cuenv"), *argv, "--engine", "venv", "--dry-run"],
+    env = {**os.environ, **world.environ(tmp_path)}
+    listed = subprocess.run([str(world.bin_dir / "cuenv"), *hint.split("`")[1].split()[1:], "--json"], env=env,
+                            capture_output=True, text=True, timeout=60, check=True)
+    recipe = json.loads(listed.stdout)["recipes"][1]["name"]  # cuda-12.1
+    done = subprocess.run([str(world.bin_dir / "cuenv"), "create", recipe, "-n", "pinned-name", "--engine", "venv", "--dry-run"],
                           env={**os.environ, **world.environ(tmp_path)},  # this process's index settings and certificates
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0 and "Would create 'pinned-name'" in done.stdout, done.stderr

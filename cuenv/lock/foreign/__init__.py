@@ -120,8 +120,8 @@ def pythons(source: str, kind: str, here: str) -> list[tuple[str, str | None]]:
     for minor in sorted((m for m in allowed if m != now), key=lambda m: (abs(m - now), -m)):
         why = (f"its requires-python ({requires}) does not allow {here}" if now not in allowed
                else f"not every locked package has a wheel for {here}")
-        found.append((f"3.{minor}", f"read for Python 3.{minor}: {why} (this Python); choose another with "
-                                    "--python X.Y"))
+        found.append((f"3.{minor}", f"read for Python 3.{minor}: {why} (this Python); --python "
+                                    "picks another"))
     return found or [(here, None)]
 
 

@@ -21,7 +21,7 @@ from cuenv.engines.base import Package
 from cuenv.lock.foreign.model import ForeignLock, Where, conda_package, python_of
 
 KIND: Final = "explicit"
-HINT: Final = "Write it again with `conda list --explicit --sha256` (or `cuenv export NAME --format explicit`)."
+HINT: Final = "Write it again with `conda list --explicit --sha256` (or `cuenv export` with --format explicit)."
 _PLATFORM: Final = re.compile(r"^#\s*platform:\s*(\S+)\s*$")
 
 

@@ -39,7 +39,7 @@ from cuenv.lock.foreign.model import (
 
 KIND: Final = "pixi-lock"
 HINT: Final = "Regenerate it with `pixi lock`, or create from an environment.yml."
-_SOURCE_HINT: Final = "Install it inside the environment afterwards (`cuenv run NAME -- pip install ...`), or lock a built package."
+_SOURCE_HINT: Final = "Install it inside the environment afterwards (`cuenv run` with pip install), or lock a built package."
 _FRAGMENT: Final = re.compile(r"#sha256=([0-9a-fA-F]{64})$")
 # An anchor or alias starts a node. rattler's YAML reader follows aliases; a small hostile file would
 # expand into a huge one, and no pixi writes them, so they are refused before rattler sees the text.
@@ -75,7 +75,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
     if key is None:
         listed = ", ".join(sorted(platforms))
         raise env_where.fail(f"environment {env_name!r} has no packages for {platform} (it has {listed}).",
-                             f"Choose one with --platform NAME ({listed}), or add {platform} to the workspace's "
+                             f"Choose one with --platform ({listed}), or add {platform} to the workspace's "
                              "platforms and run `pixi lock`.")
     chosen_platform = platforms[key]
     subdir = str(chosen_platform.subdir)
@@ -140,10 +140,10 @@ def _others(envs: dict[str, Any], env_name: str, platforms: dict[str, Any], key:
     notes = []
     other_platforms = sorted(p for p in platforms if p != key)
     if other_platforms:
-        notes.append(f"read for platform {key}; it also locks {', '.join(other_platforms)} (--platform NAME)")
+        notes.append(f"read for platform {key}; it also locks {', '.join(other_platforms)} (--platform picks one)")
     other_envs = [n for n in envs if n != env_name and envs[n].platforms()]
     if other_envs:
-        notes.append(f"read environment {env_name}; it also locks {', '.join(other_envs)} (--environment NAME)")
+        notes.append(f"read environment {env_name}; it also locks {', '.join(other_envs)} (--environment picks one)")
     return tuple(notes)
 
 

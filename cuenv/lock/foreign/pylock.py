@@ -67,7 +67,7 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
     target = Target(python=python, platform=platform)
     if lock.requires_python is not None and not lock.requires_python.contains(f"{python}.0", prereleases=True):
         raise where.at("requires-python").fail(f"it needs Python {lock.requires_python}, not {python}.",
-                                               "Choose a matching Python with --python X.Y.")
+                                               f"Choose a Python it allows ({lock.requires_python}) with --python.")
     index_of = {id(p): i for i, p in enumerate(lock.packages)}
     try:
         selected = list(lock.select(environment=target.markers(), tags=target.supported()))  # type: ignore[arg-type]  # a dict of every marker key, not packaging's TypedDict

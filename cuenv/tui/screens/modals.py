@@ -293,7 +293,7 @@ Everywhere but in the filter
   q, ctrl+c  quit
 enter on an environment hands its name to the shell hook
 (eval "$(cuenv shell-init bash)"); without the hook, cuenv prints the
-`cuenv use NAME` to run.
+`cuenv use` line to run.
 """
 
 
