@@ -47,17 +47,12 @@ def env_name(ctx: Context) -> str:
 
 
 def _name_one(ctx: Context) -> str:
-    """The command again with -n and a real environment's name (the choice is the user's: the others are listed)."""
+    """The command again with -n and a real environment's name."""
     import shlex
 
-    from cuenv.envs.store import FIRST_ENVIRONMENT, Store
+    from cuenv.envs.store import with_an_environment
 
-    names = [r.name for r in Store.from_settings(ctx.settings).list()]
-    if not names:
-        return f"There is no environment yet: {FIRST_ENVIRONMENT}."
-    again = f"cuenv {ctx.args.command} -n {shlex.quote(names[0])} {shlex.join(ctx.args.packages)}"
-    others = f" (or -n {', '.join(names[1:6])}{', ...' if len(names) > 6 else ''})" if len(names) > 1 else ""
-    return f"Name one: `{again}`{others}."
+    return with_an_environment(ctx.settings, lambda n: f"cuenv {ctx.args.command} -n {n} {shlex.join(ctx.args.packages)}")
 
 
 def run(ctx: Context) -> Result[Changed]:

@@ -63,7 +63,7 @@ def run(ctx: Context) -> Result[TargetCheck] | Result[ProjectCheck] | Result[Loc
                              hint=f"`cuenv check {ctx.args.target}` checks that one, `cuenv check --all` all of them.")
         if not ctx.args.all:
             raise UsageError("Name what to check, or --all for every environment.",
-                             hint="`cuenv check torch-cu121`, `cuenv check ./environment.yml` or `cuenv check --all`.")
+                             hint="`cuenv check torch-cu121` checks a recipe, `cuenv check --all` every environment; a file's path, the file.")
         from cuenv.commands.check_all import run_all
 
         return run_all(ctx)

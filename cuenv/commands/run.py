@@ -57,10 +57,14 @@ def run(ctx: Context) -> Result:
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not ctx.args.name:  # argparse would say "required: NAME, -- CMD ..." (issue 18)
+        from cuenv.envs.store import with_an_environment
+
         raise UsageError("`cuenv run` needs an environment and a command after --.",
-                         hint="For example `cuenv run cuda-12.1 -- python -V`; `cuenv list` names the environments.")
+                         hint=with_an_environment(ctx.settings, lambda n: f"cuenv run {n} -- python -V", "For example"))
     if not argv:
-        raise UsageError("No command given.", hint=f"Write it after --: cuenv run {ctx.args.name} -- python -V")
+        import shlex
+
+        raise UsageError("No command given.", hint=f"Write it after --: `cuenv run {shlex.quote(ctx.args.name)} -- python -V`.")
     env = prepared_env(ctx, ctx.args.name)
     exe = shutil.which(argv[0], path=env.get("PATH", ""))
     if exe is None:

@@ -32,7 +32,7 @@ from cuenv.trust import limits
 
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
-    from typing import Any, Final, Iterator
+    from typing import Any, Callable, Final, Iterator
 
     from cuenv.activation.target import ActivationTarget, CudaLayout
 
@@ -51,6 +51,18 @@ def rebuild_hint(name: str, recipe: str | None) -> str:
     if recipe:
         return f"`cuenv create {shlex.quote(recipe)} -n {shlex.quote(name)} --force` rebuilds it"
     return f"`cuenv info {shlex.quote(name)}` names its recipe; create it again from that with -n {shlex.quote(name)} --force"
+
+
+def with_an_environment(settings: Any, command: Callable[[str], str], lead: str = "Name one") -> str:
+    """A hint naming an environment the user has: ``command`` of the first, the others listed (the choice is the
+    user's); without any, how to make one."""
+    import shlex
+
+    names = [r.name for r in Store.from_settings(settings).list()]
+    if not names:
+        return f"There is no environment yet: {FIRST_ENVIRONMENT}."
+    others = f" (or {', '.join(names[1:6])}{', ...' if len(names) > 6 else ''})" if len(names) > 1 else ""
+    return f"{lead}: `{command(shlex.quote(names[0]))}`{others}."
 
 
 class NotOurs(CuenvError):

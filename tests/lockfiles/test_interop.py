@@ -148,7 +148,7 @@ def test_one_source_only(cli, work) -> None:
     code, out, err = cli("create", "x", "--from-lock", "x.lock")  # without -n, NAME --from-lock FILE names the environment
     assert code == 2 and err.startswith("error: Lockfile x.lock does not exist.")
     code, out, err = cli("create")
-    assert code == 2 and err.startswith("error: Give one of RECIPE")
+    assert code == 2 and err.startswith("error: Give one of a recipe")
     code, out, err = cli("create", "cuda-12.1", "--cuda", "12.1")
     assert code == 2 and err.startswith("error: --cuda goes with -f or -r.")
     code, out, err = cli("create", "cuda-12.1", "--skip-unsupported")

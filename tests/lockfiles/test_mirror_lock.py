@@ -87,4 +87,4 @@ def test_config_show_names_the_tools_settings(cli, tmp_path) -> None:
     assert "https://pypi.org/simple -> https://uv.example.org/simple (uv: environment UV_DEFAULT_INDEX)" in lines
     code, out, err = cli("config", "show", "--mirror", "pypi", environ=env)
     assert (code, err) == (2, "error: Bad mirror from flag --mirror: 'pypi' is not UPSTREAM=MIRROR.\n"
-                              "hint: Write UPSTREAM=MIRROR, e.g. pypi=https://mirror.example/simple.\n")
+                              "hint: Write the upstream, '=', then the mirror, e.g. pypi=https://mirror.example/simple.\n")

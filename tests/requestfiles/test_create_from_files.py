@@ -360,4 +360,4 @@ def test_a_pin_with_no_wheel_says_cuenv_installs_wheels_and_where_to_find_one(cl
     code, out, err = cli("create", "-r", path, "-n", "mm", "--cuda", "11.8", "--dry-run", "--target-driver", "550.54.14")
     assert code != 0 and "Traceback" not in err
     assert ("hint: mmcv-full publishes no wheel on the package index https://pypi.org/simple for this Python and "
-            "platform, and cuenv installs only wheels") in err and "(-f URL or --extra-index-url URL)" in err
+            "platform, and cuenv installs only wheels") in err and "(with -f or --extra-index-url)" in err

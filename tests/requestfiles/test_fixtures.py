@@ -67,7 +67,7 @@ def test_a_file_that_leaves_its_cuda_to_the_resolver_is_not_called_cpu_only(name
     assert need.stack.cuda is None and need.undetermined and len(need.unsupported) == unsupported
     with pytest.raises(Exception) as err:
         need.require_cuda()
-    assert f"{line}: " in str(err.value) and "--cuda X.Y" in err.value.hint
+    assert f"{line}: " in str(err.value) and "or pass --cuda (e.g. --cuda 12.1)" in err.value.hint
     assert projectfile.read_need(FIXTURES / name, cuda="12.1").stack.cuda == "12.1"
 
 

@@ -51,7 +51,7 @@ def test_a_cu_tag_does_not_say_which_cuda_the_torch_beside_it_brings(tmp_path):
     assert need.stack.cuda is None
     with pytest.raises(CuenvError) as err:
         need.require_cuda()
-    assert "requirements.txt:1: accelerate==1.13.*" in str(err.value) and "--cuda X.Y" in err.value.hint
+    assert "requirements.txt:1: accelerate==1.13.*" in str(err.value) and "or pass --cuda (e.g. --cuda 12.1)" in err.value.hint
 
 
 @pytest.mark.parametrize("text, flags, asks", [
@@ -117,7 +117,7 @@ def test_a_pinned_torch_older_than_the_tables_is_not_called_the_resolvers_pick(t
     with pytest.raises(CuenvError) as err:
         need.require_cuda()
     assert "torch 1.11.0 from PyPI, whose CUDA build cuenv's tables do not cover" in str(err.value)
-    assert "resolver picks" not in str(err.value) and "--cuda X.Y" in err.value.hint
+    assert "resolver picks" not in str(err.value) and "or pass --cuda (e.g. --cuda 12.1)" in err.value.hint
 
 
 def test_cuda_12_and_13_wheels_side_by_side_need_the_newest(tmp_path):
