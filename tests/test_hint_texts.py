@@ -136,3 +136,39 @@ def test_the_scan_reads_every_kind_of_hint(tmp_path: Path) -> None:
                       'p.add_argument("--cuda", metavar="X.Y", help="--cuda X.Y")\n', encoding="utf-8")
     assert sorted(t for _, t in hints(source)) == ["a", "b {} c", "d", "e", "f", "pick one with --python X.Y",
                                                    "run `cuenv list`"]
+
+
+_FILLED = "zq"  # what a hole is read as; an objection to it is to the sample, not to the hint
+
+
+def _commands() -> list[tuple[str, str]]:
+    """Every `cuenv ...` command a hint or message names, an f-string's holes filled with a plain value."""
+    return sorted({(f"{path}:{line}", span.replace(HOLE, _FILLED)) for path, line, text in _all_hints()
+                   for span in _SPAN.findall(text) if span.startswith("cuenv ")})
+
+
+def test_every_command_a_hint_names_exists_with_those_options() -> None:
+    """The command and its subcommand exist, and argparse takes every option as written (a command named in prose
+    may leave out what it requires: `cuenv image push` with --insecure, `cuenv create --from-lock` and a file)."""
+    import shlex
+
+    from cuenv.cli.parser import build_parser
+    from cuenv.errors import UsageError
+
+    parser = build_parser()
+    wrong = []
+    for where, command in _commands():
+        try:
+            _, extras = parser.parse_known_args(shlex.split(command)[1:])
+        except UsageError as exc:
+            named = "expected one argument" in exc.message and command.split()[-1].startswith("-")
+            if "required" not in exc.message and _FILLED not in exc.message and not named:
+                wrong.append(f"{where}: `{command}`: {exc.message}")
+            continue
+        except SystemExit:  # --help or --version: they exist
+            continue
+        if [e for e in extras if _FILLED not in e]:
+            wrong.append(f"{where}: `{command}`: not options of it: {extras}")
+    assert wrong == [], "\n".join(wrong)
+    assert len(_commands()) > 100  # the scan sees the hints
+    assert parser.parse_known_args(["list", "--nosuch"])[1] == ["--nosuch"]  # and the parse sees a wrong option
