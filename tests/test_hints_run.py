@@ -78,3 +78,13 @@ def test_a_missing_linker_cache_names_the_ldconfig_that_writes_one(cli, work: Pa
     subprocess.run(shlex.split(command), check=True, capture_output=True, timeout=60)
     code, _, err = cli("doctor", "--ld-cache", "ld.cache", "--no-framework")
     assert code in (0, 1) and "No linker cache file" not in err
+
+
+def test_a_file_here_given_for_an_environment_names_the_check_that_reads_it(cli, work: Path) -> None:
+    (work / "requirements.txt").write_text("numpy==2.1.0\n", encoding="utf-8")
+    code, _, err = cli("info", "requirements.txt")
+    assert code == 2 and err.startswith("error: No environment named 'requirements.txt'."), err
+    [command] = hinted(err)
+    assert command == "cuenv check requirements.txt"
+    _, out, _ = run_as_written(cli, command)
+    assert out.startswith("requirements.txt: runs")

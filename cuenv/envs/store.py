@@ -221,6 +221,10 @@ class Store:
 
     def _names_hint(self, name: str) -> str:
         import difflib
+        import shlex
+
+        if "/" not in name and Path(name).is_file():  # `cuenv info pixi.lock` in the lock's folder
+            return f"{name} is a file here, not an environment: `cuenv check {shlex.quote(name)}` reads it."
 
         names = [r.name for r in self.list()]
         close = difflib.get_close_matches(name, names, n=3)
