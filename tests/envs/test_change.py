@@ -200,7 +200,7 @@ def test_any_text_is_a_requirement_name_or_a_one_line_refusal(text: str) -> None
         assert name == canonical(name) and name
 
 
-def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path) -> None:
+def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path, work: Path) -> None:
     from uv import find_uv_bin
 
     subprocess.run([find_uv_bin(), "pip", "install", "-q", "--python", str(env / "bin" / "python"), "six"], check=True,
@@ -210,7 +210,8 @@ def test_export_warns_when_the_environment_drifted_from_its_lock(cli, env: Path)
     assert err.startswith("warning: 'live' drifted from its lock (+ six "), err
     hint = err.split("`")[1]
     assert hint == "cuenv lock live -o live.lock"
-    assert cli(*hint.split()[1:])[0] == 0
+    code, out, err = cli(*hint.split()[1:])
+    assert code == 0, err
     code, out, err = cli("export", "live", "--format", "requirements")
     assert code == 0 and "six @ https://" in out and err == ""
 
