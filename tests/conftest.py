@@ -10,9 +10,6 @@ import pytest
 
 from tests import sealing
 
-REPO = Path(__file__).resolve().parent.parent
-# The package caches every test shares (uv, pip, conda, wheels): warm across runs, never the user's own.
-TEST_CACHE = Path(os.environ.get("CUENV_TEST_CACHE", str(REPO / ".test-cache")))
 _WATCH: dict[str, list[Path]] = {}  # "paths", "canary": what the run watches
 _BEFORE: dict[str, tuple[int, int, int]] = {}
 
@@ -74,22 +71,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     HOME, every XDG_* variable and uv's, pip's and conda's cache and config variables point into the
     test's folder (or the run's shared package cache): tests/sealing.py lists them."""
     root = tmp_path_factory.mktemp("cuenv")
-    put, drop = sealing.sealed_environ(root, TEST_CACHE, os.environ)
-    for name, value in put.items():
-        monkeypatch.setenv(name, value)
-    for name in drop:
-        monkeypatch.delenv(name)
-    Path(put["HOME"]).mkdir()
-    Path(put["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
-    monkeypatch.setenv("CUENV_HOME", str(root / "home"))
-    monkeypatch.setenv("CUENV_CONFIG", str(root / "config.yaml"))
-    # One shared cache for the whole run keeps real downloads (uv, rattler) warm across tests.
-    monkeypatch.setenv("CUENV_CACHE_DIR", str(TEST_CACHE))
-    for name in ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_ACTIVE", "CUENV_ENGINE", "CUENV_RECIPES",
-                 "CUENV_MIRRORS", "CUENV_FRAMEWORK_INDEX"):
-        monkeypatch.delenv(name, raising=False)
-    # The machine's own uv/pip/conda mirrors stay out of tests (tests that want them pass them in).
-    monkeypatch.setenv("CUENV_MIRRORS_FROM_TOOLS", "0")
+    sealing.seal(monkeypatch, root)
     return root
 
 

@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+# The package caches every test shares (uv, pip, conda, wheels): warm across runs, never the user's own.
+TEST_CACHE = Path(os.environ.get("CUENV_TEST_CACHE", str(Path(__file__).resolve().parents[1] / ".test-cache")))
 XDG_HOMES = {  # XDG variable -> where under the sealed HOME it points (the spec's defaults)
     "XDG_CONFIG_HOME": ".config",
     "XDG_CACHE_HOME": ".cache",
@@ -63,6 +68,40 @@ def sealed_environ(root: Path, cache: Path, environ: Mapping[str, str]) -> tuple
     drop = [k for k in environ if k.startswith("XDG_") and k not in put]
     drop += [k for k in ("UV_CONFIG_FILE", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "PIP_REQUIRE_VIRTUALENV") if k in environ]
     return put, drop
+
+
+# cuenv's own overrides a caller may have set: none reaches a test unless the test sets it.
+CUENV_OVERRIDES = ("CUENV_DRIVER", "CUENV_GPUS", "CONDA_OVERRIDE_CUDA", "CUENV_ACTIVE", "CUENV_ENGINE", "CUENV_RECIPES",
+                   "CUENV_MIRRORS", "CUENV_FRAMEWORK_INDEX")
+
+
+def seal(monkeypatch: pytest.MonkeyPatch, root: Path, cache: Path = TEST_CACHE) -> Path:
+    """Point every cuenv location, HOME and the XDG and tool variables at ``root`` (the package caches at
+    ``cache``) and drop the caller's machine overrides: what the ``isolated`` fixture does for each test."""
+    put, drop = sealed_environ(root, cache, os.environ)
+    for name, value in put.items():
+        monkeypatch.setenv(name, value)
+    for name in drop:
+        monkeypatch.delenv(name)
+    Path(put["HOME"]).mkdir(parents=True)
+    Path(put["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
+    monkeypatch.setenv("CUENV_HOME", str(root / "home"))
+    monkeypatch.setenv("CUENV_CONFIG", str(root / "config.yaml"))
+    # One shared cache for the whole run keeps real downloads (uv, rattler) warm across tests.
+    monkeypatch.setenv("CUENV_CACHE_DIR", str(cache))
+    for name in CUENV_OVERRIDES:
+        monkeypatch.delenv(name, raising=False)
+    # The machine's own uv/pip/conda mirrors stay out of tests (tests that want them pass them in).
+    monkeypatch.setenv("CUENV_MIRRORS_FROM_TOOLS", "0")
+    return root
+
+
+@contextmanager
+def sealed(root: Path, cache: Path = TEST_CACHE) -> Iterator[Path]:
+    """``os.environ`` sealed at ``root`` for a block, then restored: for a module or session fixture that
+    builds a world once for many tests (it runs before any test's own ``isolated``, so it seals itself)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield seal(monkeypatch, root, cache)
 
 
 def watched(home: Path, environ: Mapping[str, str]) -> list[Path]:

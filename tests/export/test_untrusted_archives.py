@@ -15,7 +15,8 @@ from typing import Callable
 
 import pytest
 
-from tests.export.exportkit import cuenv
+from tests import sealing
+from tests.export.exportkit import cuenv, recipe_with_env
 
 pytestmark = pytest.mark.network
 Members = dict[str, tuple[tarfile.TarInfo, bytes | None]]
@@ -54,7 +55,7 @@ def _altered(archive: Path, out: Path, *, manifest: Callable[[dict], None] | Non
         payload(inner)
         buf = io.BytesIO()
         _write(inner, buf, "w")
-        outer["env.tar.gz"] = (info, gzip.compress(buf.getvalue()))
+        outer["env.tar.gz"] = (info, gzip.compress(buf.getvalue(), compresslevel=1))  # level 9 took 2.4 s a test
     _write(outer, out, "w")
     return out
 
@@ -65,10 +66,16 @@ def _file(members: Members, name: str, data: bytes, mode: int = 0o644) -> None:
     members[name] = (info, data)
 
 
-@pytest.fixture
-def conda_archive(conda_env: str, tmp_path: Path) -> Path:
-    archive = tmp_path / "conda.cuenv.tar"
-    cuenv("pack", conda_env, "-o", str(archive))
+@pytest.fixture(scope="module")
+def conda_archive(export_channel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The conftest's conda-12.1 environment, created and packed once for the module: each test unpacks it
+    or an altered copy, never changing the archive itself."""
+    root = tmp_path_factory.mktemp("packed")
+    archive = root / "conda.cuenv.tar"
+    with sealing.sealed(root / "sealed"):
+        recipes = recipe_with_env(root / "recipes", name="conda-12.1", conda_channel=export_channel)
+        cuenv("--recipes", str(recipes), "create", "conda-12.1", "--engine", "rattler")
+        cuenv("pack", "conda-12.1", "-o", str(archive))
     return archive
 
 
