@@ -139,11 +139,9 @@ class MachineInfo:
 
     def features(self, gpu: Gpu) -> dict[str, bool | None]:
         """What each GPU supports, by its compute capability (None: unknown)."""
-        from dataclasses import asdict
-
         from cuenv.knowledge import gpus
 
-        feats = asdict(gpus.features(gpu.compute_capability)) if gpu.compute_capability else {}
+        feats = gpus.features(gpu.compute_capability).fields() if gpu.compute_capability else {}
         return {key: feats.get(key) for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32")}
 
     def to_json(self) -> JSONObject:
@@ -154,8 +152,8 @@ class MachineInfo:
             "os": m.os,
             "arch": m.arch,
             "glibc": m.glibc,
-            "driver": asdict(m.driver) if m.driver else None,
-            "gpus": [{**asdict(gpu), **self.features(gpu)} for gpu in m.gpus],
+            "driver": m.driver.fields() if m.driver else None,
+            "gpus": [{**gpu.fields(), **self.features(gpu)} for gpu in m.gpus],
             "toolkits": [asdict(t) for t in self.toolkits],
             "engines": {name: dict(e) for name, e in self.engines.items()},
             "notes": list(m.notes),
