@@ -10,8 +10,10 @@ Only files that ship with cuenv come here: anything a user brings is parsed and 
 from __future__ import annotations
 
 import marshal
+import os
 import sys
 import zlib
+from functools import lru_cache
 from pathlib import Path
 
 TYPE_CHECKING = False  # no `typing` (nor hashlib) at run time: `check` reads the knowledge here (issue 29)
@@ -25,11 +27,15 @@ if TYPE_CHECKING:
 def cache_file(path: Path) -> Path:
     """Where ``path``'s parse is kept: the folder of this module's own bytecode (PYTHONPYCACHEPREFIX too).
     The name tells files of the same name apart (a checksum of the full path; the stamp holds the path)."""
+    digest = f"{zlib.crc32(os.path.abspath(path).encode()):08x}"
+    return Path(_folder(), f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal")
+
+
+@lru_cache(maxsize=1)
+def _folder() -> str:
     from importlib.util import cache_from_source
 
-    digest = f"{zlib.crc32(str(path.resolve()).encode()):08x}"
-    folder = Path(cache_from_source(__file__)).parent
-    return folder / f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal"
+    return os.path.dirname(cache_from_source(__file__))
 
 
 def load(path: Path, parse: Callable[[Path], T], *, salt: str = "", depends: Sequence[Path] = ()) -> T:
