@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
-
+TYPE_CHECKING = False  # no `typing` at run time: `suggest` reads every recipe at start-up (issue 29)
 if TYPE_CHECKING:
+    from typing import Final
+
     from cuenv.config import Settings
     from cuenv.knowledge.stack import Stack
 
