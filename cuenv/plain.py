@@ -7,7 +7,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # no `typing` at run time (issue 29)
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     _P = TypeVar("_P", bound="Plain")
 
@@ -30,6 +30,12 @@ class Plain:
     def __repr__(self) -> str:
         fields: tuple[str, ...] = self.__slots__
         return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in fields) + ")"
+
+    def fields(self) -> dict[str, Any]:
+        """Each field by name, in ``__slots__`` order: ``dataclasses.asdict`` of a record whose fields are
+        values (a field that is itself a record stays one)."""
+        fields: tuple[str, ...] = self.__slots__
+        return {k: getattr(self, k) for k in fields}
 
     def replace(self: _P, **changes: object) -> _P:
         """A copy with ``changes`` (what ``dataclasses.replace`` does); an unknown field is a TypeError."""

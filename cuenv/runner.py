@@ -9,11 +9,16 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Final, Mapping, Sequence
 
 from cuenv.errors import ToolError
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` or dataclasses at run time: `info` asks a system nvcc (issue 29)
+if TYPE_CHECKING:
+    from typing import IO, Callable, Final, Mapping, Sequence
+
+    Listener = Callable[[str], None]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -21,12 +26,11 @@ _LOGGER = logging.getLogger(__name__)
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
 
 
-@dataclass(frozen=True)
-class Completed:
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
+class Completed(Plain):
+    __slots__ = ("argv", "returncode", "stdout", "stderr")
+
+    def __init__(self, argv: tuple[str, ...], returncode: int, stdout: str, stderr: str) -> None:
+        self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
 
 
 class ToolNotFound(ToolError):
@@ -98,8 +102,6 @@ def run(
         raise ToolFailed(args, proc.returncode, proc.stdout, proc.stderr)
     return done
 
-
-Listener = Callable[[str], None]
 
 # How long a process group gets to end after SIGTERM before SIGKILL: cancel means stop within a
 # second (issue 18), and uv/conda leave their caches consistent on SIGTERM.

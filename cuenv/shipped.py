@@ -9,36 +9,47 @@ Only files that ship with cuenv come here: anything a user brings is parsed and 
 
 from __future__ import annotations
 
-import hashlib
 import marshal
+import os
 import sys
-from collections.abc import Callable, Sequence
+import zlib
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar, cast
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # no `typing` (nor hashlib) at run time: `check` reads the knowledge here (issue 29)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
 def cache_file(path: Path) -> Path:
-    """Where ``path``'s parse is kept: the folder of this module's own bytecode (PYTHONPYCACHEPREFIX too)."""
+    """Where ``path``'s parse is kept: the folder of this module's own bytecode (PYTHONPYCACHEPREFIX too).
+    The name tells files of the same name apart (a checksum of the full path; the stamp holds the path)."""
+    digest = f"{zlib.crc32(os.path.abspath(path).encode()):08x}"
+    return Path(_folder(), f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal")
+
+
+@lru_cache(maxsize=1)
+def _folder() -> str:
     from importlib.util import cache_from_source
 
-    digest = hashlib.sha1(str(path.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
-    folder = Path(cache_from_source(__file__)).parent
-    return folder / f"{path.name}.{digest}.{sys.implementation.cache_tag}.marshal"
+    return os.path.dirname(cache_from_source(__file__))
 
 
 def load(path: Path, parse: Callable[[Path], T], *, salt: str = "", depends: Sequence[Path] = ()) -> T:
     """``parse(path)``, or its saved result while ``path`` and the files ``parse`` depends on (the code
     that checks it) are unchanged. ``parse`` must return plain data (dicts, lists, strings, numbers);
     an exception it raises is not kept, so it is raised again."""
-    stamp = (*_stamp(path), salt, *(_stamp(p) for p in depends))
+    stamp = (str(path), *_stamp(path), salt, *(_stamp(p) for p in depends))
     saved = cache_file(path)
     try:
         with saved.open("rb") as fh:
-            kept_stamp, data = marshal.load(fh)
+            kept_stamp, data = marshal.loads(fh.read())  # marshal.load(fh) calls fh.read per object: 10x the work
         if kept_stamp == stamp:
-            return cast(T, data)  # what parse returned for this very file
+            kept: T = data  # what parse returned for this very file
+            return kept
     except (OSError, EOFError, ValueError, TypeError):  # none yet, or damaged: parse again
         pass
     data = parse(path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +81,53 @@ def test_plain_lines_build_no_parser(argv, allowed, one_env):
     (and `list` no typing)."""
     loaded = _modules(argv, one_env)
     assert not (set(PARSER) - allowed) & loaded, sorted((set(PARSER) - allowed) & loaded)
+
+
+# What `check`, `suggest` and `info` may not load besides HEAVY (issue 29): the parser, `typing` (type
+# checkers only), and what only probing, a subprocess or a download needs. They read the knowledge from its
+# shipped form (cuenv.shipped), the machine from CUENV_DRIVER/CUENV_GPUS or the flags.
+EVERYDAY = (*HEAVY, *PARSER, "logging", "subprocess", "packaging", "difflib", "inspect", "cuenv.machine.probes",
+            "cuenv.runner")
+MACHINE = {"CUENV_DRIVER": "550.54.14", "CUENV_GPUS": "8.6"}  # this machine, as benchmarks/bench_startup.py runs it
+# The shipped data read once, as a user's first run after an install does (cuenv.shipped keeps the parse
+# beside the bytecode, so not under PYTHONDONTWRITEBYTECODE): the guards hold for every later run.
+WARM = """
+from cuenv.knowledge import gpus, matrix
+from cuenv.recipes.catalogue import Catalogue, builtin_dir
+matrix.kb(), gpus._data(), Catalogue(builtin_dir()).all()
+"""
+
+
+@pytest.fixture(scope="module")
+def warm() -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", WARM], env=env, check=True)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "cuda-12.1"],  # this machine
+    ["check", "cuda-12.1", "--json"],
+    ["check", "torch-cu121", "--driver", "470.57", "--cc", "8.6"],  # a recipe for a described machine, with a fix
+    ["check", "cuda==12.1", "--driver", "535.104.05", "--cc", "8.6", "--gcc", "13"],  # a spec
+    ["check", "torch==2.1.0+cu121", "--driver", "470.82.01", "--gpu", "RTX 4090"],
+    ["suggest", "torch"],
+    ["suggest", "--driver", "550.54.14", "--cc", "6.1", "--cc", "8.9"],
+])
+def test_check_and_suggest_load_nothing_they_do_not_use(argv, env, warm):
+    loaded = _modules(argv, dict(env, **MACHINE))
+    assert not set(EVERYDAY) & loaded, sorted(set(EVERYDAY) & loaded)
+
+
+def test_info_loads_nothing_it_does_not_use(env, tmp_path, warm):
+    """`cuenv info`: no parser, typing or dataclasses. Toolkits are looked for in an empty folder and on a
+    PATH without nvcc: a wrapper script there is asked its version (cuenv.runner, one subprocess)."""
+    (tmp_path / "roots").mkdir()
+    bare = dict(env, **MACHINE, CUENV_TOOLKIT_ROOTS=str(tmp_path / "roots"), PATH=str(Path(sys.executable).parent))
+    loaded = _modules(["info"], bare)
+    allowed = {"shutil"}  # shutil.which: the nvcc on PATH, conda and uv
+    assert not (set(EVERYDAY) - allowed) & loaded, sorted((set(EVERYDAY) - allowed) & loaded)
 
 
 def test_check_of_a_recipe_builds_no_parser(env):

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Final
+
+TYPE_CHECKING = False  # no `typing` at run time (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
 
 # Bare .cubin files are left out: a program loads the one matching its GPU (cuModuleLoad), so one
 # cubin per architecture is normal and none of them alone says what the program runs on.
-_SO_NAME: Final = re.compile(r"\.so(\.\d+)*$|\.fatbin$")
+# Compiled on first use (by `re`'s own cache).
+_SO_NAME: Final = r"\.so(\.\d+)*$|\.fatbin$"
 
 
 def looks_binary(name: str) -> bool:
     """Shared objects (libx.so, libx.so.12, _C.cpython-311-x86_64-linux-gnu.so) and fat binary files."""
-    return bool(_SO_NAME.search(name))
+    return bool(re.search(_SO_NAME, name))

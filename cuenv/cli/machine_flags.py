@@ -7,29 +7,32 @@ pick up the laptop's GPU); ``--os`` alone only overrides the detected OS.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from cuenv.cli.quick import suppress
 from cuenv.knowledge import versions
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import gpu_from_text
 
+TYPE_CHECKING = False  # no `typing` or argparse at run time: `check` and `suggest` start here (issue 29)
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.cli.main import Context
+    from cuenv.knowledge.gpus import GpuModel
 
 
 def add_machine_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("machine (default: this one, detected)")
     # SUPPRESS defaults: a parent parser and a subparser may both carry these flags (cuenv recipes [list]).
-    g.add_argument("--driver", default=argparse.SUPPRESS, metavar="VERSION", help="NVIDIA driver version of the target machine, e.g. 535.104.05")
-    g.add_argument("--gpu", action="append", default=argparse.SUPPRESS, metavar="NAME",
+    hidden = suppress(parser)
+    g.add_argument("--driver", default=hidden, metavar="VERSION", help="NVIDIA driver version of the target machine, e.g. 535.104.05")
+    g.add_argument("--gpu", action="append", default=hidden, metavar="NAME",
                    help="a GPU of the target machine by name, e.g. 'RTX 4090', or NAME=X.Y for one cuenv does not know"
                         " (repeat for several)")
-    g.add_argument("--cc", action="append", default=argparse.SUPPRESS, metavar="X.Y",
+    g.add_argument("--cc", action="append", default=hidden, metavar="X.Y",
                    help="a GPU of the target machine by compute capability, e.g. 8.6 (repeat for several)")
-    g.add_argument("--os", choices=("linux", "windows"), default=argparse.SUPPRESS, help="target OS (default: this one)")
+    g.add_argument("--os", choices=("linux", "windows"), default=hidden, help="target OS (default: this one)")
 
 
 def machine_from_args(ctx: Context) -> tuple[Machine, list[str]]:
@@ -66,7 +69,7 @@ def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
     for name in names:
         gpu = gpu_from_text(len(gpus), name, "--gpu")
         model = _lookup_gpu(name) if gpu.compute_capability and "=" not in name else None
-        gpus.append(replace(gpu, name=model.name) if model is not None else gpu)
+        gpus.append(gpu.replace(name=model.name) if model is not None else gpu)
     for text in ccs:
         cc = versions.cc(text)
         value = f"{cc.major}.{cc.minor}"
@@ -74,7 +77,7 @@ def _gpus_from_flags(names: list[str], ccs: list[str]) -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-def _lookup_gpu(name: str):  # -> cuenv.knowledge.gpus.GpuModel | None
+def _lookup_gpu(name: str) -> GpuModel | None:
     from cuenv.knowledge.gpus import lookup
 
     try:

@@ -22,6 +22,16 @@ if TYPE_CHECKING:
 SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS, spelled out so that this path never imports argparse
 
 
+def suppress(parser: object) -> str:
+    """The SUPPRESS default for ``parser``: argparse's own object for an argparse parser (it tests that
+    default by identity), the same text for a :class:`Recorder` (it compares by value)."""
+    if isinstance(parser, Recorder):
+        return SUPPRESS
+    import argparse  # the parser is argparse's: already loaded
+
+    return argparse.SUPPRESS
+
+
 class Unsupported(Exception):
     """A declaration the fast path does not model: argparse parses this command."""
 

@@ -10,22 +10,23 @@ environment.yml or requirements file, by the stack its pins ask for (issue 15 §
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.knowledge.compat import state_of
 from cuenv.knowledge.findings import SEVERITIES, Finding
-from cuenv.knowledge.stack import Stack
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` or argparse at run time: `check` starts like a shell tool (issue 29)
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.binaries.assess import Assessment
     from cuenv.cli.main import Context
     from cuenv.commands.check_all import Survey
     from cuenv.commands.filejson import LockfileCheck, ProjectCheck
+    from cuenv.knowledge.stack import Stack
     from cuenv.machine.model import Machine
     from cuenv.recipes.projectfile import ProjectNeed
     from cuenv.result import JSON, JSONObject
@@ -116,7 +117,9 @@ class TargetCheck:
                             "findings": [f.to_json() for f in self.findings]}
         if self.ok and any(f.code == "build-unknown" for f in self.findings):
             data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
-        if self.kernels is not None:
+        if self.kernels is not None:  # a path's check (it reads files: `typing` is no cost there)
+            from typing import cast
+
             data["kernels"] = cast("JSON", self.kernels.to_json())
         if self.note:
             data["note"] = self.note

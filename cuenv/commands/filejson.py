@@ -7,13 +7,12 @@ same place for a pixi.lock and a requirements.txt. docs/reference/findings.md li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cuenv.knowledge.compat import state_of
-from cuenv.knowledge.findings import Finding
-from cuenv.knowledge.stack import Stack
 
+TYPE_CHECKING = False  # no `typing` at run time: `suggest` imports this (issue 29)
 if TYPE_CHECKING:
+    from cuenv.knowledge.findings import Finding
+    from cuenv.knowledge.stack import Stack
     from cuenv.lock.check import LockCheck
     from cuenv.recipes.projectfile import ProjectNeed
     from cuenv.result import JSONObject

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence, cast
-
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` at run time: `cuenv info` starts like a shell tool (issue 29)
 if TYPE_CHECKING:
     import argparse  # annotations only: the fast path never imports argparse (issue 29)
+    from typing import Mapping, Sequence
 
     from cuenv.cli.main import Context
     from cuenv.envs.meta import EnvMeta
@@ -43,6 +43,8 @@ class EnvInfo:
         self.nvcc, self.shims_dir, self.findings = nvcc, shims_dir, findings
 
     def to_json(self) -> JSONObject:
+        from typing import cast  # `info NAME` only
+
         recorded = self.meta.to_json() if self.meta is not None else {}
         return {"name": self.record.name, "path": str(self.record.prefix), "status": self.status, "reason": self.reason,
                 "installed": dict(self.installed), "nvcc": self.nvcc, "shims_dir": self.shims_dir,
@@ -139,24 +141,20 @@ class MachineInfo:
 
     def features(self, gpu: Gpu) -> dict[str, bool | None]:
         """What each GPU supports, by its compute capability (None: unknown)."""
-        from dataclasses import asdict
-
         from cuenv.knowledge import gpus
 
-        feats = asdict(gpus.features(gpu.compute_capability)) if gpu.compute_capability else {}
+        feats = gpus.features(gpu.compute_capability).fields() if gpu.compute_capability else {}
         return {key: feats.get(key) for key in ("fp16_tensor_cores", "bf16", "fp8", "tf32")}
 
     def to_json(self) -> JSONObject:
-        from dataclasses import asdict
-
         m = self.machine
         return {
             "os": m.os,
             "arch": m.arch,
             "glibc": m.glibc,
-            "driver": asdict(m.driver) if m.driver else None,
-            "gpus": [{**asdict(gpu), **self.features(gpu)} for gpu in m.gpus],
-            "toolkits": [asdict(t) for t in self.toolkits],
+            "driver": m.driver.fields() if m.driver else None,
+            "gpus": [{**gpu.fields(), **self.features(gpu)} for gpu in m.gpus],
+            "toolkits": [t.fields() for t in self.toolkits],
             "engines": {name: dict(e) for name, e in self.engines.items()},
             "notes": list(m.notes),
         }

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
-
 from cuenv.cli.machine_flags import add_machine_flags, machine_from_args
 from cuenv.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from cuenv.knowledge import packages
 from cuenv.recipes.candidates import candidates, closest_build
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` or argparse at run time: `suggest` starts like a shell tool (issue 29)
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.cli.main import Context
     from cuenv.commands.filejson import LockfileCheck, ProjectCheck
     from cuenv.knowledge.stack import Stack

@@ -10,7 +10,6 @@ What the text does not say is listed in ``Facts.missing``.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from cuenv.doctor import signatures
@@ -122,7 +121,7 @@ def _smi_q(lines: list[str]) -> tuple[str | None, str | None, tuple[Gpu, ...]]:
         elif key == "Total" and in_fb and gpus:
             mm = re.match(r"(\d+)\s*MiB", value)
             if mm:
-                gpus[-1] = replace(gpus[-1], memory_mib=int(mm.group(1)))
+                gpus[-1] = gpus[-1].replace(memory_mib=int(mm.group(1)))
             in_fb = False
     return driver, cuda, tuple(gpus)
 
@@ -418,5 +417,5 @@ def _complete(gpu: Gpu) -> Gpu:
     model = catalogue.lookup(gpu.name) if gpu.name else None
     cc = gpu.compute_capability or (model.compute_capability if model else None)
     memory = gpu.memory_mib if gpu.memory_mib is not None else (model.memory_mib if model else None)
-    return replace(gpu, compute_capability=cc, memory_mib=memory,
-                   architecture=catalogue.architecture_for(cc) if cc else gpu.architecture)
+    return gpu.replace(compute_capability=cc, memory_mib=memory,
+                       architecture=catalogue.architecture_for(cc) if cc else gpu.architecture)

@@ -6,28 +6,32 @@ Lockfiles and project files are read by cuenv.lock.check and cuenv.recipes.proje
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cuenv.errors import NotFound, UsageError
+from cuenv.plain import Plain
 
+TYPE_CHECKING = False  # no `typing` at run time: `check` starts here (issue 29)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cuenv.config import Settings
     from cuenv.envs.store import EnvRecord
     from cuenv.knowledge.stack import Stack
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Plain):
     """A resolved TARGET: exactly one of ``stack`` (with ``record`` for an environment) and ``path``."""
 
-    text: str
-    stack: Stack | None = None  # an environment's recorded stack, a recipe's, or a spec's
-    record: EnvRecord | None = None  # the environment, when TARGET names one
-    path: Path | None = None  # a wheel, a shared object or a folder, read for its kernels
-    note: str | None = None  # how a recipe version read from PyPI on the fly was derived (cuenv.recipes.beyond)
+    __slots__ = ("text", "stack", "record", "path", "note")
+
+    def __init__(self, text: str, stack: Stack | None = None, record: EnvRecord | None = None, path: Path | None = None,
+                 note: str | None = None) -> None:
+        self.text = text
+        self.stack = stack  # an environment's recorded stack, a recipe's, or a spec's
+        self.record = record  # the environment, when TARGET names one
+        self.path = path  # a wheel, a shared object or a folder, read for its kernels
+        self.note = note  # how a recipe version read from PyPI on the fly was derived (cuenv.recipes.beyond)
 
 
 def resolve(text: str, settings: Settings, *, index: str | None = None) -> Target:

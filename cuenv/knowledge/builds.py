@@ -7,10 +7,12 @@ like something a user can install.
 
 from __future__ import annotations
 
-from typing import Final
-
 from cuenv.knowledge import matrix
 from cuenv.knowledge.stack import Stack
+
+TYPE_CHECKING = False  # no `typing` at run time (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
 
 FRAMEWORKS: Final = ("torch", "paddle", "tensorflow", "jax", "cuda")
 BOTH_OSES: Final = ("linux", "windows")

@@ -11,14 +11,15 @@ Every code is documented in docs/reference/findings.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Sequence
 
 from cuenv.knowledge import builds, gpus, matrix, versions
 from cuenv.knowledge.findings import Finding, no_gpu_here
 from cuenv.knowledge.stack import Stack
 
+TYPE_CHECKING = False  # no `typing` at run time: `check` starts here (issue 29)
 if TYPE_CHECKING:  # knowledge sits below machine: the records are only named here (issue 24 §5)
+    from typing import Final, Sequence
+
     from cuenv.machine.model import Driver, Gpu, Machine
 
 CODES: Final = (
@@ -165,12 +166,9 @@ def _cuda_lt(a: str, b: str) -> bool:
     return versions.cuda(matrix.mm_str(a)) < versions.cuda(matrix.mm_str(b))
 
 
-@dataclass
 class _Checker:
-    stack: Stack
-    machine: Machine
-    gcc: str | None
-    fixes: bool
+    def __init__(self, stack: Stack, machine: Machine, gcc: str | None, fixes: bool) -> None:
+        self.stack, self.machine, self.gcc, self.fixes = stack, machine, gcc, fixes
 
     def run(self) -> list[Finding]:
         self.out: list[Finding] = []

@@ -7,24 +7,28 @@ vendor table that says so) makes it *no*. Pure; no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final, Literal
+from cuenv.plain import Plain
 
-State = Literal["yes", "no", "unknown"]
+TYPE_CHECKING = False  # no `typing` at run time: `check` builds facts at start-up (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    State = Literal["yes", "no", "unknown"]
+
 STATES: Final = ("yes", "no", "unknown")
 
 
-@dataclass(frozen=True)
-class Fact:
-    state: State
-    why: str  # one sentence a user can read: what cuenv knows, or what it does not
-    source: str | None = None  # where the yes or the no was read; None for unknown
+class Fact(Plain):
+    __slots__ = ("state", "why", "source")
 
-    def __post_init__(self) -> None:
-        if self.state not in STATES:
-            raise ValueError(f"state must be one of {STATES}, not {self.state!r}")
-        if self.state != "unknown" and not self.source:
+    def __init__(self, state: State, why: str, source: str | None = None) -> None:
+        if state not in STATES:
+            raise ValueError(f"state must be one of {STATES}, not {state!r}")
+        if state != "unknown" and not source:
             raise ValueError("a known fact names its source")
+        self.state = state
+        self.why = why  # one sentence a user can read: what cuenv knows, or what it does not
+        self.source = source  # where the yes or the no was read; None for unknown
 
     @property
     def known(self) -> bool:

@@ -10,12 +10,15 @@ capabilities "8.6". Unknown facts come back as None (or an empty tuple), never a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Final
 
 from cuenv.knowledge import facts, versions
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: `check` reads these tables at start-up (issue 29)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 DATA_FILE: Final = Path(__file__).with_name("data") / "cuda.yaml"
 OSES: Final = ("linux", "windows")
@@ -53,13 +56,15 @@ def mm_str(cuda: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DriverRow:
-    cuda: str  # toolkit release "12.2.0"
-    kind: str  # ga | update | rc | branch
-    linux: str | None
-    windows: str | None
-    status: str
+class DriverRow(Plain):
+    __slots__ = ("cuda", "kind", "linux", "windows", "status")
+
+    def __init__(self, cuda: str, kind: str, linux: str | None, windows: str | None, status: str) -> None:
+        self.cuda = cuda  # toolkit release "12.2.0"
+        self.kind = kind  # ga | update | rc | branch
+        self.linux = linux
+        self.windows = windows
+        self.status = status
 
 
 @lru_cache(maxsize=1)
@@ -97,7 +102,7 @@ def min_driver(cuda: str, os: str = "linux") -> str | None:
     """
     os_name = _os(os)
     want = versions.cuda(cuda)
-    same_minor = [r for r in driver_rows() if r.kind != "rc" and _mm(r.cuda) == (want.major, want.minor)]
+    same_minor = _rows_by_minor().get((want.major, want.minor), ())
     if not same_minor:
         return None
     if len(want.parts) < 3:
@@ -106,6 +111,16 @@ def min_driver(cuda: str, os: str = "linux") -> str | None:
         earlier = [r for r in same_minor if versions.cuda(r.cuda) <= want]
         row = earlier[-1] if earlier else same_minor[0]
     return _row_value(row, os_name)
+
+
+@cache
+def _rows_by_minor() -> dict[tuple[int, int], tuple[DriverRow, ...]]:
+    """The driver table's rows (release candidates left out) by CUDA major.minor, in release order."""
+    out: dict[tuple[int, int], list[DriverRow]] = {}
+    for r in driver_rows():
+        if r.kind != "rc":
+            out.setdefault(_mm(r.cuda), []).append(r)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 @cache
@@ -155,12 +170,14 @@ def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LegacyBranch:
-    architecture: str  # "Volta"
-    last_branch: str  # "580": the newest branch that still runs it
-    ignored_from: int  # 590: drivers of this major and later ignore the GPU
-    sources: str
+class LegacyBranch(Plain):
+    __slots__ = ("architecture", "last_branch", "ignored_from", "sources")
+
+    def __init__(self, architecture: str, last_branch: str, ignored_from: int, sources: str) -> None:
+        self.architecture = architecture  # "Volta"
+        self.last_branch = last_branch  # "580": the newest branch that still runs it
+        self.ignored_from = ignored_from  # 590: drivers of this major and later ignore the GPU
+        self.sources = sources
 
 
 @versions.memo
@@ -262,24 +279,29 @@ def ptx_isa_cuda(ptx: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CudaRange:
-    major: int
-    min: str  # "12.0"
-    max: str  # "12.9"
+class CudaRange(Plain):
+    __slots__ = ("major", "min", "max")
+
+    def __init__(self, major: int, min: str, max: str) -> None:  # noqa: A002 - the table's words
+        self.major = major
+        self.min = min  # "12.0"
+        self.max = max  # "12.9"
 
     def contains(self, cuda: str) -> bool:
         return _mm(self.min) <= _mm(cuda) <= _mm(self.max)
 
 
-@dataclass(frozen=True)
-class CudnnRow:
-    cudnn: str  # the row's name, "9.10"
-    first: str
-    last: str
-    builds: tuple[CudaRange, ...]
-    min_cc: str | None
-    status: str
+class CudnnRow(Plain):
+    __slots__ = ("cudnn", "first", "last", "builds", "min_cc", "status")
+
+    def __init__(self, cudnn: str, first: str, last: str, builds: tuple[CudaRange, ...], min_cc: str | None,
+                 status: str) -> None:
+        self.cudnn = cudnn  # the row's name, "9.10"
+        self.first = first
+        self.last = last
+        self.builds = builds
+        self.min_cc = min_cc
+        self.status = status
 
 
 @lru_cache(maxsize=1)
@@ -374,17 +396,21 @@ def release_key(version: str, known: tuple[str, ...]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class TorchBuild:
-    torch: str  # release "2.1"
-    variant: str  # "cu121" | "cpu"
-    cuda: str | None
-    cudnn: str | None
-    sass: tuple[str, ...]
-    ptx: tuple[str, ...]
-    status: str
-    pypi_default: bool = False
-    aarch64: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (sass, ptx) of the aarch64 wheel; None = unknown
+class TorchBuild(Plain):
+    __slots__ = ("torch", "variant", "cuda", "cudnn", "sass", "ptx", "status", "pypi_default", "aarch64")
+
+    def __init__(self, torch: str, variant: str, cuda: str | None, cudnn: str | None, sass: tuple[str, ...],
+                 ptx: tuple[str, ...], status: str, pypi_default: bool = False,
+                 aarch64: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
+        self.torch = torch  # release "2.1"
+        self.variant = variant  # "cu121" | "cpu"
+        self.cuda = cuda
+        self.cudnn = cudnn
+        self.sass = sass
+        self.ptx = ptx
+        self.status = status
+        self.pypi_default = pypi_default
+        self.aarch64 = aarch64  # (sass, ptx) of the aarch64 wheel; None = unknown
 
 
 @cache
@@ -502,15 +528,18 @@ def torch_variant_fact(version: str, variant: str) -> facts.Fact:
                          " PyTorch's index may still serve it")
 
 
-@dataclass(frozen=True)
-class FrameworkBuild:
-    framework: str  # paddle | tensorflow | jax
-    release: str
-    variant: str
-    cuda: str | None
-    cudnn: str | None
-    status: str
-    min_cc: str | None = None
+class FrameworkBuild(Plain):
+    __slots__ = ("framework", "release", "variant", "cuda", "cudnn", "status", "min_cc")
+
+    def __init__(self, framework: str, release: str, variant: str, cuda: str | None, cudnn: str | None, status: str,
+                 min_cc: str | None = None) -> None:
+        self.framework = framework  # paddle | tensorflow | jax
+        self.release = release
+        self.variant = variant
+        self.cuda = cuda
+        self.cudnn = cudnn
+        self.status = status
+        self.min_cc = min_cc
 
 
 @cache

@@ -12,16 +12,18 @@ Anything else, or a release the knowledge base does not know, is a UsageError (e
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import builds, facts, matrix, packages
 from cuenv.knowledge.stack import Stack
 
-_SPEC: Final = re.compile(
-    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?:==\s*(?P<version>[A-Za-z0-9.+!_-]+))?$"
-)
-_INDEX: Final = re.compile(r"^(cu\d{3,}|cpu)$")
+TYPE_CHECKING = False  # no `typing` at run time: `check` starts here (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
+
+# Patterns compiled on first use (by `re`'s own cache): a recipe's check reads none of them.
+_SPEC: Final = r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?:==\s*(?P<version>[A-Za-z0-9.+!_-]+))?$"
+_INDEX: Final = r"^(cu\d{3,}|cpu)$"
 EXAMPLES: Final = "torch==2.1.0+cu121, paddlepaddle-gpu==2.6.1.post118, tensorflow==2.15.0, jax[cuda12]==0.4.30, cuda==12.1"
 
 
@@ -32,7 +34,7 @@ def looks_like_spec(text: str) -> bool:
 
 def parse_spec(text: str, index: str | None = None) -> Stack:
     """The Stack a package spec installs. ``index``: the cuXYZ index it came from (``--index``)."""
-    m = _SPEC.match(text.strip())
+    m = re.match(_SPEC, text.strip())
     if not m:
         raise UsageError(f"Cannot read {text!r} as a package spec.", hint=f"Write a name, == and a version, for example {EXAMPLES}.")
     raw_name = packages.distribution(m.group("name"))
@@ -46,7 +48,7 @@ def parse_spec(text: str, index: str | None = None) -> Stack:
     version = m.group("version")
     if index is not None:
         index = index.strip().lower()
-        if not _INDEX.match(index):
+        if not re.match(_INDEX, index):
             raise UsageError(f"{index!r} is not an index name.", hint="Write the index as cuXYZ (cu126) or cpu.")
     label = text.strip() + (f" --index {index}" if index else "")
     if kind == "cuda":

@@ -7,29 +7,34 @@ All three are dotted integers compared numerically ("535.104.05" < "535.129.03",
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache, total_ordering, wraps
-from typing import ParamSpec, TypeVar
+from functools import lru_cache, wraps
 
 from cuenv.errors import UsageError
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: every check starts by parsing versions (issue 29)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import ParamSpec, TypeVar
+
+    T = TypeVar("T")
+    P = ParamSpec("P")
 
 # At most 9 digits a part: int() of a 5,000-digit string raises ValueError (issue 14).
-_DOTTED = re.compile(r"^\s*\d{1,9}(?:\.\d{1,9})*\s*$")
+_DOTTED = r"^\s*\d{1,9}(?:\.\d{1,9})*\s*$"
 # How many dotted parts each kind may have: NVIDIA driver versions have 2 or 3 ("550.54", "535.104.05"),
 # CUDA releases up to 3 ("12.1.105"), compute capabilities 2 ("8.6"; "8.6.7" is no GPU). Others: 4.
 _MAX_PARTS = {"driver version": 3, "CUDA version": 3, "compute capability": 2}
-_SM = re.compile(r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?")  # "sm_86", "compute_90a", "86"
-T = TypeVar("T")
-P = ParamSpec("P")
+_SM = r"(?:sm_|compute_)?(\d{1,3})([0-9])[afp]?"  # "sm_86", "compute_90a", "86"; compiled on first use
 
 
-@total_ordering
-@dataclass(frozen=True)
-class Dotted:
+class Dotted(Plain):
     """A dotted version compared as a tuple of integers; trailing zeros do not matter."""
 
-    parts: tuple[int, ...]
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[int, ...]) -> None:
+        self.parts = parts
 
     @classmethod
     def parse(cls, text: str, *, what: str = "version") -> Dotted:
@@ -51,6 +56,15 @@ class Dotted:
 
     def __lt__(self, other: Dotted) -> bool:
         return self.key < other.key
+
+    def __le__(self, other: Dotted) -> bool:
+        return self.key <= other.key
+
+    def __gt__(self, other: Dotted) -> bool:
+        return self.key > other.key
+
+    def __ge__(self, other: Dotted) -> bool:
+        return self.key >= other.key
 
     def __str__(self) -> str:
         return ".".join(str(p) for p in self.parts)
@@ -82,7 +96,7 @@ def memo(fn: Callable[P, T]) -> Callable[P, T]:
 @memo
 def parse_dotted(text: str, *, what: str = "version") -> tuple[int, ...]:
     """Parse "12.1" or "535.104.05" into integers, or raise a UsageError naming ``what``."""
-    if not isinstance(text, str) or not _DOTTED.match(text) or text.count(".") >= _MAX_PARTS.get(what, 4):
+    if not isinstance(text, str) or not re.match(_DOTTED, text) or text.count(".") >= _MAX_PARTS.get(what, 4):
         shown = text if not isinstance(text, str) or len(text) <= 40 else text[:37] + "..."
         raise UsageError(
             f"{shown!r} is not a valid {what}.",
@@ -116,7 +130,7 @@ def cc(text: str) -> Dotted:
     """A compute capability written "8.6" (also accepts "sm_86", "compute_86" and "86")."""
     raw = text.strip().lower() if isinstance(text, str) else text
     if isinstance(raw, str):
-        m = _SM.fullmatch(raw)
+        m = re.fullmatch(_SM, raw)
         if m and "." not in raw:
             return Dotted((int(m.group(1)), int(m.group(2))))
     return Dotted.parse(text, what="compute capability")

@@ -7,7 +7,7 @@ what an install would stop at, and the closest catalogue recipe. Prints nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from cuenv.knowledge.findings import Finding
@@ -58,7 +58,7 @@ def check_lockfile(path: str, *, machine: Machine, os_given: bool, candidates: C
     stack = read.lock.contract.stack()
     chosen = read.lock.platforms[0] if len(read.lock.platforms) == 1 else host_platform()
     if not os_given and chosen in PLATFORMS:
-        machine = replace(machine, os=os_of(chosen))  # a lock's platform says the OS it is for
+        machine = machine.replace(os=os_of(chosen))  # a lock's platform says the OS it is for
     findings = tuple(check(stack, machine, gcc=gcc))
     pool = [c for c in candidates(stack.framework or "cuda") if c.cuda] if stack.cuda else []
     return LockCheck(read=read, stack=stack, machine=machine, platform=chosen, findings=findings,

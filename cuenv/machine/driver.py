@@ -8,21 +8,15 @@ never stored. No driver at all is a normal result: ``Machine(driver=None, notes=
 
 from __future__ import annotations
 
-import json
-import logging
-import platform
-import shutil
 from pathlib import Path
-from typing import Any, Final, Mapping
 
-from cuenv import atomic
 from cuenv.machine.fingerprint import OVERRIDES, fingerprint
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import apply_overrides, current_os, for_target, read_overrides
-from cuenv.machine.probes import glibc, probe
-from cuenv.trust import limits
 
-_LOGGER = logging.getLogger(__name__)
+TYPE_CHECKING = False  # no `typing` at run time; probing, JSON and logging load on use (start-up, issue 29)
+if TYPE_CHECKING:
+    from typing import Any, Final, Mapping
 
 CACHE_FILE: Final = "machine.json"
 _CACHE_FORMAT: Final = "1"
@@ -30,6 +24,8 @@ _CACHE_FORMAT: Final = "1"
 
 def cache_key(environ: Mapping[str, str], root: Path = Path("/")) -> str:
     """Fingerprint without overrides, plus what decides which driver pieces are found."""
+    import shutil
+
     base = {k: v for k, v in environ.items() if k not in OVERRIDES}
     smi = shutil.which("nvidia-smi", path=environ.get("PATH", "")) or "-"
     return "|".join((_CACHE_FORMAT, fingerprint(base, root), smi, environ.get("LD_LIBRARY_PATH", "")))
@@ -48,6 +44,10 @@ def machine_from_json(data: Mapping[str, Any]) -> Machine:
 
 
 def _read_cache(path: Path, key: str) -> Machine | None:
+    import json
+
+    from cuenv.trust import limits
+
     try:
         data = json.loads(limits.read_small(path))
         if data.get("key") != key:
@@ -58,10 +58,23 @@ def _read_cache(path: Path, key: str) -> Machine | None:
 
 
 def _write_cache(path: Path, key: str, machine: Machine) -> None:
+    import json
+
+    from cuenv import atomic
+
     try:
         atomic.write_text(path, json.dumps({"key": key, "machine": machine.to_json()}))
     except OSError as exc:  # a read-only cache must not break detection
-        _LOGGER.debug("could not write %s: %s", path, exc)
+        import logging
+
+        logging.getLogger(__name__).debug("could not write %s: %s", path, exc)
+
+
+def probe(environ: Mapping[str, str], root: Path) -> Machine:
+    """Ask the driver itself (cuenv.machine.probes, loaded only when no override or cache answers)."""
+    from cuenv.machine import probes
+
+    return probes.probe(environ, root)
 
 
 def detect(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: Path | None = None,
@@ -85,7 +98,9 @@ def known_now(environ: Mapping[str, str], *, root: Path = Path("/"), cache_dir: 
     None: a probe may take seconds (NVML's first start after a reboot), and the TUI draws meanwhile."""
     overrides = read_overrides(environ)
     if overrides.complete:
-        base = Machine(driver=None, os=current_os(), arch=platform.machine() or "unknown", glibc=glibc())
+        from cuenv.machine import host
+
+        base = Machine(driver=None, os=current_os(), arch=host.arch(), glibc=host.glibc())
         return for_target(apply_overrides(base, overrides), environ)
     if cache_dir is None:
         return None

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
-from typing import Mapping
 
 from cuenv.errors import UsageError
 from cuenv.knowledge import matrix, versions
 from cuenv.machine.model import Driver, Gpu, Machine
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` at run time: `check` reads the overrides at start-up (issue 29)
+if TYPE_CHECKING:
+    from typing import Mapping
 
 
-@dataclass(frozen=True)
-class Overrides:
-    driver_set: bool = False  # True: the driver below replaces the detected one (None = no driver)
-    driver: Driver | None = None
-    gpus: tuple[Gpu, ...] | None = None  # None: keep the detected GPUs
-    notes: tuple[str, ...] = ()
+class Overrides(Plain):
+    __slots__ = ("driver_set", "driver", "gpus", "notes")
+
+    def __init__(self, driver_set: bool = False, driver: Driver | None = None, gpus: tuple[Gpu, ...] | None = None,
+                 notes: tuple[str, ...] = ()) -> None:
+        self.driver_set = driver_set  # True: the driver below replaces the detected one (None = no driver)
+        self.driver = driver
+        self.gpus = gpus  # None: keep the detected GPUs
+        self.notes = notes
 
     @property
     def complete(self) -> bool:
@@ -143,8 +149,7 @@ def for_target(machine: Machine, environ: Mapping[str, str]) -> Machine:
 
 def apply_overrides(machine: Machine, overrides: Overrides) -> Machine:
     """Pure: the machine with the overridden parts replaced."""
-    return replace(
-        machine,
+    return machine.replace(
         driver=overrides.driver if overrides.driver_set else machine.driver,
         gpus=overrides.gpus if overrides.gpus is not None else machine.gpus,
         notes=machine.notes + overrides.notes,

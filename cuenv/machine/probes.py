@@ -7,18 +7,17 @@ module level (pynvml and ctypes load on use).
 from __future__ import annotations
 
 import logging
-import os
-import platform
 import re
 import shutil
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Final, Iterable, Mapping, Sequence, TypeVar
 
 from cuenv.errors import ToolError
 from cuenv.knowledge import matrix, versions
 from cuenv.machine import nvsmi
+from cuenv.machine.host import arch, glibc
 from cuenv.machine.model import Driver, Gpu, Machine
 from cuenv.machine.overrides import current_os
 
@@ -222,8 +221,8 @@ def _merge_gpus(have: tuple[Gpu, ...], more: tuple[Gpu, ...]) -> tuple[Gpu, ...]
         if other is None:
             merged.append(gpu)
             continue
-        fill = {k: v for k, v in asdict(other).items() if getattr(gpu, k) in (None, "") and v not in (None, "")}
-        merged.append(replace(gpu, **fill))
+        fill = {k: v for k, v in other.fields().items() if getattr(gpu, k) in (None, "") and v not in (None, "")}
+        merged.append(gpu.replace(**fill))
     return tuple(merged)
 
 
@@ -235,15 +234,7 @@ def _complete_gpu(gpu: Gpu) -> Gpu:
     cc = gpu.compute_capability or (model.compute_capability if model else None)
     memory = gpu.memory_mib if gpu.memory_mib is not None else (model.memory_mib if model else None)
     arch = catalogue.architecture_for(cc) if cc else gpu.architecture
-    return replace(gpu, compute_capability=cc, architecture=arch, memory_mib=memory)
-
-
-def glibc() -> str | None:
-    try:
-        text = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
-    except (AttributeError, ValueError, OSError):
-        return None
-    return text.split()[-1] if text else None
+    return gpu.replace(compute_capability=cc, architecture=arch, memory_mib=memory)
 
 
 def probe(environ: Mapping[str, str], root: Path = Path("/"),
@@ -286,7 +277,7 @@ def probe(environ: Mapping[str, str], root: Path = Path("/"),
         driver=driver,
         gpus=tuple(_complete_gpu(g) for g in (gpu_list or ())),
         os=current_os(),
-        arch=platform.machine() or "unknown",
+        arch=arch(),
         glibc=glibc(),
         notes=tuple(notes),
     )

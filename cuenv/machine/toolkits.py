@@ -11,33 +11,37 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Mapping, TypedDict
 
 from cuenv.envs.folder import META_DIR, is_shim
 from cuenv.errors import ToolError
+from cuenv.plain import Plain
 from cuenv.trust import limits
+
+TYPE_CHECKING = False  # no `typing` at run time: `cuenv info` starts here (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Mapping, TypedDict
+
+    class _Found(TypedDict):
+        """A toolkit while ``discover`` gathers where it was seen."""
+
+        path: str
+        version: str | None
+        nvcc: str | None
+        sources: list[str]
 
 NVCC_TIMEOUT: Final = 20.0
 ENV_VARS: Final = ("CUDA_HOME", "CUDA_PATH")
 
 
-@dataclass(frozen=True)
-class SystemToolkit:
-    path: str  # the toolkit root (or nvcc's folder when the root is unknown)
-    version: str | None  # "13.0"
-    nvcc: str | None  # path of its nvcc, if it has one
-    source: str  # where it was found: "CUDA_HOME", "PATH", "/usr/local/cuda-*", ... joined by ", "
+class SystemToolkit(Plain):
+    __slots__ = ("path", "version", "nvcc", "source")
 
-
-class _Found(TypedDict):
-    """A toolkit while ``discover`` gathers where it was seen."""
-
-    path: str
-    version: str | None
-    nvcc: str | None
-    sources: list[str]
+    def __init__(self, path: str, version: str | None, nvcc: str | None, source: str) -> None:
+        self.path = path  # the toolkit root (or nvcc's folder when the root is unknown)
+        self.version = version  # "13.0"
+        self.nvcc = nvcc  # path of its nvcc, if it has one
+        self.source = source  # where it was found: "CUDA_HOME", "PATH", "/usr/local/cuda-*", ... joined by ", "
 
 
 def version_from_files(root: Path) -> str | None:

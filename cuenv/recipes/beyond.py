@@ -9,15 +9,14 @@ newest version the catalogue knows, and the note says that too.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Final
-
-from packaging.version import InvalidVersion, Version
 
 from cuenv.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` at run time: `check RECIPE` passes through here (issue 29)
 if TYPE_CHECKING:
+    from typing import Final
+
     from cuenv.knowledge.pypi import Client
     from cuenv.recipes.catalogue import Catalogue, Recipe
 
@@ -55,6 +54,8 @@ def is_newer(recipe: Recipe, version: str) -> bool:
     """A framework version past every version the recipe lists (the only kind derived on the fly)."""
     if recipe.framework is None or recipe.framework.name not in PROJECTS:
         return False
+    from packaging.version import InvalidVersion, Version  # on use: `check RECIPE` without @VERSION needs none
+
     try:
         newer = Version(version) > max(Version(v) for v in recipe.versions)
     except InvalidVersion:
@@ -110,7 +111,7 @@ def extend(recipe: Recipe, version: str, client: Client | None = None) -> Recipe
         default = python.default if python.default in pythons else pythons[len(pythons) // 2]
         python = Python(default, f">={low},<{major}.{int(minor) + 1}")
     derived_cudnn = derive.minor(cudnn) if cudnn and (own_build or fw != "torch") else None
-    override = replace(kept, python=python, cudnn=derived_cudnn or kept.cudnn)
+    override = kept.replace(python=python, cudnn=derived_cudnn or kept.cudnn)
     facts = [f"Python {python.supported}"]
     if derived_cudnn:
         facts.insert(0, f"cuDNN {derived_cudnn}")
@@ -121,6 +122,6 @@ def extend(recipe: Recipe, version: str, client: Client | None = None) -> Recipe
         f" arch list are {newest}'s (unverified)")
     note = (f"{fw} {version} is newer than the catalogue (which ends at {newest}): its facts come from its PyPI"
             f" metadata ({row['source'].split(' (')[0]}): {', '.join(facts)}{carried}.")
-    framework = replace(recipe.framework, versions=(*recipe.framework.versions, version))
-    return replace(recipe, framework=framework, overrides=(*recipe.overrides, (version, override)),
+    framework = recipe.framework.replace(versions=(*recipe.framework.versions, version))
+    return recipe.replace(framework=framework, overrides=(*recipe.overrides, (version, override)),
                    notes=(note, *recipe.notes), origin=DERIVED)

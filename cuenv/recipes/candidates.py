@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # no `typing` at run time: `suggest` reads every recipe at start-up (issue 29)
 if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.knowledge.stack import Stack

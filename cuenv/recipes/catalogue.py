@@ -8,22 +8,23 @@ file, so ``cuenv check NAME`` stays fast.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import json
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from cuenv.errors import NotFound, UsageError
 from cuenv.knowledge.stack import Stack
+from cuenv.plain import Plain
 
+TYPE_CHECKING = False  # no `typing` at run time: `check RECIPE` reads one recipe at start-up (issue 29)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, Final
+
     from cuenv.config import Settings
+
+    RecipeData = dict[str, Any]  # a recipe file's parsed YAML, once lint found no problem in it
 
 _PKG: Final = Path(__file__).resolve().parents[1]  # the cuenv package
 SUFFIX: Final = ".yaml"
@@ -50,54 +51,60 @@ class _Unset(Enum):
 
 
 _UNSET: Final = _Unset.UNSET
-RecipeData = dict[str, Any]  # a recipe file's parsed YAML, once lint found no problem in it
+
+# The records below are plain classes (cuenv.plain): read-only by convention, compared by value.
 
 
-@dataclass(frozen=True)
-class Arch:
-    sass: tuple[str, ...]
-    ptx: tuple[str, ...] = ()
+class Arch(Plain):
+    __slots__ = ("sass", "ptx")
+
+    def __init__(self, sass: tuple[str, ...], ptx: tuple[str, ...] = ()) -> None:
+        self.sass, self.ptx = sass, ptx
 
     def to_dict(self) -> dict[str, object]:
         return {"sass": list(self.sass), "ptx": list(self.ptx)}
 
 
-@dataclass(frozen=True)
-class Python:
-    default: str
-    supported: str | None = None
+class Python(Plain):
+    __slots__ = ("default", "supported")
+
+    def __init__(self, default: str, supported: str | None = None) -> None:
+        self.default, self.supported = default, supported
 
     def to_dict(self) -> dict[str, object]:
         return {"default": self.default, "supported": self.supported}
 
 
-@dataclass(frozen=True)
-class Framework:
-    name: str
-    version: str  # the default
-    versions: tuple[str, ...]  # every version @VERSION may pick; includes ``version``
+class Framework(Plain):
+    __slots__ = ("name", "version", "versions")
+
+    def __init__(self, name: str, version: str, versions: tuple[str, ...]) -> None:
+        self.name = name
+        self.version = version  # the default
+        self.versions = versions  # every version @VERSION may pick; includes ``version``
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "version": self.version, "versions": list(self.versions)}
 
 
-@dataclass(frozen=True)
-class SmokeTest:
-    python: str | None = None
-    command: tuple[str, ...] | None = None
+class SmokeTest(Plain):
+    __slots__ = ("python", "command")
+
+    def __init__(self, python: str | None = None, command: tuple[str, ...] | None = None) -> None:
+        self.python, self.command = python, command
 
     def to_dict(self) -> dict[str, object]:
         return {"python": self.python} if self.python is not None else {"command": list(self.command or ())}
 
 
-@dataclass(frozen=True)
-class Override:
+class Override(Plain):
     """What differs for one framework version; ``_UNSET`` fields inherit the top level."""
 
-    cudnn: str | None | _Unset = _UNSET
-    arch: Arch | _Unset = _UNSET
-    python: Python | _Unset = _UNSET
-    platforms: tuple[str, ...] | _Unset = _UNSET
+    __slots__ = ("cudnn", "arch", "python", "platforms")
+
+    def __init__(self, cudnn: str | None | _Unset = _UNSET, arch: Arch | _Unset = _UNSET, python: Python | _Unset = _UNSET,
+                 platforms: tuple[str, ...] | _Unset = _UNSET) -> None:
+        self.cudnn, self.arch, self.python, self.platforms = cudnn, arch, python, platforms
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
@@ -112,12 +119,15 @@ class Override:
         return out
 
 
-@dataclass(frozen=True)
-class CondaInstall:
-    channels: tuple[str, ...]
-    specs: tuple[str, ...]  # may hold {version}
-    nvcc: bool = False
-    versions: tuple[str, ...] | None = None  # None: every framework version
+class CondaInstall(Plain):
+    __slots__ = ("channels", "specs", "nvcc", "versions")
+
+    def __init__(self, channels: tuple[str, ...], specs: tuple[str, ...], nvcc: bool = False,
+                 versions: tuple[str, ...] | None = None) -> None:
+        self.channels = channels
+        self.specs = specs  # may hold {version}
+        self.nvcc = nvcc
+        self.versions = versions  # None: every framework version
 
     def specs_for(self, version: str | None) -> tuple[str, ...]:
         return _fill(self.specs, version)
@@ -127,12 +137,15 @@ class CondaInstall:
                 "versions": None if self.versions is None else list(self.versions)}
 
 
-@dataclass(frozen=True)
-class VenvInstall:
-    requirements: tuple[str, ...]  # may hold {version}
-    index_urls: tuple[str, ...] = ()  # searched before PyPI, in order
-    nvcc: bool = False
-    versions: tuple[str, ...] | None = None
+class VenvInstall(Plain):
+    __slots__ = ("requirements", "index_urls", "nvcc", "versions")
+
+    def __init__(self, requirements: tuple[str, ...], index_urls: tuple[str, ...] = (), nvcc: bool = False,
+                 versions: tuple[str, ...] | None = None) -> None:
+        self.requirements = requirements  # may hold {version}
+        self.index_urls = index_urls  # searched before PyPI, in order
+        self.nvcc = nvcc
+        self.versions = versions
 
     def requirements_for(self, version: str | None) -> tuple[str, ...]:
         return _fill(self.requirements, version)
@@ -149,24 +162,23 @@ def _fill(items: Iterable[str], version: str | None) -> tuple[str, ...]:
 ENGINES: Final = ("conda", "venv")
 
 
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    summary: str
-    framework: Framework | None
-    cuda: str
-    cudnn: str | None
-    python: Python
-    arch: Arch
-    platforms: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    smoke_test: SmokeTest
-    overrides: tuple[tuple[str, Override], ...] = ()
-    conda: CondaInstall | None = None
-    venv: VenvInstall | None = None
-    notes: tuple[str, ...] = ()
-    path: Path | None = field(default=None, compare=False)
-    origin: str = field(default="builtin", compare=False)  # builtin | user
+class Recipe(Plain):
+    __slots__ = ("name", "summary", "framework", "cuda", "cudnn", "python", "arch", "platforms", "env", "smoke_test",
+                 "overrides", "conda", "venv", "notes", "path", "origin")
+
+    def __init__(self, name: str, summary: str, framework: Framework | None, cuda: str, cudnn: str | None, python: Python,
+                 arch: Arch, platforms: tuple[str, ...], env: tuple[tuple[str, str], ...], smoke_test: SmokeTest,
+                 overrides: tuple[tuple[str, Override], ...] = (), conda: CondaInstall | None = None,
+                 venv: VenvInstall | None = None, notes: tuple[str, ...] = (), path: Path | None = None,
+                 origin: str = "builtin") -> None:
+        self.name, self.summary, self.framework, self.cuda, self.cudnn = name, summary, framework, cuda, cudnn
+        self.python, self.arch, self.platforms, self.env, self.smoke_test = python, arch, platforms, env, smoke_test
+        self.overrides, self.conda, self.venv, self.notes = overrides, conda, venv, notes
+        self.path = path  # where it was read; not part of its value (nor is origin)
+        self.origin = origin  # builtin | user | derived (cuenv.recipes.beyond)
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__[:-2])  # equal content, wherever it was read
 
     # -- versions -------------------------------------------------------------------------------
 
@@ -305,6 +317,9 @@ class Recipe:
 
     def content_hash(self) -> str:
         """sha256 of the canonical content: formatting and comments do not count, any value does."""
+        import hashlib
+        import json
+
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -429,8 +444,7 @@ def split_ref(ref: str) -> tuple[str, str | None]:
 USER_PREFIX: Final = "user:"  # `user:NAME`: the user's recipe NAME, also when a built-in has that name
 
 
-@dataclass(frozen=True)
-class Catalogue:
+class Catalogue(Plain):
     """Built-in recipes plus user folders (``user_dirs`` earlier in the tuple win among themselves).
 
     A user recipe never replaces a built-in one silently (issue 31 §6): ``NAME`` is the built-in when
@@ -439,9 +453,12 @@ class Catalogue:
     (``shadow_warning``). A folder listing entry that is not a readable regular file (a FIFO, a
     folder, a dangling link) is one recipe that does not load, never the catalogue's end."""
 
-    builtin: Path
-    user_dirs: tuple[Path, ...] = ()
-    trusted_env: tuple[str, ...] = ()  # the user's extension of the variables a recipe may set
+    __slots__ = ("builtin", "user_dirs", "trusted_env")
+
+    def __init__(self, builtin: Path, user_dirs: tuple[Path, ...] = (), trusted_env: tuple[str, ...] = ()) -> None:
+        self.builtin = builtin
+        self.user_dirs = user_dirs
+        self.trusted_env = trusted_env  # the user's extension of the variables a recipe may set
 
     def _dirs(self) -> list[tuple[Path, str]]:
         return [(d, "user") for d in self.user_dirs] + [(self.builtin, "builtin")]
@@ -502,6 +519,8 @@ class Catalogue:
     def find(self, name: str) -> Recipe:
         hit = self._file(name)
         if hit is None:
+            import difflib
+
             names = self.names()
             close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
             hint = f"Closest: {', '.join(close)}. " if close else ""
