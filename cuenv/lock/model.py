@@ -262,6 +262,11 @@ def content_hash(lock: Lock) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------
+def is_cuenv_lock(source: str) -> bool:
+    """A cuenv lockfile's top-level keys (``recipe:`` and ``contract:``): what no other tool writes."""
+    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
+
+
 def parse(text: str, *, file: str | None = None, platform: str | None = None,
           trusted_env: Iterable[str] = ()) -> Lock:
     """Validate strictly; raise LockError (one line) at the first problem.
