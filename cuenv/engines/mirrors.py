@@ -252,13 +252,17 @@ def _pip_index(path: Path) -> str | None:
 
 
 def _uv_index(path: Path) -> str | None:
-    if sys.version_info >= (3, 11):
+    try:
+        text = limits.read_small(path)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if sys.version_info >= (3, 11):  # only for a file that is there: most machines have none (start-up, issue 29)
         import tomllib
     else:  # the same API on Python 3.10
         import tomli as tomllib
     try:
-        data = tomllib.loads(limits.read_small(path))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = tomllib.loads(text)
+    except ValueError:
         return None
     for entry in data.get("index") or ():
         default = entry.get("url") if isinstance(entry, dict) and entry.get("default") else None

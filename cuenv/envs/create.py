@@ -12,7 +12,7 @@ clean up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -24,6 +24,7 @@ from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.findings import NO_GPU_HERE, Finding
 from cuenv.knowledge.stack import Stack
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.activation.target import CudaLayout
@@ -194,24 +195,27 @@ def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Requ
     return request, stack.replace(has_nvcc=True)
 
 
-@dataclass(frozen=True)
-class RouteInfo:
+class RouteInfo(Plain):
     """The index route of a framework recipe, and what a refusal must say (issue 19 §2)."""
 
-    route: Route
-    recipe: str
-    versions: tuple[str, ...]
+    __slots__ = ("route", "recipe", "versions")
+
+    def __init__(self, route: Route, recipe: str, versions: tuple[str, ...]) -> None:
+        self.route, self.recipe, self.versions = route, recipe, versions
 
 
 def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
            cuda: str | None) -> tuple[Request, RouteInfo | None]:
     """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
-    from cuenv.engines import pypiroute
-
     versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
     try:
         route = framework_route(settings, request, cuda) if kind == "venv" else None
-    except pypiroute.RouteRefused as exc:  # --framework-index pypi: name the versions PyPI does serve
+    except CuenvError as exc:
+        from cuenv.engines.pypiroute import RouteRefused  # imported only where a route was planned (issue 29)
+
+        if not isinstance(exc, RouteRefused):
+            raise
+        # --framework-index pypi: name the versions PyPI does serve
         raise _pypi_only_refusal(settings, exc, recipe.name, tuple(versions), cuda or "", request) from None
     if route is None:
         return request, None
