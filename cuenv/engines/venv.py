@@ -210,11 +210,21 @@ def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
 
 def _pinned_solve_file(cache_dir: Path, question: list[str]) -> Path:
     """Where the answer to one exactly pinned solve is kept: named by the requirements and every
-    option uv was given (Python, platform, indexes, find-links), temporary paths left out."""
+    option uv was given (Python, platform, indexes, find-links), temporary paths left out. The answer is
+    the packages uv's pylock.toml named, as cuenv's own JSON (``Package.to_json``): read again without
+    TOML or PEP 751 parsers (a fifth of a warm create's imports, issue 29)."""
     import hashlib
 
     key = hashlib.sha256(json.dumps(question).encode()).hexdigest()[:32]
-    return cache_dir / "solves" / f"{key}.pylock.toml"
+    return cache_dir / "solves" / f"{key}.json"
+
+
+def _kept_pinned_solve(path: Path) -> tuple[Package, ...] | None:
+    """The packages kept at ``path`` by an earlier solve, or None (none kept, or unreadable: solve again)."""
+    try:
+        return tuple(Package.from_json(p) for p in json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, UsageError):
+        return None
 
 
 def _keep_pinned_solve(path: Path, text: str, *, replace: bool = False) -> None:
@@ -411,10 +421,6 @@ class VenvEngine(Engine):
         """
         if not request.requirements:
             return ()
-        from cuenv.trust import requirements as trusted
-
-        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
-        trusted.check_pip_request(request)
         provided = dict(provided or {})
         indexes = request.index_urls or (PYPI_SIMPLE,)
         fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
@@ -445,34 +451,43 @@ class VenvEngine(Engine):
                 args += ["--constraint", str(cons)]
             for name in sorted(provided):
                 args += ["--no-emit-package", name]
-            packages = None
-            if pins:
-                # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
-                # again (0.07 s instead of 0.3 s here). Used only when the answer is exactly the pins, so
-                # the result is the one the index would give; anything else asks the index. The answer is
-                # kept in cuenv's cache too, keyed by everything uv was asked: a second environment of
-                # the same pins starts no solver at all (uv's start and interpreter query alone were a
-                # third of a warm create, issue 29).
-                kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)])
-                text = kept.read_text(encoding="utf-8") if kept.is_file() else None
-                if text is not None:
-                    _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(pins), kept)
-                else:
-                    done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
-                    text = out.read_text(encoding="utf-8") if done.returncode == 0 and out.is_file() else None
-                if text is not None:
-                    found = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
-                    if {canonical(p.name): p.version for p in found} == pins:
-                        packages = found
-                        _keep_pinned_solve(kept, text)
-            if packages is None:
-                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
-                text = out.read_text(encoding="utf-8")
-                packages = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
-                if pins and {canonical(p.name): p.version for p in packages} == pins:
-                    _keep_pinned_solve(_pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]), text)
+            # Every requirement pinned exactly: the answer kept in cuenv's cache by an earlier solve of exactly
+            # this question (keyed by everything uv was asked) answers again: a second environment of the same
+            # pins starts no solver at all (uv's start and interpreter query alone were a third of a warm
+            # create, issue 29). Such an answer was kept only after _solve's check passed for these very
+            # strings, and nothing of the request reaches uv then.
+            kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]) \
+                if pins else None
+            found = _kept_pinned_solve(kept) if kept is not None else None
+            if found is not None:
+                _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(found), kept)
+            else:
+                found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
+                                    where=where)
+                if kept is not None and pins == {canonical(p.name): p.version for p in found}:
+                    _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True), replace=True)
+        packages = self._canonical(found, named=bool(request.index_urls))
         check_requested_hashes(packages, request.hashes)
         return packages
+
+    def _solve(self, args: list[str], request: Request, *, out: Path, fetch_from: tuple[str, ...],
+               pins: dict[str, str] | None, cache_dir: Path, where: str) -> tuple[Package, ...]:
+        """uv's answer to ``args`` (it writes the pylock.toml ``out``), the request checked first."""
+        from cuenv.trust import requirements as trusted
+
+        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
+        trusted.check_pip_request(request)
+        if pins:
+            # uv's cache alone can answer, without asking the index again (0.07 s instead of 0.3 s here).
+            # Used only when the answer is exactly the pins, so the result is the one the index would give;
+            # anything else asks the index.
+            done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
+            if done.returncode == 0 and out.is_file():
+                found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
+                if pins == {canonical(p.name): p.version for p in found}:
+                    return found
+        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+        return parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
 
     def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
         """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
