@@ -535,10 +535,17 @@ class VenvEngine(Engine):
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, Step("venv", f"{prefix} (Python {solution.python or 'default'})"))
-        self.uv_run(
-            ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
-            cache_dir=cache_dir, timeout=120, where="uv venv",
-        )
+        if python == sys.executable:
+            # This interpreter's own venv, made in-process by the standard library (symlinks, no pip: uv seeds
+            # it below), the same layout `uv venv` makes; a `uv venv` run was a tenth of a warm create (issue 29).
+            import venv
+
+            venv.EnvBuilder(symlinks=True).create(prefix)
+        else:
+            self.uv_run(
+                ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
+                cache_dir=cache_dir, timeout=120, where="uv venv",
+            )
         emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         # pip rides along in the same `uv pip sync`, by URL and hash, where its wheel is known (issue 29:
         # a third uv run was a fifth of a warm create); the solution, and so the lock, still leaves it out.
