@@ -17,7 +17,6 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
@@ -393,7 +392,7 @@ class VenvEngine(Engine):
             emit(progress, Output(text))
             found = uv_event(text)
             if found is not None:  # the lock's exact size first
-                emit(progress, replace(found, size=sizes.get(found.package) or found.size))
+                emit(progress, found.replace(size=sizes.get(found.package) or found.size))
 
         done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
                              tick=lambda: emit(progress, Tick()))
