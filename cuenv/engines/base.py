@@ -93,6 +93,8 @@ class Request:
 def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
     """The solve's artifacts against the ``--hash`` values a requirements file gave, before any download:
     pip's hash-checking mode, applied to the lock."""
+    if not hashes:  # none given: nothing to check, and no name to canonicalize (packaging.utils: start-up, issue 29)
+        return
     from cuenv.knowledge.packages import canonical
 
     allowed = dict(hashes)
