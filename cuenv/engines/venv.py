@@ -425,7 +425,7 @@ class VenvEngine(Engine):
         fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
         where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
             u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
-        pins = None if provided or request.constraints else exact_pins(request.requirements)
+        pinned = not provided and not request.constraints and all(_EXACT.match(r) for r in request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
             reqs = Path(tmp) / "requirements.in"
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
@@ -456,11 +456,12 @@ class VenvEngine(Engine):
             # create, issue 29). Such an answer was kept only after _solve's check passed for these very
             # strings, and nothing of the request reaches uv then.
             kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]) \
-                if pins else None
+                if pinned else None
             found = _kept_pinned_solve(kept) if kept is not None else None
             if found is not None:
                 _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(found), kept)
             else:
+                pins = exact_pins(request.requirements) if pinned else None
                 found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
                                     where=where)
                 if kept is not None and pins == {canonical(p.name): p.version for p in found}:
