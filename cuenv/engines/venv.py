@@ -493,7 +493,6 @@ class VenvEngine(Engine):
         """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
         Where the request named no index (uv's default, PyPI), packages name none either, as before
         mirrors existed: the lock fills in PyPI."""
-        from dataclasses import replace
 
         out = []
         for pkg in packages:
@@ -502,7 +501,7 @@ class VenvEngine(Engine):
                 continue
             url = self.mirrors.pypi_file(pkg.url, index=pkg.index_url, project=pkg.name)
             index = self.mirrors.to_upstream(pkg.index_url).rstrip("/")
-            out.append(replace(pkg, url=url, index_url=index if named or index != PYPI_SIMPLE else None))
+            out.append(pkg.replace(url=url, index_url=index if named or index != PYPI_SIMPLE else None))
         return tuple(out)
 
     # install ----------------------------------------------------------------------------------
