@@ -8,12 +8,12 @@ cuenv Lock whose contract is checked before anything is downloaded.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from cuenv import atomic
 from cuenv.errors import NotFound, UsageError
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.lock.foreign.model import ForeignLock
@@ -31,16 +31,21 @@ def host_platform() -> str:
     return platform_of(os_name, platform.machine() or "x86_64")
 
 
-@dataclass(frozen=True)
-class LockRead:
+class LockRead(Plain):
     """A lockfile as read: the cuenv Lock to install, and for another tool's file what it was read from."""
 
-    lock: Lock
-    kind: str = "cuenv"  # cuenv, or one of cuenv.lock.foreign.KINDS
-    foreign: ForeignLock | None = None
-    derived: Derived | None = None  # the stack and where each number came from
-    notes: tuple[str, ...] = ()  # what of the file was left out, and why
-    warnings: tuple[str, ...] = ()  # what disagrees, and what would stop an install
+    __slots__ = ("lock", "kind", "foreign", "derived", "notes", "warnings")
+
+    def __init__(self, lock: Lock, kind: str = "cuenv", foreign: ForeignLock | None = None,
+                 derived: Derived | None = None, notes: tuple[str, ...] = (), warnings: tuple[str, ...] = ()) -> None:
+        self.lock = lock
+        self.kind = kind  # cuenv, or one of cuenv.lock.foreign.KINDS
+        self.foreign = foreign
+        self.derived = derived  # the stack and where each number came from
+        self.notes = notes  # what of the file was left out, and why
+        self.warnings = warnings  # what disagrees, and what would stop an install
+
+    __hash__ = None  # type: ignore[assignment]  # holds mappings
 
     def to_json(self) -> dict[str, Any]:
         from cuenv.lock.model import to_data
@@ -88,9 +93,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
     read = _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
                          engine=engine, environ=environ or {}, install=install, cache_dir=cache_dir)
     if project_notes:
-        from dataclasses import replace
-
-        read = replace(read, notes=project_notes + read.notes)
+        read = read.replace(notes=project_notes + read.notes)
     return read
 
 
