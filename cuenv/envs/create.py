@@ -13,7 +13,7 @@ clean up.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from cuenv.engines.events import Progress, Step
 from cuenv.envs import cudatools, folder
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from cuenv.engines.pypiroute import Route
     from cuenv.lock.model import Lock
     from cuenv.machine.model import Machine
+    from cuenv.machine.toolkits import SystemToolkit
     from cuenv.recipes.catalogue import Recipe
+
+T = TypeVar("T")
 
 
 class CheckFailed(CuenvError):
@@ -365,6 +368,7 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
     complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
     environment (`cuenv sync`) instead of replacing it."""
     from cuenv.engines import get_engine
+    from cuenv.machine import toolkits
     from cuenv.machine.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
@@ -387,6 +391,9 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
                 store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
             request = plan.request
             layer = request if engine.family == "conda" and request is not None and request.requirements else None
+            # The system's toolkits (the shims and the activation scripts name them) are found while the engine
+            # installs: they need nothing it makes, and asking a system nvcc its version is a process of its own.
+            system = meanwhile(toolkits.discover, environ)
             with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
                 solution = with_layer
@@ -394,10 +401,11 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
             lock_hash = folder.write_solution(prefix, solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = _meta_of(plan, solution, layout=layout, fingerprint=fp, lock_hash=lock_hash)
+            found = system()
             meta = meta.replace(tools=cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta,
-                                                             environ=environ, compiler_hint=plan.compiler_hint))
+                                                             environ=environ, compiler_hint=plan.compiler_hint, found=found))
             store.write_meta(plan.name, meta)
-            render_activation(store, plan.name, settings, environ)
+            render_activation(store, plan.name, settings, environ, found)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
                 from cuenv.envs import verdict
 
@@ -427,9 +435,38 @@ def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, finger
                       compiler_hint=plan.compiler_hint)
 
 
-def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str]) -> None:
+def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str],
+                      found: Sequence[SystemToolkit] | None = None) -> None:
+    """The environment's activation scripts; ``found``: the system toolkits ``discover(environ)`` found already."""
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)
     folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir,
-                                                            prompt=settings.prompt, environ=environ))
+                                                            prompt=settings.prompt, environ=environ, found=found))
+
+
+def meanwhile(work: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """``work(*args)`` started in a thread now; the function returned waits for its result (raising what it
+    raised). For work that needs nothing of what the caller does meanwhile: the caller's wait for a tool (uv)
+    releases the interpreter to it. A daemon thread: a failed or interrupted create does not wait for it."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work(*args)
+        except BaseException as exc:  # handed to the caller by result()
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"cuenv-{getattr(work, '__name__', 'work')}", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        value: T = box["value"]
+        return value
+
+    return result
