@@ -27,6 +27,8 @@ _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", 
 
 
 class Completed(Plain):
+    """A finished run: its argv, exit status and captured output."""
+
     __slots__ = ("argv", "returncode", "stdout", "stderr")
 
     def __init__(self, argv: tuple[str, ...], returncode: int, stdout: str, stderr: str) -> None:

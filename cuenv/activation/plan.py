@@ -16,12 +16,12 @@ Then variables in ``unset`` are removed and variables in ``set`` are set, in tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping, Sequence
 
 from cuenv.activation.target import ActivationTarget
 from cuenv.errors import UsageError
+from cuenv.plain import Plain
 
 PATH_VARS: Final = ("PATH", "LD_LIBRARY_PATH")
 HOME_VARS: Final = ("CUDA_HOME", "CUDA_PATH")  # their bin/lib dirs belong to the CUDA being replaced
@@ -45,8 +45,7 @@ TARGET_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,80}")  # env names 
 RESERVED: Final = frozenset({*PATH_VARS, "CUENV_ACTIVE", "PWD", "OLDPWD", "SHLVL", "IFS", "PS1", "PS2", "PS4", "PROMPT", "HOME", "_"})
 
 
-@dataclass(frozen=True)
-class StripRule:
+class StripRule(Plain):
     """One class of PATH entries that belongs to another CUDA.
 
     kind ``tree``: the directory ``value`` or anything under it; ``prefix``: any entry starting
@@ -54,23 +53,29 @@ class StripRule:
     at use time (one trailing ``/`` ignored), unless it is relative, holds a newline, or is in NEVER_STRIP.
     """
 
-    kind: str
-    value: str
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value: str) -> None:
+        self.kind, self.value = kind, value
 
 
-@dataclass(frozen=True)
-class PathEdit:
-    var: str
-    prepend: tuple[str, ...]
+class PathEdit(Plain):
+    """Entries to put in front of one PATH-like variable."""
+
+    __slots__ = ("var", "prepend")
+
+    def __init__(self, var: str, prepend: tuple[str, ...]) -> None:
+        self.var, self.prepend = var, prepend
 
 
-@dataclass(frozen=True)
-class Plan:
-    name: str
-    paths: tuple[PathEdit, ...]
-    set: tuple[tuple[str, str], ...]
-    unset: tuple[str, ...]
-    strip: tuple[StripRule, ...]
+class Plan(Plain):
+    """What activating one target changes (plain classes: every create renders one, issue 29)."""
+
+    __slots__ = ("name", "paths", "set", "unset", "strip")
+
+    def __init__(self, name: str, paths: tuple[PathEdit, ...], set: tuple[tuple[str, str], ...],
+                 unset: tuple[str, ...], strip: tuple[StripRule, ...]) -> None:
+        self.name, self.paths, self.set, self.unset, self.strip = name, paths, set, unset, strip
 
     @property
     def touched(self) -> tuple[str, ...]:

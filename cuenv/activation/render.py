@@ -9,6 +9,10 @@ from cuenv.activation import fish, posix
 from cuenv.activation.plan import Plan, plan_for
 from cuenv.activation.target import ActivationTarget
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cuenv.machine.toolkits import SystemToolkit
+
 SHELLS: Final = ("bash", "zsh", "fish")
 HOOK_FILES: Final = {"bash": "cuenv.sh", "zsh": "cuenv.sh", "fish": "cuenv.fish"}
 
@@ -62,18 +66,18 @@ def render_target(target: ActivationTarget, shell: str, *, envs_dir: Path, promp
     return render(plan, shell, prompt=prompt, activate_scripts=act, deactivate_scripts=deact)
 
 
-def render_scripts(target: ActivationTarget, *, envs_dir: Path, prompt: bool,
-                   environ: Mapping[str, str]) -> dict[str, str]:
+def render_scripts(target: ActivationTarget, *, envs_dir: Path, prompt: bool, environ: Mapping[str, str],
+                   found: Sequence[SystemToolkit] | None = None) -> dict[str, str]:
     """The activate.{bash,zsh,fish} texts: what the hook sources on `cuenv use` (no Python).
 
     `cuenv create` has cuenv.envs.folder.write_activation write them after an install, before the completion
     marker. ``environ`` is the command's own (the system toolkits it names are stripped on activation), as
     `cuenv use` passes it when it renders the same script itself: the fast and the slow path write the same
-    text (issue 24 §4).
+    text (issue 24 §4). ``found``: the system toolkits ``discover(environ)`` found already.
     """
     from cuenv.activation.system import toolkit_roots
 
-    roots = toolkit_roots(environ)
+    roots = toolkit_roots(environ, found)
     return {shell: render_target(target, shell, envs_dir=envs_dir, prompt=prompt, other_roots=roots) for shell in SHELLS}
 
 

@@ -7,7 +7,7 @@ parents in CUENV_TOOLKIT_ROOTS); this module only turns a found toolkit into an 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Mapping
+from typing import Final, Mapping, Sequence
 
 from cuenv.activation.target import ActivationTarget, CudaLayout
 from cuenv.errors import NotFound
@@ -20,14 +20,16 @@ def _version_key(kit: SystemToolkit) -> tuple[tuple[int, ...], str]:
     return tuple(int(x) for x in (kit.version or "0").split(".")), kit.path
 
 
-def activatable(environ: Mapping[str, str]) -> list[SystemToolkit]:
-    """The system toolkits that can be activated: those with a root folder and a known version, oldest first."""
-    kits = {kit.path: kit for kit in discover(environ) if kit.version and Path(kit.path).is_dir()}
+def activatable(environ: Mapping[str, str], found: Sequence[SystemToolkit] | None = None) -> list[SystemToolkit]:
+    """The system toolkits that can be activated: those with a root folder and a known version, oldest first.
+    ``found``: what ``discover(environ)`` answered already (create asks once, while uv installs)."""
+    kits = {kit.path: kit for kit in (discover(environ) if found is None else found)
+            if kit.version and Path(kit.path).is_dir()}
     return sorted(kits.values(), key=_version_key)
 
 
-def toolkit_roots(environ: Mapping[str, str]) -> list[Path]:
-    return [Path(kit.path) for kit in activatable(environ)]
+def toolkit_roots(environ: Mapping[str, str], found: Sequence[SystemToolkit] | None = None) -> list[Path]:
+    return [Path(kit.path) for kit in activatable(environ, found)]
 
 
 def is_system(name: str) -> bool:

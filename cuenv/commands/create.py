@@ -67,8 +67,6 @@ def _machine(ctx: Context):
 def _plan(ctx: Context, machine, checked_here: bool):
     """The plan for whichever source was given: a recipe, a lockfile, environment.yml or requirements.txt;
     for a lockfile how it was read (cuenv.lock.io.LockRead); for a file how its CUDA was read."""
-    from dataclasses import replace
-
     from cuenv.envs.create import plan_create
     from cuenv.errors import UsageError
 
@@ -94,7 +92,7 @@ def _plan(ctx: Context, machine, checked_here: bool):
         raise UsageError("--with-nvcc goes with a RECIPE.", hint="Add nvcc to the -f/-r file or the locked recipe instead.")
     if from_lock:
         plan, read = _plan_from_lock(ctx, machine, from_lock, name)
-        return replace(plan, checked_here=checked_here), read, None
+        return plan.replace(checked_here=checked_here), read, None
     if file or a.requirements:
         from cuenv.recipes.requestfiles import from_file
 
@@ -106,12 +104,12 @@ def _plan(ctx: Context, machine, checked_here: bool):
                            machine=machine, force=a.force, recipe=built.recipe, stack=built.stack,
                            request_extras=built.request_extras)
         source = {"file": str(file or a.requirements), "cuda_from": built.how, "notes": list(built.notes)}
-        return replace(plan, checked_here=checked_here), None, source
+        return plan.replace(checked_here=checked_here), None, source
     if Path(recipe).is_file():
         _refuse_file(recipe, name, ctx)
     plan = plan_create(ctx.settings, ctx.environ, ref=recipe, name=name, engine=a.engine, python=a.python,
                        machine=machine, force=a.force, with_nvcc=a.with_nvcc)
-    return replace(plan, checked_here=checked_here), None, None
+    return plan.replace(checked_here=checked_here), None, None
 
 
 def _refuse_file(file: str, name: str | None, ctx: Context) -> None:

@@ -12,21 +12,38 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Final, Iterable
+
+TYPE_CHECKING = False  # no `typing` at run time (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Iterable
 
 _SUBDIRS: Final = (("bin", "bin"), ("include", "include"), ("lib", "lib64"), ("lib64", "lib64"))
 _SKIP: Final = ("__init__.py", "__pycache__")
-_VERSIONED_SO: Final = re.compile(r"^(lib[^/]+\.so)\.\d+(\.\d+)*$")
+_VERSIONED_SO: Final = r"^(lib[^/]+\.so)\.\d+(\.\d+)*$"
 
 
-def _link(dest: Path, target: Path) -> None:
-    if dest.exists() or dest.is_symlink():
-        return  # the first component to provide a name keeps it (components come cu13-first, sorted)
-    dest.symlink_to(os.path.relpath(target, dest.parent))
+def _link(dest: str, target: str) -> None:
+    """``dest`` -> ``target`` (relative), unless ``dest`` is taken: the first component to provide a name keeps
+    it (components come cu13-first, sorted)."""
+    try:
+        os.symlink(target, dest)
+    except FileExistsError:
+        pass
+
+
+def _names(folder: str) -> list[str]:
+    """The entries of ``folder`` (followed if a link) sorted, or none where it is no folder."""
+    try:
+        return sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def build_cuda_home(home: Path, components: Iterable[Path]) -> Path:
-    """(Re)build ``home`` as symlinks into ``components``; returns ``home``."""
+    """(Re)build ``home`` as symlinks into ``components``; returns ``home``.
+
+    Strings and one relative path per folder rather than pathlib per entry: a CUDA 12 venv links ~80 files,
+    and this ran on every create (issue 29)."""
     if home.is_symlink() or home.is_file():
         home.unlink()
     elif home.is_dir():
@@ -36,22 +53,22 @@ def build_cuda_home(home: Path, components: Iterable[Path]) -> Path:
     (home / "lib").symlink_to("lib64")
     for comp in components:
         for src_name, dest_name in _SUBDIRS:
-            src = comp / src_name
-            if not src.is_dir():
-                continue
-            for entry in sorted(src.iterdir()):
-                if entry.name not in _SKIP:
-                    _link(home / dest_name / entry.name, entry)
+            src, dest = os.path.join(comp, src_name), os.path.join(home, dest_name)
+            names = [n for n in _names(src) if n not in _SKIP]
+            if names:
+                rel = os.path.relpath(src, dest)
+                for name in names:
+                    _link(os.path.join(dest, name), os.path.join(rel, name))
         if (comp / "nvvm").is_dir():
-            _link(home / "nvvm", comp / "nvvm")
-    _add_dev_links(home / "lib64")
+            _link(os.path.join(home, "nvvm"), os.path.relpath(comp / "nvvm", home))
+    _add_dev_links(os.path.join(home, "lib64"))
     return home
 
 
-def _add_dev_links(lib64: Path) -> None:
+def _add_dev_links(lib64: str) -> None:
     """``libcudart.so`` -> ``libcudart.so.12``: the wheels ship only the versioned names, and
     ``-lcudart`` needs the plain one."""
-    for entry in sorted(lib64.iterdir()):
-        match = _VERSIONED_SO.match(entry.name)
+    for name in _names(lib64):
+        match = re.match(_VERSIONED_SO, name)
         if match:
-            _link(lib64 / match.group(1), lib64 / entry.name)
+            _link(os.path.join(lib64, match.group(1)), name)

@@ -17,7 +17,6 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Final, Iterable, Mapping
 
@@ -210,11 +209,21 @@ def exact_pins(requirements: Iterable[str]) -> dict[str, str] | None:
 
 def _pinned_solve_file(cache_dir: Path, question: list[str]) -> Path:
     """Where the answer to one exactly pinned solve is kept: named by the requirements and every
-    option uv was given (Python, platform, indexes, find-links), temporary paths left out."""
+    option uv was given (Python, platform, indexes, find-links), temporary paths left out. The answer is
+    the packages uv's pylock.toml named, as cuenv's own JSON (``Package.to_json``): read again without
+    TOML or PEP 751 parsers (a fifth of a warm create's imports, issue 29)."""
     import hashlib
 
     key = hashlib.sha256(json.dumps(question).encode()).hexdigest()[:32]
-    return cache_dir / "solves" / f"{key}.pylock.toml"
+    return cache_dir / "solves" / f"{key}.json"
+
+
+def _kept_pinned_solve(path: Path) -> tuple[Package, ...] | None:
+    """The packages kept at ``path`` by an earlier solve, or None (none kept, or unreadable: solve again)."""
+    try:
+        return tuple(Package.from_json(p) for p in json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, UsageError):
+        return None
 
 
 def _keep_pinned_solve(path: Path, text: str, *, replace: bool = False) -> None:
@@ -383,7 +392,7 @@ class VenvEngine(Engine):
             emit(progress, Output(text))
             found = uv_event(text)
             if found is not None:  # the lock's exact size first
-                emit(progress, replace(found, size=sizes.get(found.package) or found.size))
+                emit(progress, found.replace(size=sizes.get(found.package) or found.size))
 
         done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
                              tick=lambda: emit(progress, Tick()))
@@ -411,16 +420,12 @@ class VenvEngine(Engine):
         """
         if not request.requirements:
             return ()
-        from cuenv.trust import requirements as trusted
-
-        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
-        trusted.check_pip_request(request)
         provided = dict(provided or {})
         indexes = request.index_urls or (PYPI_SIMPLE,)
         fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
         where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
             u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
-        pins = None if provided or request.constraints else exact_pins(request.requirements)
+        pinned = not provided and not request.constraints and all(_EXACT.match(r) for r in request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
             reqs = Path(tmp) / "requirements.in"
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
@@ -445,40 +450,49 @@ class VenvEngine(Engine):
                 args += ["--constraint", str(cons)]
             for name in sorted(provided):
                 args += ["--no-emit-package", name]
-            packages = None
-            if pins:
-                # Every requirement pinned exactly: uv's cache alone can answer, without asking the index
-                # again (0.07 s instead of 0.3 s here). Used only when the answer is exactly the pins, so
-                # the result is the one the index would give; anything else asks the index. The answer is
-                # kept in cuenv's cache too, keyed by everything uv was asked: a second environment of
-                # the same pins starts no solver at all (uv's start and interpreter query alone were a
-                # third of a warm create, issue 29).
-                kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)])
-                text = kept.read_text(encoding="utf-8") if kept.is_file() else None
-                if text is not None:
-                    _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(pins), kept)
-                else:
-                    done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
-                    text = out.read_text(encoding="utf-8") if done.returncode == 0 and out.is_file() else None
-                if text is not None:
-                    found = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
-                    if {canonical(p.name): p.version for p in found} == pins:
-                        packages = found
-                        _keep_pinned_solve(kept, text)
-            if packages is None:
-                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
-                text = out.read_text(encoding="utf-8")
-                packages = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
-                if pins and {canonical(p.name): p.version for p in packages} == pins:
-                    _keep_pinned_solve(_pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]), text)
+            # Every requirement pinned exactly: the answer kept in cuenv's cache by an earlier solve of exactly
+            # this question (keyed by everything uv was asked) answers again: a second environment of the same
+            # pins starts no solver at all (uv's start and interpreter query alone were a third of a warm
+            # create, issue 29). Such an answer was kept only after _solve's check passed for these very
+            # strings, and nothing of the request reaches uv then.
+            kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]) \
+                if pinned else None
+            found = _kept_pinned_solve(kept) if kept is not None else None
+            if found is not None:
+                _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(found), kept)
+            else:
+                pins = exact_pins(request.requirements) if pinned else None
+                found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
+                                    where=where)
+                if kept is not None and pins == {canonical(p.name): p.version for p in found}:
+                    _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True), replace=True)
+        packages = self._canonical(found, named=bool(request.index_urls))
         check_requested_hashes(packages, request.hashes)
         return packages
+
+    def _solve(self, args: list[str], request: Request, *, out: Path, fetch_from: tuple[str, ...],
+               pins: dict[str, str] | None, cache_dir: Path, where: str) -> tuple[Package, ...]:
+        """uv's answer to ``args`` (it writes the pylock.toml ``out``), the request checked first."""
+        from cuenv.trust import requirements as trusted
+
+        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
+        trusted.check_pip_request(request)
+        if pins:
+            # uv's cache alone can answer, without asking the index again (0.07 s instead of 0.3 s here).
+            # Used only when the answer is exactly the pins, so the result is the one the index would give;
+            # anything else asks the index.
+            done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
+            if done.returncode == 0 and out.is_file():
+                found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
+                if pins == {canonical(p.name): p.version for p in found}:
+                    return found
+        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+        return parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
 
     def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
         """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
         Where the request named no index (uv's default, PyPI), packages name none either, as before
         mirrors existed: the lock fills in PyPI."""
-        from dataclasses import replace
 
         out = []
         for pkg in packages:
@@ -487,7 +501,7 @@ class VenvEngine(Engine):
                 continue
             url = self.mirrors.pypi_file(pkg.url, index=pkg.index_url, project=pkg.name)
             index = self.mirrors.to_upstream(pkg.index_url).rstrip("/")
-            out.append(replace(pkg, url=url, index_url=index if named or index != PYPI_SIMPLE else None))
+            out.append(pkg.replace(url=url, index_url=index if named or index != PYPI_SIMPLE else None))
         return tuple(out)
 
     # install ----------------------------------------------------------------------------------
@@ -520,10 +534,17 @@ class VenvEngine(Engine):
         reqs_text = requirements_lines(solution.packages, mirrors=self.mirrors)  # refuses an unhashed package first
         python = self.find_python(solution.python, cache_dir=cache_dir)
         emit(progress, Step("venv", f"{prefix} (Python {solution.python or 'default'})"))
-        self.uv_run(
-            ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
-            cache_dir=cache_dir, timeout=120, where="uv venv",
-        )
+        if python == sys.executable:
+            # This interpreter's own venv, made in-process by the standard library (symlinks, no pip: uv seeds
+            # it below), the same layout `uv venv` makes; a `uv venv` run was a tenth of a warm create (issue 29).
+            import venv
+
+            venv.EnvBuilder(symlinks=True).create(prefix)
+        else:
+            self.uv_run(
+                ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
+                cache_dir=cache_dir, timeout=120, where="uv venv",
+            )
         emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
         # pip rides along in the same `uv pip sync`, by URL and hash, where its wheel is known (issue 29:
         # a third uv run was a fifth of a warm create); the solution, and so the lock, still leaves it out.

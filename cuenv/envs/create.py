@@ -12,9 +12,8 @@ clean up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from cuenv.engines.events import Progress, Step
 from cuenv.envs import cudatools, folder
@@ -24,6 +23,7 @@ from cuenv.envs.store import Store, validate_name
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.findings import NO_GPU_HERE, Finding
 from cuenv.knowledge.stack import Stack
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.activation.target import CudaLayout
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from cuenv.engines.pypiroute import Route
     from cuenv.lock.model import Lock
     from cuenv.machine.model import Machine
+    from cuenv.machine.toolkits import SystemToolkit
     from cuenv.recipes.catalogue import Recipe
+
+T = TypeVar("T")
 
 
 class CheckFailed(CuenvError):
@@ -151,7 +154,7 @@ def plan_create(settings: Settings, environ: Mapping[str, str], *, ref: str | No
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
     if request_extras:
-        request = replace(request, **request_extras)
+        request = request.replace(**request_extras)
     stack = stack or recipe.stack(version, engine=kind)
     if with_nvcc and not stack.has_nvcc:
         request, stack = _with_compiler(recipe, version, kind, request, stack, name=name)
@@ -188,34 +191,37 @@ def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Requ
     extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version),
                               name=name)
     if kind == "conda":
-        request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
+        request = request.replace(conda_specs=(*request.conda_specs, *extra.specs))
     else:
-        request = replace(request, requirements=(*request.requirements, *extra.specs))
+        request = request.replace(requirements=(*request.requirements, *extra.specs))
     return request, stack.replace(has_nvcc=True)
 
 
-@dataclass(frozen=True)
-class RouteInfo:
+class RouteInfo(Plain):
     """The index route of a framework recipe, and what a refusal must say (issue 19 §2)."""
 
-    route: Route
-    recipe: str
-    versions: tuple[str, ...]
+    __slots__ = ("route", "recipe", "versions")
+
+    def __init__(self, route: Route, recipe: str, versions: tuple[str, ...]) -> None:
+        self.route, self.recipe, self.versions = route, recipe, versions
 
 
 def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
            cuda: str | None) -> tuple[Request, RouteInfo | None]:
     """(request, RouteInfo or None): a venv framework request sent to the index its route picks first."""
-    from cuenv.engines import pypiroute
-
     versions = (recipe.venv.versions if recipe.venv else None) or recipe.versions
     try:
         route = framework_route(settings, request, cuda) if kind == "venv" else None
-    except pypiroute.RouteRefused as exc:  # --framework-index pypi: name the versions PyPI does serve
+    except CuenvError as exc:
+        from cuenv.engines.pypiroute import RouteRefused  # imported only where a route was planned (issue 29)
+
+        if not isinstance(exc, RouteRefused):
+            raise
+        # --framework-index pypi: name the versions PyPI does serve
         raise _pypi_only_refusal(settings, exc, recipe.name, tuple(versions), cuda or "", request) from None
     if route is None:
         return request, None
-    request = replace(request, index_urls=route.first.index_urls, requirements=route.first.requirements)
+    request = request.replace(index_urls=route.first.index_urls, requirements=route.first.requirements)
     return request, RouteInfo(route, recipe.name, tuple(versions))
 
 
@@ -281,7 +287,7 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
         if route.then is not None:
             if progress:
                 progress(Step("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}"))
-            other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
+            other = request.replace(index_urls=route.then.index_urls, requirements=route.then.requirements)
             return engine.solve(other, target=target, cache_dir=cache_dir)
         if route.first.name != "vendor" or route.build is None:
             raise
@@ -362,6 +368,7 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
     complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
     environment (`cuenv sync`) instead of replacing it."""
     from cuenv.engines import get_engine
+    from cuenv.machine import toolkits
     from cuenv.machine.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
@@ -384,6 +391,9 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
                 store.claim(plan.name)  # before the engine makes the prefix: a build killed half-way is still ours
             request = plan.request
             layer = request if engine.family == "conda" and request is not None and request.requirements else None
+            # The system's toolkits (the shims and the activation scripts name them) are found while the engine
+            # installs: they need nothing it makes, and asking a system nvcc its version is a process of its own.
+            system = meanwhile(toolkits.discover, environ)
             with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
                 solution = with_layer
@@ -391,10 +401,11 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
             lock_hash = folder.write_solution(prefix, solution.to_json())
             fp = fingerprint(environ) if plan.checked_here else ""
             meta = _meta_of(plan, solution, layout=layout, fingerprint=fp, lock_hash=lock_hash)
+            found = system()
             meta = meta.replace(tools=cudatools.install_here(name=plan.name, prefix=prefix, layout=layout, meta=meta,
-                                                             environ=environ, compiler_hint=plan.compiler_hint))
+                                                             environ=environ, compiler_hint=plan.compiler_hint, found=found))
             store.write_meta(plan.name, meta)
-            render_activation(store, plan.name, settings, environ)
+            render_activation(store, plan.name, settings, environ, found)
             if plan.checked_here:  # the hook's verdict cache too, so the first `use` starts no Python
                 from cuenv.envs import verdict
 
@@ -424,9 +435,38 @@ def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, finger
                       compiler_hint=plan.compiler_hint)
 
 
-def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str]) -> None:
+def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str],
+                      found: Sequence[SystemToolkit] | None = None) -> None:
+    """The environment's activation scripts; ``found``: the system toolkits ``discover(environ)`` found already."""
     from cuenv.activation.render import render_scripts
 
     record = store.get(name, allow_incomplete=True)
     folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir,
-                                                            prompt=settings.prompt, environ=environ))
+                                                            prompt=settings.prompt, environ=environ, found=found))
+
+
+def meanwhile(work: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """``work(*args)`` started in a thread now; the function returned waits for its result (raising what it
+    raised). For work that needs nothing of what the caller does meanwhile: the caller's wait for a tool (uv)
+    releases the interpreter to it. A daemon thread: a failed or interrupted create does not wait for it."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work(*args)
+        except BaseException as exc:  # handed to the caller by result()
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"cuenv-{getattr(work, '__name__', 'work')}", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        value: T = box["value"]
+        return value
+
+    return result

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from cuenv.activation.target import CudaLayout
     from cuenv.envs.meta import EnvMeta
+    from cuenv.machine.toolkits import SystemToolkit
 
 
 def env_release(meta: EnvMeta) -> str | None:
@@ -28,17 +29,18 @@ def env_release(meta: EnvMeta) -> str | None:
     return shims.release(meta.resolved.get("libcudart")) or shims.release(meta.cuda)
 
 
-def system_toolkits(environ: Mapping[str, str]) -> list[shims.Toolkit]:
+def system_toolkits(environ: Mapping[str, str], found: Sequence[SystemToolkit] | None = None) -> list[shims.Toolkit]:
+    """The system toolkits as shims choose among them; ``found``: what ``discover(environ)`` answered already."""
     from cuenv.machine import toolkits
 
-    found = []
-    for kit in toolkits.discover(environ):
+    out = []
+    for kit in toolkits.discover(environ) if found is None else found:
         root = Path(kit.path)
         tools = shims.scan_tools([root / "bin"])
         if kit.nvcc and "nvcc" not in tools:
             tools["nvcc"] = kit.nvcc
-        found.append(shims.Toolkit(kit.path, kit.version, tools))
-    return found
+        out.append(shims.Toolkit(kit.path, kit.version, tools))
+    return out
 
 
 def install(*, name: str, layout: CudaLayout, meta: EnvMeta, shims_dir: Path,
@@ -57,10 +59,11 @@ def install(*, name: str, layout: CudaLayout, meta: EnvMeta, shims_dir: Path,
 
 
 def install_here(*, name: str, prefix: Path, layout: CudaLayout, meta: EnvMeta, environ: Mapping[str, str],
-                 compiler_hint: str | None) -> dict[str, Tool]:
-    """``install`` for an environment of this machine, with the system toolkits found here."""
+                 compiler_hint: str | None, found: Sequence[SystemToolkit] | None = None) -> dict[str, Tool]:
+    """``install`` for an environment of this machine, with the system toolkits found here (``found``, when
+    ``discover(environ)`` answered already)."""
     return install(name=name, layout=layout, meta=meta, shims_dir=folder.shims_dir(prefix),
-                   toolkits=system_toolkits(environ), compiler_hint=compiler_hint)
+                   toolkits=system_toolkits(environ, found), compiler_hint=compiler_hint)
 
 
 def nvcc_summary(meta: EnvMeta) -> str:

@@ -3,10 +3,10 @@ both `sync` and `create --from-lock` start from (:func:`plan_lockfile`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cuenv.errors import UsageError
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -36,16 +36,18 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
                          hint="See them with --dry-run, or install on a machine of that platform.")
     plan = plan_from_lock(settings, environ, lock=read.lock, name=name, engine=None if read.foreign else engine,
                           machine=machine, platform=chosen, force=force)
-    return dataclasses.replace(plan, **catalogue_extras(settings, read.lock)), read
+    return plan.replace(**catalogue_extras(settings, read.lock)), read
 
 
-@dataclasses.dataclass(frozen=True)
-class DriftCheck:
-    name: str
-    lock_path: str
-    drift: Drift
-    packages: int  # how many packages the lock has for this environment's platform
-    lock_hash_recorded: bool  # the environment was made from exactly this lock
+class DriftCheck(Plain):
+    """`cuenv lock --check`: how an environment differs from a lockfile."""
+
+    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded")
+
+    def __init__(self, name: str, lock_path: str, drift: Drift, packages: int, lock_hash_recorded: bool) -> None:
+        self.name, self.lock_path, self.drift = name, lock_path, drift
+        self.packages = packages  # how many packages the lock has for this environment's platform
+        self.lock_hash_recorded = lock_hash_recorded  # the environment was made from exactly this lock
 
     def to_json(self) -> dict[str, Any]:
         """`cuenv lock --check --json`: the verdict and the drift's lists."""
@@ -74,12 +76,16 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock))
 
 
-@dataclasses.dataclass(frozen=True)
-class Synced:
-    plan: CreatePlan
-    built: Built | None  # None when nothing changed
-    changed: bool
-    updated: bool  # an existing environment was brought to the lock (else one was created)
+class Synced(Plain):
+    """`cuenv sync`: what it built (None when nothing changed), and whether it updated an environment."""
+
+    __slots__ = ("plan", "built", "changed", "updated")
+
+    def __init__(self, plan: CreatePlan, built: Built | None, *, changed: bool, updated: bool) -> None:
+        self.plan, self.built, self.changed = plan, built, changed
+        self.updated = updated  # an existing environment was brought to the lock (else one was created)
+
+    __hash__ = None  # type: ignore[assignment]  # holds mappings
 
 
 class SyncDeclined(UsageError):

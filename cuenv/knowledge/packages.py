@@ -18,8 +18,7 @@ The names are the vendors' own, as published on PyPI and conda-forge:
   version apart from the toolkit; conda names them ``cuda-cudart``, ``cuda-nvcc``, ``cudnn`` (and, before
   CUDA 11.8 on conda, ``cudatoolkit``).
 
-Start-up: nothing is imported at load; :func:`canonical` loads ``packaging`` on first use, and
-:func:`family` answers the names it knows without it.
+Start-up: nothing is imported at load, and :func:`canonical` needs no ``packaging``.
 """
 
 from __future__ import annotations
@@ -91,10 +90,12 @@ TRACKED_RELEASES: Final = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle
 
 
 def canonical(name: str) -> str:
-    """The name as PyPI compares names (PEP 503: runs of ``-_.`` become ``-``, lower case)."""
-    from packaging.utils import canonicalize_name  # on use: packaging.tags is most of a start-up (issue 29)
+    """The name as PyPI compares names: PEP 503's normative rule, runs of ``-_.`` become ``-``, lower case,
+    as ``packaging.utils.canonicalize_name`` writes it (tests/kb/test_packages.py holds the two equal). Not an
+    import of it: packaging.utils brings packaging.tags, a tenth of a warm create's instructions (issue 29)."""
+    import re
 
-    return str(canonicalize_name(name))
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def framework_packages() -> tuple[str, ...]:
@@ -118,7 +119,7 @@ _FAMILY_OF: Final = {**{f: f for f in FRAMEWORKS}, **_WORDS, **_DISTRIBUTIONS, *
 
 def _known(name: str, table: dict[str, str]) -> str | None:
     """``canonical(name)`` when ``table`` has it. Every key is its own canonical form, so a hit on the
-    lower-cased name is already the canonical one: packaging is loaded only for names written otherwise."""
+    lower-cased name is already the canonical one."""
     lowered = name.lower()
     if lowered in table:
         return lowered

@@ -17,12 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 import urllib.parse
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.stack import Stack
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.engines.base import Package, Solution
@@ -55,31 +55,28 @@ class LockError(UsageError):
         super().__init__(where + message, hint=hint or "Regenerate it with `cuenv lock`, or restore it from version control.")
 
 
-@dataclass(frozen=True)
-class MinDriver:
+class MinDriver(Plain):
     """The driver a stack needs on one OS: ``full`` for every feature of its CUDA release (None if
     unpublished), ``floor`` for minor-version compatibility within its major (None before CUDA 11)."""
 
-    os: str
-    full: str | None
-    floor: str | None
+    __slots__ = ("os", "full", "floor")
+
+    def __init__(self, os: str, full: str | None, floor: str | None) -> None:
+        self.os, self.full, self.floor = os, full, floor
 
 
-@dataclass(frozen=True)
-class Contract:
+class Contract(Plain):
     """What the locked packages ask of a machine: a cuenv.knowledge.stack.Stack plus its driver minimums."""
 
-    label: str
-    cuda: str | None
-    cudnn: str | None
-    os: tuple[str, ...]
-    min_driver: tuple[MinDriver, ...]
-    sass: tuple[str, ...]
-    ptx: tuple[str, ...]
-    nvcc: bool
-    framework: str | None = None
-    framework_version: str | None = None
-    variant: str | None = None
+    __slots__ = ("label", "cuda", "cudnn", "os", "min_driver", "sass", "ptx", "nvcc", "framework", "framework_version",
+                 "variant")
+
+    def __init__(self, label: str, cuda: str | None, cudnn: str | None, os: tuple[str, ...],
+                 min_driver: tuple[MinDriver, ...], sass: tuple[str, ...], ptx: tuple[str, ...], nvcc: bool,
+                 framework: str | None = None, framework_version: str | None = None, variant: str | None = None) -> None:
+        self.label, self.cuda, self.cudnn, self.os, self.min_driver = label, cuda, cudnn, os, min_driver
+        self.sass, self.ptx, self.nvcc = sass, ptx, nvcc
+        self.framework, self.framework_version, self.variant = framework, framework_version, variant
 
     def stack(self) -> Stack:
         return Stack(label=self.label, cuda=self.cuda, cudnn=self.cudnn, sass=self.sass, ptx=self.ptx,
@@ -87,29 +84,39 @@ class Contract:
                      framework_version=self.framework_version, variant=self.variant)
 
 
-@dataclass(frozen=True)
-class LockRecipe:
+class LockRecipe(Plain):
     """The recipe a lock was made from: its name, version and content hash, and the variables it sets on activation."""
 
-    name: str
-    version: str | None = None
-    hash: str | None = None  # the recipe's content hash (a foreign lockfile's: the file's)
-    env: Mapping[str, str] = field(default_factory=dict)
+    __slots__ = ("name", "version", "hash", "env")
+
+    def __init__(self, name: str, version: str | None = None, hash: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.name, self.version = name, version
+        self.hash = hash  # the recipe's content hash (a foreign lockfile's: the file's)
+        self.env: Mapping[str, str] = {} if env is None else env
+
+    __hash__ = None  # type: ignore[assignment]  # holds a mapping
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "hash": self.hash, "env": dict(self.env)}
 
 
-@dataclass(frozen=True)
-class Lock:
-    recipe: LockRecipe
-    engine: str
-    python: str | None
-    channels: tuple[str, ...]  # conda channel URLs every conda package must come from
-    indexes: tuple[str, ...]  # pypi index URLs every pypi package must come from
-    contract: Contract
-    solutions: tuple[Solution, ...]  # one per platform, sorted by platform
-    made_on: Mapping[str, Any] | None = field(default=None)  # information only
+class Lock(Plain):
+    """A lockfile as cuenv reads and writes it (plain classes: `create --from-lock` reads one, issue 29)."""
+
+    __slots__ = ("recipe", "engine", "python", "channels", "indexes", "contract", "solutions", "made_on")
+
+    def __init__(self, recipe: LockRecipe, engine: str, python: str | None, channels: tuple[str, ...],
+                 indexes: tuple[str, ...], contract: Contract, solutions: tuple[Solution, ...],
+                 made_on: Mapping[str, Any] | None = None) -> None:
+        self.recipe, self.engine, self.python = recipe, engine, python
+        self.channels = channels  # conda channel URLs every conda package must come from
+        self.indexes = indexes  # pypi index URLs every pypi package must come from
+        self.contract = contract
+        self.solutions = solutions  # one per platform, sorted by platform
+        self.made_on = made_on  # information only
+
+    __hash__ = None  # type: ignore[assignment]  # holds mappings
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -170,8 +177,8 @@ def with_index_urls(solution: Solution) -> Solution:
     def bare(url: str) -> str:  # a lock is shared: it names an index, never its user or token
         return strip_credentials(url) if url else url
 
-    packages = tuple(replace(p, index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
-                     else replace(p, url=bare(p.url), channel=p.channel and bare(p.channel)) for p in solution.packages)
+    packages = tuple(p.replace(index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
+                     else p.replace(url=bare(p.url), channel=p.channel and bare(p.channel)) for p in solution.packages)
     return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
 
 
@@ -192,7 +199,7 @@ def build(*, recipe: LockRecipe, engine: str, stack: Stack, solutions: Sequence[
     channels = tuple(sorted({_norm(p.channel) for p in packages if p.kind == "conda" and p.channel}))
     indexes = tuple(sorted({_norm(p.index_url) for p in packages if p.kind == "pypi" and p.index_url}))
     return Lock(
-        recipe=replace(recipe, env=dict(sorted(recipe.env.items()))),
+        recipe=recipe.replace(env=dict(sorted(recipe.env.items()))),
         engine=engine, python=next(iter(pythons), None), channels=channels, indexes=indexes,
         contract=contract_for(stack, [s.platform for s in sols]), solutions=sols, made_on=made_on,
     )
@@ -262,6 +269,11 @@ def content_hash(lock: Lock) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------
+def is_cuenv_lock(source: str) -> bool:
+    """A cuenv lockfile's top-level keys (``recipe:`` and ``contract:``): what no other tool writes."""
+    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
+
+
 def parse(text: str, *, file: str | None = None, platform: str | None = None,
           trusted_env: Iterable[str] = ()) -> Lock:
     """Validate strictly; raise LockError (one line) at the first problem.
@@ -570,11 +582,16 @@ def contract_line(lock: Lock) -> str:
     return f"Contract: CUDA {c.cuda}" + (f", cuDNN {c.cudnn}" if c.cudnn else "") + f"; {drivers}; GPUs sm {archs or 'unknown'}."
 
 
-@dataclass(frozen=True)
-class Drift:
-    added: tuple[Package, ...] = ()  # installed, not locked
-    removed: tuple[Package, ...] = ()  # locked, not installed
-    changed: tuple[tuple[Package, Package], ...] = ()  # (locked, installed)
+class Drift(Plain):
+    """How installed packages differ from locked ones."""
+
+    __slots__ = ("added", "removed", "changed")
+
+    def __init__(self, added: tuple[Package, ...] = (), removed: tuple[Package, ...] = (),
+                 changed: tuple[tuple[Package, Package], ...] = ()) -> None:
+        self.added = added  # installed, not locked
+        self.removed = removed  # locked, not installed
+        self.changed = changed  # (locked, installed)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.changed)

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from cuenv.lock.foreign.model import ForeignLock, ForeignLockError, NoWheelForTarget, Where
 from cuenv.lock.foreign.stack import Derived, derive
+from cuenv.lock.model import is_cuenv_lock
 
 KINDS: Final = ("conda-lock", "pixi-lock", "pylock", "uv-lock", "explicit")
 LABELS: Final = {"conda-lock": "conda-lock.yml", "pixi-lock": "pixi.lock", "pylock": "pylock.toml", "uv-lock": "uv.lock",
@@ -53,7 +54,7 @@ def detect(name: str, source: str) -> str | None:
     The content decides (a cuenv lock has a top-level ``recipe:``); the file name only when the
     content says nothing (an empty or broken file), so that its refusal speaks of the right format.
     """
-    if re.search(r"^recipe:", source, re.MULTILINE) and re.search(r"^contract:", source, re.MULTILINE):
+    if is_cuenv_lock(source):
         return None
     for kind, pattern in _SNIFF:
         if pattern.search(source):
@@ -62,11 +63,6 @@ def detect(name: str, source: str) -> str | None:
             return kind
     base = PurePath(name).name
     return next((kind for kind, pattern in _BY_NAME if pattern.search(base)), None)
-
-
-def is_cuenv_lock(source: str) -> bool:
-    """A cuenv lockfile's top-level keys (cuenv.lock.model): what no other tool writes."""
-    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
 
 
 def parse(source: str, *, kind: str, file: str, platform: str, python: str, environment: str | None = None) -> ForeignLock:
@@ -163,12 +159,10 @@ def require_installable(foreign: ForeignLock) -> None:
 def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, source: str) -> Any:
     """The cuenv Lock that installs exactly ``foreign``'s packages: one platform, its contract, and the
     file's sha256 as the recipe hash (so a changed file is a different lock)."""
-    from dataclasses import replace
-
     from cuenv.engines import Solution
     from cuenv.lock.model import Lock, LockRecipe, contract_for
 
-    packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
+    packages = tuple(p.replace(index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
                      for p in foreign.packages)
     solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
     digest = "sha256:" + hashlib.sha256(source.encode()).hexdigest()
@@ -201,7 +195,6 @@ __all__ = [
     "describe",
     "detect",
     "engine_kind",
-    "is_cuenv_lock",
     "parse",
     "require_installable",
     "to_lock",
