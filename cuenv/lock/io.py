@@ -71,8 +71,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
     """Read a lockfile: cuenv's own, or another tool's (``platform``, ``environment`` and ``python``
     choose what of it; ``engine`` is --engine). ``install`` False (a check) reports as
     warnings what an install would refuse: source builds, PyPI wheels over conda packages without a python."""
-    from cuenv.lock import foreign
-    from cuenv.lock.model import parse
+    from cuenv.lock.model import is_cuenv_lock, parse
 
     p = Path(path)
     text = _read_text(p)
@@ -80,7 +79,11 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
     project = project_kind(p.name, text)
     if project is not None:  # a uv or pixi project: read through its lock, as uv and pixi install it
         p, text, project_notes = _project_lock(p, text, project, environ=environ)
-    kind = foreign.detect(p.name, text)
+    kind = None
+    if not is_cuenv_lock(text):  # cuenv's own lock needs none of the other tools' readers (start-up, issue 29)
+        from cuenv.lock import foreign
+
+        kind = foreign.detect(p.name, text)
     if kind is None:
         if environment is not None or python is not None:
             flag = "--environment" if environment is not None else "--python"
@@ -154,10 +157,13 @@ def is_lockfile(target: str) -> bool:
             head = (start + fh.read(LOCK)).decode("utf-8", errors="replace")  # past the bound the reader refuses it
     except OSError:
         return False
+    from cuenv.lock.model import is_cuenv_lock
+
+    if is_cuenv_lock(head):
+        return True
     from cuenv.lock import foreign  # only for a file: `cuenv check torch==2.1.0+cu121` imports none of it
 
-    return (foreign.detect(path.name, head) is not None or foreign.is_cuenv_lock(head)
-            or project_kind(path.name, head) is not None)
+    return foreign.detect(path.name, head) is not None or project_kind(path.name, head) is not None
 
 
 def _read_text(p: Path) -> str:
