@@ -71,31 +71,39 @@ def run(
     cwd: Path | None = None,
     check: bool = True,
     input: str | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Completed:
-    """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed."""
+    """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed.
+
+    ``meanwhile``: called once the child has started, before its output is awaited: work that does not
+    need the child's answer runs while the child waits on the network (issue 26: `cuenv add` prepares the
+    reader of uv's answer while uv asks the index). The timeout counts from the start; if ``meanwhile``
+    raises, the child is killed and the exception goes on."""
     args = [str(a) for a in argv]
     _LOGGER.info("$ %s", " ".join(args))  # shown with -v
     started = time.monotonic()
     try:
-        proc = subprocess.run(
-            args,
-            env=clean_env(env),
-            cwd=cwd,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
+        proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
-    except subprocess.TimeoutExpired:
-        raise ToolTimedOut(args, timeout) from None
+    with proc:
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            stdout, stderr = proc.communicate(input, timeout=max(0.0, timeout - (time.monotonic() - started)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise ToolTimedOut(args, timeout) from None
+        except BaseException:
+            proc.kill()
+            raise
     _LOGGER.debug("exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
-                  f"; stderr: {stderr_tail(proc.stderr)}" if proc.stderr.strip() else "")
-    done = Completed(tuple(args), proc.returncode, proc.stdout, proc.stderr)
+                  f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
+    done = Completed(tuple(args), proc.returncode, stdout, stderr)
     if check and proc.returncode != 0:
-        raise ToolFailed(args, proc.returncode, proc.stdout, proc.stderr)
+        raise ToolFailed(args, proc.returncode, stdout, stderr)
     return done
 
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Final, Iterable, Mapping
+from typing import Any, Callable, Final, Iterable, Mapping
 
 from cuenv import runner
 from cuenv.activation.target import CudaLayout
@@ -153,16 +153,24 @@ def index_args(index_urls: tuple[str, ...]) -> list[str]:
     return args
 
 
-def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
-    """The pylock.toml `uv pip compile --format pylock.toml` writes -> one Package per entry, its wheel
-    first. Read by ``packaging.pylock`` (PEP 751's own validation), as the lockfile readers do (issue 25)."""
+def pylock_reader() -> tuple[Any, Any]:
+    """The modules that read uv's pylock.toml (tomllib, packaging.pylock), imported: ~20 ms, which a solve
+    spends while uv waits on the index (runner.run's ``meanwhile``, issue 26)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # the same API on Python 3.10
         import tomli as tomllib
+    from packaging import pylock
 
-    from packaging.pylock import Pylock, PylockUnsupportedVersionError, PylockValidationError
+    return tomllib, pylock
 
+
+def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
+    """The pylock.toml `uv pip compile --format pylock.toml` writes -> one Package per entry, its wheel
+    first. Read by ``packaging.pylock`` (PEP 751's own validation), as the lockfile readers do (issue 25)."""
+    tomllib, pylock = pylock_reader()
+    Pylock, PylockUnsupportedVersionError, PylockValidationError = (  # noqa: N806 - packaging's class names
+        pylock.Pylock, pylock.PylockUnsupportedVersionError, pylock.PylockValidationError)
     try:
         lock = Pylock.from_dict(tomllib.loads(text))
     except (tomllib.TOMLDecodeError, PylockValidationError, PylockUnsupportedVersionError) as exc:
@@ -356,8 +364,9 @@ class VenvEngine(Engine):
 
         return wheel_files(self.mirrors.to_mirror(pkg.url))
 
-    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
-        done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
+    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str,
+               meanwhile: Callable[[], object] | None = None) -> runner.Completed:
+        done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False, meanwhile=meanwhile)
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
         return done
@@ -406,8 +415,9 @@ class VenvEngine(Engine):
 
         ``provided``: distributions already in the prefix (name -> version): they constrain the resolution
         and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
-        ``interpreter``: an interpreter of ``python`` to name to uv, which then skips its search of PATH
-        (0.4 s where PATH has pyenv's shims; issue 26's benchmark).
+        ``interpreter``: the interpreter to solve for, as it is: uv reads its Python, platform and glibc
+        (``python``, the platform and ``glibc`` are not asked) and skips its search of PATH (0.4 s where PATH
+        has pyenv's shims; issue 26's benchmark).
         """
         if not request.requirements:
             return ()
@@ -426,10 +436,11 @@ class VenvEngine(Engine):
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
             out = Path(tmp) / "pylock.toml"
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
-                    "--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc),
                     "--only-binary", ":all:", *index_args(fetch_from)]
             if interpreter is not None:
                 args += ["--python", str(interpreter)]
+            else:
+                args += ["--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc)]
             for url in request.find_links:
                 args += ["--find-links", url]
             for name in request.allow_build:  # the user's opt-in: this package from its source distribution
@@ -466,7 +477,7 @@ class VenvEngine(Engine):
                         packages = found
                         _keep_pinned_solve(kept, text)
             if packages is None:
-                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+                self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where, meanwhile=pylock_reader)
                 text = out.read_text(encoding="utf-8")
                 packages = self._canonical(parse_pylock(text, index_urls=fetch_from), named=bool(request.index_urls))
                 if pins and {canonical(p.name): p.version for p in packages} == pins:

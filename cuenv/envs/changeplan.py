@@ -58,19 +58,33 @@ class ChangePlan:
 
 def requirement_name(text: str) -> str:
     """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     from cuenv.trust import requirements as trusted
 
     problem = trusted.requirement_problem(text)
     if problem:
         raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
                          hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
+    bare = trusted.bare_name(text.strip())
+    if bare is not None:
+        return canonical(bare)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         return canonical(Requirement(text).name)
     except InvalidRequirement as exc:
         raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
                          hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
+
+
+def satisfied(text: str, version: str) -> bool:
+    """Whether an installed ``version`` meets requirement ``text`` (prereleases count); a bare name asks no parser."""
+    from cuenv.trust.requirements import bare_name
+
+    if bare_name(text.strip()) is not None:
+        return True
+    from packaging.requirements import Requirement
+
+    return Requirement(text).specifier.contains(version, prereleases=True)
 
 
 def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
