@@ -62,8 +62,8 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     from cuenv.engines import get_engine
     from cuenv.envs import snapshot
     from cuenv.envs.store import Store
-    from cuenv.lock.io import read_lock
     from cuenv.lock.drift import drift
+    from cuenv.lock.io import read_lock
     from cuenv.lock.model import content_hash
 
     store = Store.from_settings(settings)
