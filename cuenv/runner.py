@@ -9,11 +9,11 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Final, Mapping, Sequence
 
 from cuenv.errors import ToolError
+from cuenv.plain import Plain
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -21,12 +21,11 @@ _LOGGER = logging.getLogger(__name__)
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
 
 
-@dataclass(frozen=True)
-class Completed:
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
+class Completed(Plain):
+    __slots__ = ("argv", "returncode", "stdout", "stderr")
+
+    def __init__(self, argv: tuple[str, ...], returncode: int, stdout: str, stderr: str) -> None:
+        self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
 
 
 class ToolNotFound(ToolError):

@@ -9,7 +9,6 @@ into a prefix with no solve, verifying every hash. ``cuenv create`` = solve + in
 from __future__ import annotations
 
 import abc
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Iterable, Mapping
 
@@ -17,6 +16,7 @@ from cuenv.activation.target import CudaLayout
 from cuenv.engines.events import Event, Progress
 from cuenv.engines.names import CONDA_FAMILY
 from cuenv.errors import ToolError, UsageError
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.engines.mirrors import Mirrors
@@ -28,40 +28,46 @@ SOLUTION_VERSION: Final = 1
 
 
 
-@dataclass(frozen=True)
-class Package:
+# Plain classes (cuenv.plain), not dataclasses: every create and change makes these, and importing
+# ``dataclasses`` and making a class with it was a sixth of a warm `cuenv add` (issue 26's benchmark).
+class Package(Plain):
     """One locked package: exactly one artifact, named by URL and verified by hash."""
 
-    name: str
-    version: str
-    kind: str  # conda | pypi
-    url: str
-    sha256: str | None  # None only where the tool reported no sha256 (then md5 must be set)
-    md5: str | None = None
-    build: str | None = None  # conda build string
-    channel: str | None = None  # conda channel URL
-    subdir: str | None = None  # conda subdir: linux-64, noarch
-    index_url: str | None = None  # pypi index the artifact was resolved from, when known
-    filename: str | None = None
-    # Bytes of the artifact, when the solver said: for sizes before a download and progress during
-    # it (issue 18). Not part of what a package is: equal packages may differ here, and lockfiles
-    # leave it out.
-    size: int | None = field(default=None, compare=False)
+    __slots__ = ("name", "version", "kind", "url", "sha256", "md5", "build", "channel", "subdir", "index_url", "filename",
+                 "size")
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"package kind {self.kind!r} is not one of {KINDS}")
+    def __init__(self, name: str, version: str, kind: str, url: str, sha256: str | None, md5: str | None = None,
+                 build: str | None = None, channel: str | None = None, subdir: str | None = None,
+                 index_url: str | None = None, filename: str | None = None, size: int | None = None) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"package kind {kind!r} is not one of {KINDS}")
+        self.name, self.version, self.kind, self.url = name, version, kind, url
+        self.sha256 = sha256  # None only where the tool reported no sha256 (then md5 must be set)
+        self.md5 = md5
+        self.build = build  # conda build string
+        self.channel = channel  # conda channel URL
+        self.subdir = subdir  # conda subdir: linux-64, noarch
+        self.index_url = index_url  # pypi index the artifact was resolved from, when known
+        self.filename = filename
+        # Bytes of the artifact, when the solver said: for sizes before a download and progress during
+        # it (issue 18). Not part of what a package is: equal packages may differ here, and lockfiles
+        # leave it out.
+        self.size = size
+
+    def _values(self) -> tuple[object, ...]:  # equality and hash leave the size out
+        return (self.name, self.version, self.kind, self.url, self.sha256, self.md5, self.build, self.channel, self.subdir,
+                self.index_url, self.filename)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.name, self.kind, self.version, self.build or "")
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k in self.__slots__ if (v := getattr(self, k)) is not None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Package:
-        known = {f.name for f in fields(cls)}
+        known = set(cls.__slots__)
         unknown = sorted(set(data) - known)
         if unknown:
             raise UsageError(f"Unknown package field(s) {', '.join(unknown)} in {data.get('name', '?')!r}.")
@@ -71,23 +77,28 @@ class Package:
             raise UsageError(f"Broken package entry {dict(data)!r}: {exc}.") from None
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Plain):
     """What to solve: plain data, whichever recipe format or flag it came from."""
 
-    engine: str
-    python: str | None  # "3.11"; None = the engine's default (this interpreter for venv)
-    conda_channels: tuple[str, ...] = ()
-    conda_specs: tuple[str, ...] = ()
-    index_urls: tuple[str, ...] = ()  # pypi indexes in priority order (the first wins)
-    requirements: tuple[str, ...] = ()  # PEP 508 strings; for a conda engine, the pip layer installed last
-    platform: str = "linux-64"
-    # pip's options from a requirements file (issue 15), as data: never a raw line (issue 14).
-    find_links: tuple[str, ...] = ()  # http(s) pages of wheel links
-    prerelease: bool = False  # --pre
-    constraints: tuple[str, ...] = ()  # PEP 508 strings (-c files)
-    hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (canonical name, allowed "sha256:<hex>")
-    allow_build: tuple[str, ...] = ()  # canonical names built from their sdist (--allow-build: runs their build code)
+    __slots__ = ("engine", "python", "conda_channels", "conda_specs", "index_urls", "requirements", "platform", "find_links",
+                 "prerelease", "constraints", "hashes", "allow_build")
+
+    def __init__(self, engine: str, python: str | None, conda_channels: tuple[str, ...] = (), conda_specs: tuple[str, ...] = (),
+                 index_urls: tuple[str, ...] = (), requirements: tuple[str, ...] = (), platform: str = "linux-64",
+                 find_links: tuple[str, ...] = (), prerelease: bool = False, constraints: tuple[str, ...] = (),
+                 hashes: tuple[tuple[str, tuple[str, ...]], ...] = (), allow_build: tuple[str, ...] = ()) -> None:
+        self.engine = engine
+        self.python = python  # "3.11"; None = the engine's default (this interpreter for venv)
+        self.conda_channels, self.conda_specs = conda_channels, conda_specs
+        self.index_urls = index_urls  # pypi indexes in priority order (the first wins)
+        self.requirements = requirements  # PEP 508 strings; for a conda engine, the pip layer installed last
+        self.platform = platform
+        # pip's options from a requirements file (issue 15), as data: never a raw line (issue 14).
+        self.find_links = find_links  # http(s) pages of wheel links
+        self.prerelease = prerelease  # --pre
+        self.constraints = constraints  # PEP 508 strings (-c files)
+        self.hashes = hashes  # (canonical name, allowed "sha256:<hex>")
+        self.allow_build = allow_build  # canonical names built from their sdist (--allow-build: runs their build code)
 
 
 def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
@@ -103,18 +114,17 @@ def check_requested_hashes(packages: tuple[Package, ...], hashes: tuple[tuple[st
                                expected=" or ".join(wanted), actual=f"sha256:{pkg.sha256}")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Plain):
     """The machine to solve FOR (this one, or one described by --target-driver/--target-gpu).
 
     ``cuda`` is the newest CUDA the driver supports (conda's ``__cuda``); None means no driver,
     as on a GPU-less login node: conda then ignores ``__cuda`` constraints, as conda itself does.
     """
 
-    cuda: str | None
-    glibc: str | None
-    os: str = "linux"
-    arch: str = "x86_64"
+    __slots__ = ("cuda", "glibc", "os", "arch")
+
+    def __init__(self, cuda: str | None, glibc: str | None, os: str = "linux", arch: str = "x86_64") -> None:
+        self.cuda, self.glibc, self.os, self.arch = cuda, glibc, os, arch
 
     @classmethod
     def from_machine(cls, machine: Machine) -> Target:
@@ -123,17 +133,14 @@ class Target:
         return cls(cuda=driver.max_cuda if driver else None, glibc=machine.glibc, os=machine.os, arch=machine.arch)
 
 
-@dataclass(frozen=True)
-class Solution:
+class Solution(Plain):
     """The lock of an environment: engine, platform, Python and every package, sorted by name."""
 
-    engine: str
-    platform: str
-    python: str | None
-    packages: tuple[Package, ...] = field(default=())
+    __slots__ = ("engine", "platform", "python", "packages")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "packages", tuple(sorted(self.packages, key=lambda p: p.key)))
+    def __init__(self, engine: str, platform: str, python: str | None, packages: tuple[Package, ...] = ()) -> None:
+        self.engine, self.platform, self.python = engine, platform, python
+        self.packages = tuple(sorted(packages, key=lambda p: p.key))
 
     def find(self, name: str) -> Package | None:
         return next((p for p in self.packages if p.name == name), None)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -71,7 +70,7 @@ def channel_sources(channels: tuple[str, ...], mirrors: Mirrors) -> tuple[str, .
 def canonical(pkg: Package, mirrors: Mirrors) -> Package:
     """A package a solver reported through a channel mirror -> its canonical URL and channel."""
     url, channel = mirrors.to_upstream(pkg.url), mirrors.to_upstream(pkg.channel) if pkg.channel else None
-    return pkg if (url, channel) == (pkg.url, pkg.channel) else replace(pkg, url=url, channel=channel)
+    return pkg if (url, channel) == (pkg.url, pkg.channel) else pkg.replace(url=url, channel=channel)
 
 
 def restore_urls(prefix: Path, packages: Iterable[Package]) -> None:
@@ -134,4 +133,4 @@ def with_pip_layer(prefix: Path, solution: Solution, layer: Request | None, *, e
     emit(progress, Step("solve", f"pip layer: {len(layer.requirements)} requirements against {prefix}"))
     wheels = piplayer.resolve(prefix, layer, environ=environ, cache_dir=cache_dir, glibc=None, mirrors=mirrors)
     piplayer.install(prefix, wheels, environ=environ, cache_dir=cache_dir, progress=progress, mirrors=mirrors)
-    return replace(solution, packages=solution.packages + wheels)
+    return solution.replace(packages=solution.packages + wheels)

@@ -6,61 +6,74 @@ the accounting, and the CLI (cuenv.cli.progress) and the TUI draw them, each in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
+from cuenv.plain import Plain
 
-@dataclass(frozen=True)
-class Step:
+# Plain classes, not dataclasses: every change and create imports these, and a dataclass costs ~1 ms to
+# make at import (issue 26's benchmark: `cuenv add` made 50 of them).
+
+
+class Step(Plain):
     """A stage of the work begins, with what it works on: plan, lock, mirror, solve, route, venv, verify, remove,
     install, link, done (the ones a display counts are cuenv.engines.progress.STEPS)."""
 
-    name: str
-    detail: str = ""
-    nbytes: int | None = None  # install: the whole download, when every size is known
+    __slots__ = ("name", "detail", "nbytes")
+
+    def __init__(self, name: str, detail: str = "", nbytes: int | None = None) -> None:
+        self.name, self.detail = name, detail
+        self.nbytes = nbytes  # install: the whole download, when every size is known
 
 
-@dataclass(frozen=True)
-class Download:
+class Download(Plain):
     """A package's download began."""
 
-    package: str
-    size: int | None = None
+    __slots__ = ("package", "size")
+
+    def __init__(self, package: str, size: int | None = None) -> None:
+        self.package, self.size = package, size
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(Plain):
     """More of a package arrived (cuenv's own downloads; uv reports only start and end)."""
 
-    package: str
-    nbytes: int
+    __slots__ = ("package", "nbytes")
+
+    def __init__(self, package: str, nbytes: int) -> None:
+        self.package, self.nbytes = package, nbytes
 
 
-@dataclass(frozen=True)
-class Downloaded:
+class Downloaded(Plain):
     """A package's download finished."""
 
-    package: str
-    size: int | None = None
+    __slots__ = ("package", "size")
+
+    def __init__(self, package: str, size: int | None = None) -> None:
+        self.package, self.size = package, size
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(Plain):
     """A line the engine's tool printed (shown with -v)."""
 
-    line: str
+    __slots__ = ("line",)
+
+    def __init__(self, line: str) -> None:
+        self.line = line
 
 
-@dataclass(frozen=True)
-class Tick:
+class Tick(Plain):
     """Nothing new: a moment to cancel (a running tool is polled about once a second)."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
-class Notice:
+
+class Notice(Plain):
     """A warning said before the work starts (what the check found, how a file was read)."""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 Event = Step | Download | Chunk | Downloaded | Output | Tick | Notice

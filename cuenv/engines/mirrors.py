@@ -22,12 +22,12 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
+from cuenv.plain import Plain
 from cuenv.trust import limits
 
 PYPI_SIMPLE: Final = "https://pypi.org/simple"  # uv's and pip's default index
@@ -47,11 +47,13 @@ _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _CHANNEL: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
 
 
-@dataclass(frozen=True)
-class Rule:
-    upstream: str  # canonical URL prefix, no trailing slash
-    mirror: str  # what replaces it, no trailing slash
-    source: str  # "flag --mirror", "environment CUENV_MIRRORS", "config file F", "pip: /etc/pip.conf", ...
+class Rule(Plain):
+    __slots__ = ("upstream", "mirror", "source")
+
+    def __init__(self, upstream: str, mirror: str, source: str) -> None:
+        self.upstream = upstream  # canonical URL prefix, no trailing slash
+        self.mirror = mirror  # what replaces it, no trailing slash
+        self.source = source  # "flag --mirror", "environment CUENV_MIRRORS", "config file F", "pip: /etc/pip.conf", ...
 
     def to_json(self) -> dict[str, str]:
         return {"upstream": self.upstream, "mirror": self.mirror, "source": self.source}
@@ -65,11 +67,13 @@ def _under(url: str, prefix: str) -> bool:
     return url == prefix or url.startswith(prefix + "/")
 
 
-@dataclass(frozen=True)
-class Mirrors:
+class Mirrors(Plain):
     """The rules in force; the longest matching prefix wins in each direction."""
 
-    rules: tuple[Rule, ...] = ()
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: tuple[Rule, ...] = ()) -> None:
+        self.rules = rules
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -238,6 +242,8 @@ def condarc_files(environ: Mapping[str, str]) -> list[Path]:
 
 
 def _pip_index(path: Path) -> str | None:
+    if not path.is_file():
+        return None  # most of these places hold none: no INI reader to import (issue 26's benchmark)
     import configparser
 
     parser = configparser.RawConfigParser()
@@ -252,13 +258,17 @@ def _pip_index(path: Path) -> str | None:
 
 
 def _uv_index(path: Path) -> str | None:
+    try:
+        text = limits.read_small(path)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None  # most often there is none: no TOML reader to import (issue 26's benchmark)
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # the same API on Python 3.10
         import tomli as tomllib
     try:
-        data = tomllib.loads(limits.read_small(path))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = tomllib.loads(text)
+    except (ValueError, UnicodeDecodeError):
         return None
     for entry in data.get("index") or ():
         default = entry.get("url") if isinstance(entry, dict) and entry.get("default") else None

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -87,7 +86,7 @@ def resolve(prefix: Path, layer: Request, *, environ: Mapping[str, str], cache_d
     if not pins:
         return ()
     version = _python_version(python)
-    exact = replace(layer, requirements=pins, constraints=(), python=version)
+    exact = layer.replace(requirements=pins, constraints=(), python=version)
     packages = venv.resolve_wheels(exact, python=version, glibc=glibc, cache_dir=cache_dir, no_deps=True)
     check_requested_hashes(packages, layer.hashes)
     return packages

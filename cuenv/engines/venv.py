@@ -17,7 +17,6 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Final, Iterable, Mapping
 
@@ -392,7 +391,7 @@ class VenvEngine(Engine):
             emit(progress, Output(text))
             found = uv_event(text)
             if found is not None:  # the lock's exact size first
-                emit(progress, replace(found, size=sizes.get(found.package) or found.size))
+                emit(progress, found.replace(size=sizes.get(found.package) or found.size))
 
         done = runner.stream([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), on_line=on_line,
                              tick=lambda: emit(progress, Tick()))
@@ -489,7 +488,6 @@ class VenvEngine(Engine):
         """What uv reported through mirrors -> the canonical index and file URLs a lock keeps.
         Where the request named no index (uv's default, PyPI), packages name none either, as before
         mirrors existed: the lock fills in PyPI."""
-        from dataclasses import replace
 
         out = []
         for pkg in packages:
@@ -498,7 +496,7 @@ class VenvEngine(Engine):
                 continue
             url = self.mirrors.pypi_file(pkg.url, index=pkg.index_url, project=pkg.name)
             index = self.mirrors.to_upstream(pkg.index_url).rstrip("/")
-            out.append(replace(pkg, url=url, index_url=index if named or index != PYPI_SIMPLE else None))
+            out.append(pkg.replace(url=url, index_url=index if named or index != PYPI_SIMPLE else None))
         return tuple(out)
 
     # install ----------------------------------------------------------------------------------

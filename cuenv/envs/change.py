@@ -24,7 +24,6 @@ environment stays usable even before that.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import re
 import tempfile
@@ -35,6 +34,7 @@ from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -107,7 +107,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=here(), forward=text)
         if draft.empty:
             return draft
-        return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, here, forward=lambda: text)))
+        return draft.replace(findings=tuple(check(draft, record.meta, here, forward=lambda: text)))
     names = [requirement_name(p) for p in packages]
     forward = _once(None, lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
@@ -147,7 +147,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
                                 f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
     findings = check(draft, record.meta, here, forward=forward)
-    return dataclasses.replace(draft, findings=tuple(findings))
+    return draft.replace(findings=tuple(findings))
 
 
 _T = TypeVar("_T")
@@ -488,14 +488,16 @@ def _req_name(text: str) -> str:
 
 
 # -- the environment as it is -----------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class AsInstalled:
+class AsInstalled(Plain):
     """An environment's packages as installed now, each with where it came from (issue 26 §3)."""
 
-    solution: Any  # cuenv.engines.Solution: what `cuenv lock` writes
-    pinned: tuple[str, ...]  # installed outside cuenv (pip, uv pip), found by name and version on an index
-    unpinned: tuple[tuple[str, str], ...]  # (package, why): installed, but no URL and hash can say where from
-    changed: bool  # differs from the recorded solution
+    __slots__ = ("solution", "pinned", "unpinned", "changed")
+
+    def __init__(self, solution: Any, pinned: tuple[str, ...], unpinned: tuple[tuple[str, str], ...], changed: bool) -> None:
+        self.solution = solution  # cuenv.engines.Solution: what `cuenv lock` writes
+        self.pinned = pinned  # installed outside cuenv (pip, uv pip), found by name and version on an index
+        self.unpinned = unpinned  # (package, why): installed, but no URL and hash can say where from
+        self.changed = changed  # differs from the recorded solution
 
 
 def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> AsInstalled:

@@ -20,7 +20,6 @@ environment's solution (what `cuenv lock` writes) and in meta.json; an interrupt
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
@@ -116,7 +115,7 @@ def target_for(machine: Machine, meta: EnvMeta) -> Any:
 
     target = Target.from_machine(machine)
     cuda = _stack_cuda(meta)
-    return dataclasses.replace(target, cuda=cuda) if target.cuda is None and cuda else target
+    return target.replace(cuda=cuda) if target.cuda is None and cuda else target
 
 
 def plan_conda(settings: Settings, environ: Mapping[str, str], record: EnvRecord, engine: Any, *, verb: str,

@@ -12,7 +12,7 @@ clean up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -151,7 +151,7 @@ def plan_create(settings: Settings, environ: Mapping[str, str], *, ref: str | No
     py = choose_python(recipe, version, python, engine_name)
     kind, request = request_for(recipe, version, engine_name, py)
     if request_extras:
-        request = replace(request, **request_extras)
+        request = request.replace(**request_extras)
     stack = stack or recipe.stack(version, engine=kind)
     if with_nvcc and not stack.has_nvcc:
         request, stack = _with_compiler(recipe, version, kind, request, stack, name=name)
@@ -188,9 +188,9 @@ def _with_compiler(recipe: Recipe, version: str | None, kind: str, request: Requ
     extra = compiler.packages(kind, stack.cuda, recipe=recipe.label(version), has_conda="conda" in recipe.engines(version),
                               name=name)
     if kind == "conda":
-        request = replace(request, conda_specs=(*request.conda_specs, *extra.specs))
+        request = request.replace(conda_specs=(*request.conda_specs, *extra.specs))
     else:
-        request = replace(request, requirements=(*request.requirements, *extra.specs))
+        request = request.replace(requirements=(*request.requirements, *extra.specs))
     return request, stack.replace(has_nvcc=True)
 
 
@@ -215,7 +215,7 @@ def routed(settings: Settings, recipe: Recipe, kind: str, request: Request,
         raise _pypi_only_refusal(settings, exc, recipe.name, tuple(versions), cuda or "", request) from None
     if route is None:
         return request, None
-    request = replace(request, index_urls=route.first.index_urls, requirements=route.first.requirements)
+    request = request.replace(index_urls=route.first.index_urls, requirements=route.first.requirements)
     return request, RouteInfo(route, recipe.name, tuple(versions))
 
 
@@ -281,7 +281,7 @@ def solve_routed(engine: Engine, request: Request, info: RouteInfo | None, *, ta
         if route.then is not None:
             if progress:
                 progress(Step("solve", f"{route.first.name} failed ({exc.message}); trying {route.then.name}"))
-            other = replace(request, index_urls=route.then.index_urls, requirements=route.then.requirements)
+            other = request.replace(index_urls=route.then.index_urls, requirements=route.then.requirements)
             return engine.solve(other, target=target, cache_dir=cache_dir)
         if route.first.name != "vendor" or route.build is None:
             raise

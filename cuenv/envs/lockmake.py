@@ -116,7 +116,7 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
         gone = {n for c in meta.changes if c.verb == "remove" for n in c.asked}
         added = [a for c in meta.changes if c.verb == "add" for a in c.asked]
         kept = [r for r in request.requirements if requirement_name(r) not in gone]
-        request = dataclasses.replace(request, requirements=tuple(dict.fromkeys([*kept, *added])))
+        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added])))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta.engine,
@@ -141,9 +141,9 @@ def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: R
             raise UsageError(f"Recipe {recipe.label(version)} does not exist for {plat[:60]} (it lists {', '.join(declared)}).",
                              hint="Lock only the platforms the recipe lists.")
         os_name = os_of(plat)
-        target = dataclasses.replace(base, os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
-                                     glibc=base.glibc if os_name == "linux" else None)
-        out.append(solve_routed(engine, dataclasses.replace(request, platform=plat), route, target=target,
+        target = base.replace(os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
+                              glibc=base.glibc if os_name == "linux" else None)
+        out.append(solve_routed(engine, request.replace(platform=plat), route, target=target,
                                 cache_dir=settings.cache_dir))
     return out
 

@@ -27,7 +27,6 @@ import os
 import shutil
 import tarfile
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Iterable, Mapping
 
@@ -330,9 +329,9 @@ def _unpack_venv(archive: Path, solution: Solution, prefix: Path, *, cache_dir: 
                 dest = paths.inside(Path(tmp), Path(name).name)  # the name was checked by read_lock too
                 with open(dest, "xb") as out:
                     shutil.copyfileobj(_member_stream(fh, member), out)
-                local.append(replace(pkg, url=dest.as_uri()))  # same sha256: uv still verifies it
+                local.append(pkg.replace(url=dest.as_uri()))  # same sha256: uv still verifies it
         engine = get_engine(solution.engine, environ)
-        engine.install(prefix, replace(solution, packages=tuple(local)), cache_dir=cache_dir, progress=progress)
+        engine.install(prefix, solution.replace(packages=tuple(local)), cache_dir=cache_dir, progress=progress)
 
 
 def unpack(archive: Path, *, name: str | None, settings: Settings, environ: Mapping[str, str], machine: Machine,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # no `typing` at run time: the start-up path does without it (issue 29)
 if TYPE_CHECKING:
+    import re
     from typing import Final
 
 # A framework family -> its distributions on PyPI and conda, the CUDA build first.
@@ -80,11 +81,18 @@ TRACKED_RELEASES: Final = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle
                            "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu13")
 
 
-def canonical(name: str) -> str:
-    """The name as PyPI compares names (PEP 503: runs of ``-_.`` become ``-``, lower case)."""
-    from packaging.utils import canonicalize_name  # on use: packaging.tags is most of a start-up (issue 29)
+_SEPARATORS: list[re.Pattern[str]] = []  # PEP 503's pattern, compiled on first use (start-up, issue 29)
 
-    return str(canonicalize_name(name))
+
+def canonical(name: str) -> str:
+    """The name as PyPI compares names (PEP 503: runs of ``-_.`` become ``-``, lower case): PEP 503's own
+    expression, held to packaging's canonicalize_name by tests/kb/test_packages.py. Not packaging's call:
+    importing packaging.utils (packaging.tags, platform) was a fifth of a warm `cuenv add` (issue 26)."""
+    if not _SEPARATORS:
+        import re
+
+        _SEPARATORS.append(re.compile(r"[-_.]+"))
+    return str(_SEPARATORS[0].sub("-", name).lower())
 
 
 def framework_packages() -> tuple[str, ...]:

@@ -170,8 +170,8 @@ def with_index_urls(solution: Solution) -> Solution:
     def bare(url: str) -> str:  # a lock is shared: it names an index, never its user or token
         return strip_credentials(url) if url else url
 
-    packages = tuple(replace(p, index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
-                     else replace(p, url=bare(p.url), channel=p.channel and bare(p.channel)) for p in solution.packages)
+    packages = tuple(p.replace(index_url=bare(p.index_url or PYPI_SIMPLE), url=bare(p.url)) if p.kind == "pypi"
+                     else p.replace(url=bare(p.url), channel=p.channel and bare(p.channel)) for p in solution.packages)
     return Solution(engine=solution.engine, platform=solution.platform, python=solution.python, packages=packages)
 
 

@@ -7,7 +7,6 @@ exact command lines built.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -43,7 +42,7 @@ def test_solve_parses_the_dry_run_into_a_lock(tool, fake_conda, conda_channel: P
     solution = engine.solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
     # Same URLs, hashes and channels as rattler reads from the channel's repodata.
     rattler = get_engine("rattler", os.environ).solve(
-        dataclasses.replace(_request(conda_channel), engine="rattler"), target=TARGET, cache_dir=cache_dir)
+        _request(conda_channel).replace(engine="rattler"), target=TARGET, cache_dir=cache_dir)
     assert solution.packages == rattler.packages
     assert solution.engine == tool
     (call,) = fake_conda.calls()
@@ -59,7 +58,7 @@ def test_solve_parses_the_dry_run_into_a_lock(tool, fake_conda, conda_channel: P
 
 def test_python_and_platform_reach_the_command_line(fake_conda, conda_channel: Path, cache_dir: Path) -> None:
     engine = get_engine("micromamba", fake_conda.environ)
-    request = dataclasses.replace(_request(conda_channel, "cuda-version 12.1.*"), python="3.11", platform="linux-aarch64")
+    request = _request(conda_channel, "cuda-version 12.1.*").replace(python="3.11", platform="linux-aarch64")
     engine.solve(request, target=Target(cuda=None, glibc=None), cache_dir=cache_dir)
     (call,) = fake_conda.calls()
     assert call["argv"][-4:] == ["--platform", "linux-aarch64", "cuda-version 12.1.*", "python 3.11.*"]
@@ -106,12 +105,12 @@ def test_install_from_the_lock_with_hashes(tool, fake_conda, conda_channel: Path
 def test_explicit_file_carries_sha256_else_md5(fake_conda, conda_channel: Path, cache_dir: Path) -> None:
     solution = get_engine("micromamba", fake_conda.environ).solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
     cudart, version = solution.packages
-    md5_only = dataclasses.replace(solution, packages=(cudart, dataclasses.replace(version, sha256=None)))
+    md5_only = solution.replace(packages=(cudart, version.replace(sha256=None)))
     assert explicit_file(md5_only).splitlines()[2:] == [
         "@EXPLICIT", f"{cudart.url}#{cudart.sha256}", f"{version.url}#{version.md5}",
     ]
     with pytest.raises(HashMismatch):
-        explicit_file(dataclasses.replace(solution, packages=(dataclasses.replace(cudart, sha256=None, md5=None),)))
+        explicit_file(solution.replace(packages=(cudart.replace(sha256=None, md5=None),)))
     # a conda before 24.9 reads only md5 after the '#': the md5 wherever the lock has one
     assert explicit_file(solution, sha256=False).splitlines()[3:] == [f"{cudart.url}#{cudart.md5}", f"{version.url}#{version.md5}"]
 
@@ -121,7 +120,7 @@ def test_edited_hash_of_a_local_package_is_refused_before_the_tool_runs(fake_con
     """conda copies a file:// package without checking it; cuenv checks such packages itself."""
     engine = get_engine("micromamba", fake_conda.environ)
     solution = engine.solve(_request(conda_channel), target=TARGET, cache_dir=cache_dir)
-    edited = dataclasses.replace(solution, packages=tuple(dataclasses.replace(p, sha256="0" * 64) for p in solution.packages))
+    edited = solution.replace(packages=tuple(p.replace(sha256="0" * 64) for p in solution.packages))
     with pytest.raises(HashMismatch) as info:
         engine.install(tmp_path / "p", edited, cache_dir=cache_dir)
     assert info.value.expected == "0" * 64 and info.value.actual == solution.packages[0].sha256

@@ -9,7 +9,6 @@ module and shared: the classic solve and install take a few seconds.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import http.server
 import io
@@ -242,7 +241,7 @@ def test_install_over_http_and_conda_checks_every_hash(conda_environ: dict[str, 
         assert steps[0] == Step(steps[0].name, steps[0].detail, sum(p.size or 0 for p in solution.packages))
         assert engine.installed(tmp_path / "envs" / "a") == solution.packages
         # a lock edited after the solve: conda downloads, compares, refuses; cuenv says which package
-        edited = dataclasses.replace(solution, packages=tuple(dataclasses.replace(p, sha256="0" * 64) for p in solution.packages))
+        edited = solution.replace(packages=tuple(p.replace(sha256="0" * 64) for p in solution.packages))
         with pytest.raises(HashMismatch) as info:
             engine.install(tmp_path / "envs" / "b", edited, cache_dir=tmp_path / "other")
     assert info.value.expected == "0" * 64 and info.value.actual in {p.sha256 for p in solution.packages}

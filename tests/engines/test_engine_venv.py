@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -127,7 +126,7 @@ def test_parse_pylock() -> None:
 def test_requirements_lines_require_a_hash() -> None:
     assert requirements_lines([_pkg("a", "1")]) == f"a @ https://x/a.whl --hash=sha256:{'ab' * 32}\n"
     with pytest.raises(HashMismatch):
-        requirements_lines([dataclasses.replace(_pkg("a", "1"), sha256=None)])
+        requirements_lines([_pkg("a", "1").replace(sha256=None)])
 
 
 def test_uv_errors_become_typed() -> None:
@@ -214,8 +213,8 @@ def test_second_venv_from_warm_cache_downloads_nothing_and_is_small(cu12_solutio
 
 @pytest.mark.network
 def test_edited_hash_is_refused_and_nothing_is_installed(cu12_solution: Solution, tmp_path: Path, cache_dir: Path) -> None:
-    bad = dataclasses.replace(cu12_solution, packages=tuple(
-        dataclasses.replace(p, sha256="0" * 64) if p.name == "nvidia-cuda-runtime-cu12" else p for p in cu12_solution.packages
+    bad = cu12_solution.replace(packages=tuple(
+        p.replace(sha256="0" * 64) if p.name == "nvidia-cuda-runtime-cu12" else p for p in cu12_solution.packages
     ))
     engine = get_engine("venv", os.environ)
     with pytest.raises(HashMismatch) as info:

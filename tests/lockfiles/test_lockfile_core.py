@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from cuenv.engines import Package, Solution
@@ -169,7 +167,7 @@ def test_drift() -> None:
     assert [(a.version, b.version) for a, b in d.changed] == [("1", "2")]
     assert d.lines() == ["+ d 1-h0_0 (not in the lock)", "- b 1-h0_0 (locked, not installed)", "~ c 1-h0_0 -> 2-h0_0"]
     assert not drift(locked, locked)
-    rehashed = dataclasses.replace(locked[0], sha256="e" * 64)
+    rehashed = locked[0].replace(sha256="e" * 64)
     assert drift(locked[:1], (rehashed,)).changed
 
 

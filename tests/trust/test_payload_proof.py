@@ -82,19 +82,17 @@ def test_pack_refuses_a_conda_environment_with_pip_packages(tmp_path) -> None:
     {"url": "https://conda.example.org/c/linux-64/x.conda"},  # not in the cache
 ])
 def test_a_package_not_at_hand_is_none_and_nothing_is_read_outside_the_cache(tmp_path, fields: dict) -> None:
-    from dataclasses import replace
 
     from cuenv.export import pack
 
-    assert pack._at_hand(replace(PKG, **fields), tmp_path) is None
+    assert pack._at_hand(PKG.replace(**fields), tmp_path) is None
 
 
 def test_a_cached_archive_with_another_hash_is_not_at_hand(tmp_path) -> None:
-    from dataclasses import replace
 
     from cuenv.export import pack
 
     cached = tmp_path / "rattler" / "archives" / "x.conda"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"not the locked package")
-    assert pack._at_hand(replace(PKG, url="https://conda.example.org/c/linux-64/x.conda"), tmp_path) is None
+    assert pack._at_hand(PKG.replace(url="https://conda.example.org/c/linux-64/x.conda"), tmp_path) is None

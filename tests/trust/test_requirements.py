@@ -97,7 +97,6 @@ def test_fuzz_never_an_option_or_a_second_line(text: str) -> None:
 ])
 def test_the_engines_last_guard_covers_every_string_uv_reads(field: str, value: tuple[str, ...], message: str) -> None:
     """What venv's solve and the conda engines' pip layer check before uv sees a file or an argument."""
-    from dataclasses import replace
 
     from cuenv.engines import Request
 
@@ -105,4 +104,4 @@ def test_the_engines_last_guard_covers_every_string_uv_reads(field: str, value: 
                    find_links=("https://download.pytorch.org/whl/torch_stable.html",), constraints=("numpy<3",))
     requirements.check_pip_request(good)
     with pytest.raises(Untrusted, match=message):
-        requirements.check_pip_request(replace(good, **{field: value}), source="the pip layer")
+        requirements.check_pip_request(good.replace(**{field: value}), source="the pip layer")

@@ -163,12 +163,10 @@ def require_installable(foreign: ForeignLock) -> None:
 def to_lock(foreign: ForeignLock, derived: Derived, *, name: str, engine: str, source: str) -> Any:
     """The cuenv Lock that installs exactly ``foreign``'s packages: one platform, its contract, and the
     file's sha256 as the recipe hash (so a changed file is a different lock)."""
-    from dataclasses import replace
-
     from cuenv.engines import Solution
     from cuenv.lock.model import Lock, LockRecipe, contract_for
 
-    packages = tuple(replace(p, index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
+    packages = tuple(p.replace(index_url=p.index_url or p.url.rsplit("/", 1)[0]) if p.kind == "pypi" else p
                      for p in foreign.packages)
     solution = Solution(engine=engine, platform=foreign.platform, python=foreign.python, packages=packages)
     digest = "sha256:" + hashlib.sha256(source.encode()).hexdigest()

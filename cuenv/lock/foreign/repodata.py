@@ -50,7 +50,7 @@ def with_channel_hashes(found: ForeignLock, *, cache_dir: Path) -> ForeignLock:
         if pkg.url not in hashes:
             raise Where(found.file).fail(f"{pkg.filename} has no #hash, and {pkg.channel}/{pkg.subdir}'s repodata "
                                          "does not list it, so its download cannot be verified.", HINT)
-    packages = tuple(replace(p, sha256=hashes[p.url]) if p in missing else p for p in found.packages)
+    packages = tuple(p.replace(sha256=hashes[p.url]) if p in missing else p for p in found.packages)
     return replace(found, packages=packages)
 
 
