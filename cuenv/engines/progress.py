@@ -9,7 +9,6 @@ finished packages and arrived chunks since the first download began, so it is ho
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Final
 
 from cuenv.engines.events import Chunk, Download, Downloaded, Event, Step
@@ -17,32 +16,30 @@ from cuenv.engines.events import Chunk, Download, Downloaded, Event, Step
 STEPS: Final = ("plan", "lock", "solve", "venv", "verify", "install", "link", "done")
 
 
-@dataclass
+# Plain classes (issue 26): every change and create draws progress, and a dataclass costs ~1 ms to make.
 class Item:
-    name: str
-    size: int | None
-    started: float
-    arrived: int = 0  # bytes seen in chunks (0 for uv, which reports only start and end)
-    finished: bool = False
+    __slots__ = ("name", "size", "started", "arrived", "finished")
+
+    def __init__(self, name: str, size: int | None, started: float, arrived: int = 0, finished: bool = False) -> None:
+        self.name, self.size, self.started = name, size, started
+        self.arrived = arrived  # bytes seen in chunks (0 for uv, which reports only start and end)
+        self.finished = finished
 
     @property
     def done_bytes(self) -> int:
         return (self.size or self.arrived) if self.finished else self.arrived
 
 
-@dataclass
 class Transfers:
-    clock: Callable[[], float] = time.monotonic
-    started: float = field(default=0.0)
-    step: str = ""
-    step_detail: str = ""
-    expected: int | None = None  # the whole download of the solution, when every size is known
-    packages: int = 0
-    items: dict[str, Item] = field(default_factory=dict)
-    first_download: float | None = None
-
-    def __post_init__(self) -> None:
-        self.started = self.started or self.clock()
+    def __init__(self, clock: Callable[[], float] = time.monotonic, started: float = 0.0) -> None:
+        self.clock = clock
+        self.started = started or clock()
+        self.step = ""
+        self.step_detail = ""
+        self.expected: int | None = None  # the whole download of the solution, when every size is known
+        self.packages = 0
+        self.items: dict[str, Item] = {}
+        self.first_download: float | None = None
 
     def update(self, event: Event) -> None:
         now = self.clock()
