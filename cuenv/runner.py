@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +15,14 @@ from typing import IO, Callable, Final, Mapping, Sequence
 from cuenv.errors import ToolError
 from cuenv.plain import Plain
 
-_LOGGER = logging.getLogger(__name__)
+
+def log(name: str, level: str, msg: str, *args: object) -> None:
+    """An INFO or DEBUG record of logger ``name`` (-v, -vv), through ``logging`` where it is loaded (cuenv.cli.main
+    loads it for -v; the TUI and tests have it). Where it is not, nothing has set a level or a handler, so the
+    record would be dropped anyway: importing logging to drop it was a tenth of `cuenv add`'s start (issue 26)."""
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        getattr(logging.getLogger(name), level)(msg, *args)
 
 # Variables that make a child Python or loader pick up the caller's state (pipx does the same).
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
@@ -79,7 +86,7 @@ def run(
     reader of uv's answer while uv asks the index). The timeout counts from the start; if ``meanwhile``
     raises, the child is killed and the exception goes on."""
     args = [str(a) for a in argv]
-    _LOGGER.info("$ %s", " ".join(args))  # shown with -v
+    log(__name__, "info", "$ %s", " ".join(args))  # shown with -v
     started = time.monotonic()
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -98,8 +105,8 @@ def run(
         except BaseException:
             proc.kill()
             raise
-    _LOGGER.debug("exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
-                  f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
+    log(__name__, "debug", "exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
+        f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
     done = Completed(tuple(args), proc.returncode, stdout, stderr)
     if check and proc.returncode != 0:
         raise ToolFailed(args, proc.returncode, stdout, stderr)
@@ -132,7 +139,7 @@ def stream(
     Lines are stderr and stdout together, in arrival order; both are also returned whole.
     """
     args = [str(a) for a in argv]
-    _LOGGER.info("$ %s", " ".join(args))
+    log(__name__, "info", "$ %s", " ".join(args))
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
@@ -168,7 +175,7 @@ def stream(
             if time.monotonic() > deadline:
                 raise ToolTimedOut(args, timeout)
         proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        _LOGGER.debug("exit %d after %.2f s", proc.returncode, time.monotonic() - (deadline - timeout))  # -vv
+        log(__name__, "debug", "exit %d after %.2f s", proc.returncode, time.monotonic() - (deadline - timeout))  # -vv
     except subprocess.TimeoutExpired:
         end_group(proc)
         raise ToolTimedOut(args, timeout) from None

@@ -11,7 +11,6 @@ layout  = the venv's bin plus ``site-packages/nvidia/*/{bin,lib,include}`` (CUDA
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import sys
@@ -45,8 +44,6 @@ from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
 from cuenv.knowledge.packages import canonical
-
-_LOGGER = logging.getLogger(__name__)
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
@@ -389,7 +386,7 @@ class VenvEngine(Engine):
                 for line in (offline.stderr or "").splitlines():
                     emit(progress, Output(line))
                 return
-            _LOGGER.info("not all in uv's cache: installing online")
+            runner.log(__name__, "info", "not all in uv's cache: installing online")
 
         def on_line(text: str) -> None:
             emit(progress, Output(text))
@@ -470,7 +467,7 @@ class VenvEngine(Engine):
                 kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)])
                 text = kept.read_text(encoding="utf-8") if kept.is_file() else None
                 if text is not None:
-                    _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(pins), kept)
+                    runner.log(__name__, "info", "solve of %d exact pins answered from cuenv's cache (%s)", len(pins), kept)
                 else:
                     done = runner.run([self._uv(), *args, "--offline"], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir), check=False)
                     text = out.read_text(encoding="utf-8") if done.returncode == 0 and out.is_file() else None
@@ -578,7 +575,7 @@ class VenvEngine(Engine):
             found = [p for p in self.resolve_wheels(request, python=python, glibc=None, cache_dir=cache_dir, no_deps=True)
                      if p.name == INSTALLER and p.sha256]
         except CuenvError as exc:
-            _LOGGER.info("pip not pinned (%s): seeded from uv's cache instead", exc.message)
+            runner.log(__name__, "info", "pip not pinned (%s): seeded from uv's cache instead", exc.message)
             return None
         if len(found) != 1:
             return None
