@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
     Listener = Callable[[str], None]
 
-_LOGGER = logging.getLogger(__name__)
+
+def log(name: str, level: str, msg: str, *args: object) -> None:
+    """An INFO or DEBUG record of logger ``name`` (-v, -vv), through ``logging`` where it is loaded (cuenv.cli.main
+    loads it for -v; the TUI and tests have it). Where it is not, nothing has set a level or a handler, so the
+    record would be dropped anyway: importing logging to drop it was a tenth of `cuenv add`'s start (issue 26)."""
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        getattr(logging.getLogger(name), level)(msg, *args)
+
 
 # Variables that make a child Python or loader pick up the caller's state (pipx does the same).
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
@@ -77,31 +85,39 @@ def run(
     cwd: Path | None = None,
     check: bool = True,
     input: str | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Completed:
-    """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed."""
+    """Run ``argv`` and capture its output; raise ToolNotFound, ToolTimedOut or ToolFailed.
+
+    ``meanwhile``: called once the child has started, before its output is awaited: work that does not
+    need the child's answer runs while the child waits on the network (issue 26: `cuenv add` prepares the
+    reader of uv's answer while uv asks the index). The timeout counts from the start; if ``meanwhile``
+    raises, the child is killed and the exception goes on."""
     args = [str(a) for a in argv]
-    _LOGGER.info("$ %s", " ".join(args))  # shown with -v
+    log(__name__, "info", "$ %s", " ".join(args))  # shown with -v
     started = time.monotonic()
     try:
-        proc = subprocess.run(
-            args,
-            env=clean_env(env),
-            cwd=cwd,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
+        proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
-    except subprocess.TimeoutExpired:
-        raise ToolTimedOut(args, timeout) from None
-    _LOGGER.debug("exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
-                  f"; stderr: {stderr_tail(proc.stderr)}" if proc.stderr.strip() else "")
-    done = Completed(tuple(args), proc.returncode, proc.stdout, proc.stderr)
+    with proc:
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            stdout, stderr = proc.communicate(input, timeout=max(0.0, timeout - (time.monotonic() - started)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise ToolTimedOut(args, timeout) from None
+        except BaseException:
+            proc.kill()
+            raise
+    log(__name__, "debug", "exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
+        f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
+    done = Completed(tuple(args), proc.returncode, stdout, stderr)
     if check and proc.returncode != 0:
-        raise ToolFailed(args, proc.returncode, proc.stdout, proc.stderr)
+        raise ToolFailed(args, proc.returncode, stdout, stderr)
     return done
 
 
@@ -129,7 +145,7 @@ def stream(
     Lines are stderr and stdout together, in arrival order; both are also returned whole.
     """
     args = [str(a) for a in argv]
-    _LOGGER.info("$ %s", " ".join(args))
+    log(__name__, "info", "$ %s", " ".join(args))
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
@@ -165,7 +181,7 @@ def stream(
             if time.monotonic() > deadline:
                 raise ToolTimedOut(args, timeout)
         proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        _LOGGER.debug("exit %d after %.2f s", proc.returncode, time.monotonic() - (deadline - timeout))  # -vv
+        log(__name__, "debug", "exit %d after %.2f s", proc.returncode, time.monotonic() - (deadline - timeout))  # -vv
     except subprocess.TimeoutExpired:
         end_group(proc)
         raise ToolTimedOut(args, timeout) from None

@@ -44,6 +44,7 @@ LINES = [
     ["use", "myenv"], ["use", "myenv", "--strict"], ["use"],
     ["remove", "a"], ["run", "a", "--", "python"], ["create", "cuda-12.1", "-n", "x", "--engine", "venv", "-q"],
     ["add", "-n", "bench", "six", "-q"], ["uninstall", "-n", "bench", "six", "-q"], ["lock", "x", "-o", "cuenv.lock"],
+    ["add", "six", "numpy>=2", "--pypi", "--dry-run"], ["upgrade", "-n", "x", "numpy"], ["install", "a", "b", "c"],
     ["export", "x", "--format", "requirements"], ["suggest", "--driver", "550.54.14", "--cc", "6.1", "--cc", "8.9"],
     ["recipes"], ["recipes", "list"], ["doctor"], ["config"], ["tui"], ["test", "x"], ["image", "build", "x"],
 ]
@@ -59,13 +60,14 @@ def test_the_fast_path_parses_as_argparse_does(argv):
 @pytest.mark.parametrize("argv", [
     ["list", "--help"], ["list", "-h"], ["list", "--sys"], ["list", "-vv"], ["list", "--nope"], ["list", "extra"],
     ["check", "a", "--cc", "8.6", "b"], ["check", "x", "--os", "plan9"], ["check", "x", "--driver"],
-    ["check", "x", "--driver", "-1"], ["list", "--json=1"], ["use", "a", "b"],
+    ["check", "x", "--driver", "-1"], ["list", "--json=1"], ["use", "a", "b"], ["add", "-n", "x"], ["add"],
 ])
 def test_the_fast_path_declines_what_argparse_must_word(argv):
     assert _quick(argv) is None
 
 
 @pytest.mark.parametrize("argv", [["list"], ["list", "--json", "-q"], ["check", "cuda-12.1", "--driver", "550.54.14", "--cc", "8.6"],
-                                  ["info"], ["use", "x", "--strict"]])
+                                  ["info"], ["use", "x", "--strict"], ["add", "-n", "bench", "six", "-q"],
+                                  ["uninstall", "six", "numpy"]])
 def test_everyday_lines_take_the_fast_path(argv):
     assert _quick(argv) is not None

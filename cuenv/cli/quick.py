@@ -66,7 +66,7 @@ class Recorder:
             raise Unsupported(action)
         positional = not flags[0].startswith("-")
         nargs = kw.get("nargs")
-        if nargs not in ((None, "?", "*") if positional else (None,)):
+        if nargs not in ((None, "?", "*", "+") if positional else (None,)):
             raise Unsupported(nargs)
         if positional:
             dest = kw.get("dest", flags[0])
@@ -183,7 +183,8 @@ def _default(option: Option) -> Any:
 
 
 def _assign(words: list[str], positionals: Iterable[Option], values: dict[str, Any]) -> bool:
-    """Positionals in order: one word each, '?' one if left, '*' the rest; False where argparse would refuse."""
+    """Positionals in order: one word each, '?' one if left, '*' the rest, '+' the rest (at least one); False
+    where argparse would refuse."""
     rest = list(words)
     for option in positionals:
         if option.nargs is None:
@@ -192,6 +193,8 @@ def _assign(words: list[str], positionals: Iterable[Option], values: dict[str, A
             values[option.dest] = _converted(option, rest.pop(0))
         elif option.nargs == "?":
             values[option.dest] = _converted(option, rest.pop(0)) if rest else _default(option)
+        elif option.nargs == "+" and not rest:
+            return False
         else:
             empty = option.default if option.default is not None else []
             values[option.dest] = [_converted(option, w) for w in rest] if rest else empty

@@ -15,13 +15,13 @@ environment; removing packages has its own word so that one can never be taken f
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
-
 from cuenv.errors import UsageError
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` at run time: `cuenv add` starts lean (issue 26's benchmark)
 if TYPE_CHECKING:
+    import argparse
+
     from cuenv.cli.main import Context
     from cuenv.envs.changeplan import ChangePlan
     from cuenv.result import JSONObject
@@ -56,17 +56,15 @@ def _name_one(ctx: Context) -> str:
 
 
 def run(ctx: Context) -> Result[Changed]:
-    from cuenv.cli.progress import for_command
     from cuenv.envs import change
-    from cuenv.machine.driver import detect
 
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
-    machine = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
-    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, machine=machine,
-                          pypi=ctx.args.pypi)
+    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, pypi=ctx.args.pypi)
     if planned.empty or ctx.args.dry_run:
         return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
+    from cuenv.cli.progress import for_command
+
     progress = for_command(ctx)
     try:
         for f in planned.findings:

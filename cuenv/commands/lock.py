@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cuenv.cli.main import Context
     from cuenv.envs.lockmake import Written
     from cuenv.envs.locksync import DriftCheck, Synced
-    from cuenv.lock.model import Drift
+    from cuenv.lock.drift import Drift
     from cuenv.result import JSONObject
 
 

@@ -244,6 +244,8 @@ def condarc_files(environ: Mapping[str, str]) -> list[Path]:
 
 
 def _pip_index(path: Path) -> str | None:
+    if not path.is_file():
+        return None  # most of these places hold none: no INI reader to import (issue 26's benchmark)
     import configparser
 
     parser = configparser.RawConfigParser()

@@ -11,14 +11,13 @@ layout  = the venv's bin plus ``site-packages/nvidia/*/{bin,lib,include}`` (CUDA
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Final, Iterable, Mapping
+from typing import Any, Callable, Final, Iterable, Mapping
 
 from cuenv import runner
 from cuenv.activation.target import CudaLayout
@@ -46,8 +45,6 @@ from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
 from cuenv.knowledge.packages import canonical
 
-_LOGGER = logging.getLogger(__name__)
-
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
 # The environment's own installer (issue 26 §2): seeded into every venv so that `pip` and `python -m pip`
@@ -70,6 +67,7 @@ _OTHER_PLATFORMS: Final = {
 _UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
 _UNSUFFIXED_LIBRARY: Final = re.compile(r"^nvidia-(cufft|cufile|curand|cusolver|cusparse|cusparselt)$")
 _SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
+_UV_BIN: list[str] = []  # where the uv package's binary is, found once per process (each search reads sysconfig)
 
 
 # -- pure helpers -----------------------------------------------------------------------------
@@ -152,16 +150,24 @@ def index_args(index_urls: tuple[str, ...]) -> list[str]:
     return args
 
 
-def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
-    """The pylock.toml `uv pip compile --format pylock.toml` writes -> one Package per entry, its wheel
-    first. Read by ``packaging.pylock`` (PEP 751's own validation), as the lockfile readers do (issue 25)."""
+def pylock_reader() -> tuple[Any, Any]:
+    """The modules that read uv's pylock.toml (tomllib, packaging.pylock), imported: ~20 ms, which a solve
+    spends while uv waits on the index (runner.run's ``meanwhile``, issue 26)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # the same API on Python 3.10
         import tomli as tomllib
+    from packaging import pylock
 
-    from packaging.pylock import Pylock, PylockUnsupportedVersionError, PylockValidationError
+    return tomllib, pylock
 
+
+def parse_pylock(text: str, *, index_urls: tuple[str, ...] = ()) -> tuple[Package, ...]:
+    """The pylock.toml `uv pip compile --format pylock.toml` writes -> one Package per entry, its wheel
+    first. Read by ``packaging.pylock`` (PEP 751's own validation), as the lockfile readers do (issue 25)."""
+    tomllib, pylock = pylock_reader()
+    Pylock, PylockUnsupportedVersionError, PylockValidationError = (  # noqa: N806 - packaging's class names
+        pylock.Pylock, pylock.PylockUnsupportedVersionError, pylock.PylockValidationError)
     try:
         lock = Pylock.from_dict(tomllib.loads(text))
     except (tomllib.TOMLDecodeError, PylockValidationError, PylockUnsupportedVersionError) as exc:
@@ -337,14 +343,17 @@ class VenvEngine(Engine):
         return detect().hint_for("uv>=0.8")
 
     def _uv(self) -> str:
+        if _UV_BIN:
+            return _UV_BIN[0]
         try:
             from uv import find_uv_bin
         except ImportError:
             raise ToolError("The uv package is not installed.", hint=self.install_hint()) from None
         try:
-            return find_uv_bin()
+            _UV_BIN.append(find_uv_bin())
         except FileNotFoundError:
             raise ToolError("The uv package has no uv binary.", hint=self.install_hint()) from None
+        return _UV_BIN[0]
 
     def _env(self, cache_dir: Path) -> dict[str, str]:
         # The indexes come from the request and cuenv's mirrors alone (a user's UV_DEFAULT_INDEX is
@@ -365,8 +374,9 @@ class VenvEngine(Engine):
 
         return wheel_files(self.mirrors.to_mirror(pkg.url))
 
-    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str) -> runner.Completed:
-        done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False)
+    def uv_run(self, args: list[str], *, cache_dir: Path, timeout: float, where: str,
+               meanwhile: Callable[[], object] | None = None) -> runner.Completed:
+        done = runner.run([self._uv(), *args], timeout=timeout, env=self._env(cache_dir), check=False, meanwhile=meanwhile)
         if done.returncode != 0:
             raise explain_uv_failure(done.stderr or done.stdout, where=where)
         return done
@@ -386,7 +396,7 @@ class VenvEngine(Engine):
                 for line in (offline.stderr or "").splitlines():
                     emit(progress, Output(line))
                 return
-            _LOGGER.info("not all in uv's cache: installing online")
+            runner.log(__name__, "info", "not all in uv's cache: installing online")
 
         def on_line(text: str) -> None:
             emit(progress, Output(text))
@@ -415,8 +425,9 @@ class VenvEngine(Engine):
 
         ``provided``: distributions already in the prefix (name -> version): they constrain the resolution
         and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
-        ``interpreter``: an interpreter of ``python`` to name to uv, which then skips its search of PATH
-        (0.4 s where PATH has pyenv's shims; issue 26's benchmark).
+        ``interpreter``: the interpreter to solve for, as it is: uv reads its Python, platform and glibc
+        (``python``, the platform and ``glibc`` are not asked) and skips its search of PATH (0.4 s where PATH
+        has pyenv's shims; issue 26's benchmark).
         """
         if not request.requirements:
             return ()
@@ -431,10 +442,11 @@ class VenvEngine(Engine):
             reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
             out = Path(tmp) / "pylock.toml"
             args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
-                    "--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc),
                     "--only-binary", ":all:", *index_args(fetch_from)]
             if interpreter is not None:
                 args += ["--python", str(interpreter)]
+            else:
+                args += ["--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc)]
             for url in request.find_links:
                 args += ["--find-links", url]
             for name in request.allow_build:  # the user's opt-in: this package from its source distribution
@@ -459,7 +471,7 @@ class VenvEngine(Engine):
                 if pinned else None
             found = _kept_pinned_solve(kept) if kept is not None else None
             if found is not None:
-                _LOGGER.info("solve of %d exact pins answered from cuenv's cache (%s)", len(found), kept)
+                runner.log(__name__, "info", "solve of %d exact pins answered from cuenv's cache (%s)", len(found), kept)
             else:
                 pins = exact_pins(request.requirements) if pinned else None
                 found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
@@ -486,7 +498,7 @@ class VenvEngine(Engine):
                 found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
                 if pins == {canonical(p.name): p.version for p in found}:
                     return found
-        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where)
+        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where, meanwhile=pylock_reader)
         return parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
 
     def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:
@@ -586,7 +598,7 @@ class VenvEngine(Engine):
             found = [p for p in self.resolve_wheels(request, python=python, glibc=None, cache_dir=cache_dir, no_deps=True)
                      if p.name == INSTALLER and p.sha256]
         except CuenvError as exc:
-            _LOGGER.info("pip not pinned (%s): seeded from uv's cache instead", exc.message)
+            runner.log(__name__, "info", "pip not pinned (%s): seeded from uv's cache instead", exc.message)
             return None
         if len(found) != 1:
             return None

@@ -24,17 +24,17 @@ environment stays usable even before that.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence, TypeVar
 
 from cuenv.envs import folder
-from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name
+from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
@@ -83,9 +83,11 @@ def framework_recipe(settings: Settings, asked: Sequence[str], cuda: str | None)
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
-         machine: Machine, pypi: bool = False) -> ChangePlan:
+         machine: Machine | None = None, pypi: bool = False) -> ChangePlan:
     """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed.
-    ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's)."""
+    ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's). ``machine``: this
+    one, detected here when None and only where it is needed (a conda solve, a new CUDA release's driver
+    check, a refusal's way forward): a venv's add of a plain package needs none (issue 26's benchmark)."""
     from cuenv.engines import get_engine
     from cuenv.envs.store import Store
 
@@ -96,28 +98,28 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     store = Store.from_settings(settings)
     record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
-    if engine.family == "venv":
-        # packages pip installed since the last record pinned into it, before this change is planned on top of them
-        record_installed(settings, environ, name)
-        record = store.get(name)
-    else:
+    here = _once(machine, lambda: _detect(settings, environ))
+    if engine.family != "venv":
         from cuenv.envs import condachange
 
         planner = condachange.plan_pip_layer if pypi else condachange.plan_conda
-        forward = way_forward(settings, machine, name=name, asked=[_req_name(p) for p in packages],
-                              cuda=record.meta.cuda)
-        draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=machine, forward=forward)
+        text = way_forward(settings, here(), name=name, asked=[_req_name(p) for p in packages], cuda=record.meta.cuda)
+        draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=here(), forward=text)
         if draft.empty:
             return draft
-        return dataclasses.replace(draft, findings=tuple(check(draft, record.meta, machine, forward=forward)))
+        return draft.replace(findings=tuple(check(draft, record.meta, here, forward=lambda: text)))
+    names = [requirement_name(p) for p in packages]
+    forward = _once(None, lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
+    if _drifted(record, before):
+        # packages pip installed since the last record pinned into it, before this change is planned on top of them
+        record_installed(settings, environ, name)
+        record = store.get(name)
+        before = engine.installed(record.path)
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
-    forward = way_forward(settings, machine, name=name, asked=[requirement_name(p) for p in packages],
-                          cuda=record.meta.cuda)
     if verb == "remove":
-        return _plan_remove(record, [requirement_name(p) for p in packages], before, hold)
-    names = [requirement_name(p) for p in packages]
+        return _plan_remove(record, names, before, hold)
     if verb == "upgrade":
         for n in names:
             if n not in by_name:
@@ -125,13 +127,10 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
             if n in hold:
                 raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
-                                    f"{name!r} was checked for.", hint=forward)
+                                    f"{name!r} was checked for.", hint=forward())
     wanted = list(packages) if verb == "add" else names
     if verb == "add":
-        from packaging.requirements import Requirement
-
-        already = tuple(n for n, text in zip(names, packages)
-                        if n in by_name and Requirement(text).specifier.contains(by_name[n].version, prereleases=True))
+        already = tuple(n for n, text in zip(names, packages) if n in by_name and satisfied(text, by_name[n].version))
         wanted = [text for n, text in zip(names, packages) if n not in already]
     else:
         already = ()
@@ -145,10 +144,42 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
         if pkg.name in hold and pkg.name not in names:
             raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
-                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward)
+                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
-    findings = check(draft, record.meta, machine, forward=forward)
-    return dataclasses.replace(draft, findings=tuple(findings))
+    findings = check(draft, record.meta, here, forward=forward)
+    return draft.replace(findings=tuple(findings))
+
+
+_T = TypeVar("_T")
+
+
+def _once(given: _T | None, make: Callable[[], _T]) -> Callable[[], _T]:
+    """``given``, or what ``make`` returns, made on the first call only."""
+    got: list[_T] = [] if given is None else [given]
+
+    def get() -> _T:
+        if not got:
+            got.append(make())
+        return got[0]
+    return get
+
+
+def _detect(settings: Settings, environ: Mapping[str, str]) -> Machine:
+    from cuenv.machine.driver import detect
+
+    return detect(environ, cache_dir=settings.cache_dir)
+
+
+def _drifted(record: EnvRecord, installed: Sequence[Any]) -> bool:
+    """Whether ``installed`` differs from the environment's recorded solution (or it has none readable)."""
+    from cuenv.engines import Solution
+    from cuenv.lock.drift import drift
+
+    try:
+        own = Solution.from_json(folder.read_solution(record.path))
+    except (OSError, ValueError, UsageError):
+        return True
+    return bool(drift(own.packages, installed))
 
 
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], hold: Mapping[str, str]) -> ChangePlan:
@@ -161,25 +192,24 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
 
 
 def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
-           before: Sequence[Any], forward: str) -> tuple[Any, ...]:
+           before: Sequence[Any], forward: Callable[[], str]) -> tuple[Any, ...]:
     """The new wheels: ``wanted`` resolved with every other installed package pinned, from the indexes the
-    environment's packages came from and PyPI last (numpy for a torch environment is on PyPI)."""
+    environment's packages came from and PyPI last (numpy for a torch environment is on PyPI), for the
+    environment's own interpreter (its Python, platform and glibc, as uv reads them)."""
     from cuenv.engines import Request, Unsatisfiable
     from cuenv.engines.mirrors import PYPI_SIMPLE
-    from cuenv.machine.driver import detect
 
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in before if p.index_url), PYPI_SIMPLE]))
     request = Request(engine="venv", python=record.meta.python, platform=record.meta.platform,
                       requirements=tuple(wanted), index_urls=indexes)
-    glibc = getattr(detect(engine.environ, cache_dir=settings.cache_dir), "glibc", None)
     try:
-        return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=glibc,
+        return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=None,
                                            cache_dir=settings.cache_dir, provided=provided,
                                            interpreter=record.path / "bin" / "python"))
     except Unsatisfiable as exc:
         raise ChangeRefused(
             f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
-            hint="Ask for an older version that fits the held packages (a '<' pin below the version named above). " + forward,
+            hint="Ask for an older version that fits the held packages (a '<' pin below the version named above). " + forward(),
         ) from None
 
 
@@ -200,11 +230,11 @@ def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
     return major, release if pkg.name.startswith("nvidia-cuda-") else None
 
 
-def check(draft: ChangePlan, meta: EnvMeta, machine: Machine, *, forward: str) -> list[Finding]:
-    """Refuse a change that breaks the contract; return the warnings it goes on with."""
-    from cuenv.knowledge.compat import check as compat_check
+def check(draft: ChangePlan, meta: EnvMeta, machine: Callable[[], Machine], *, forward: Callable[[], str]) -> list[Finding]:
+    """Refuse a change that breaks the contract; return the warnings it goes on with. ``machine`` and
+    ``forward`` (the way forward of a refusal) are asked for only when needed: the driver check of a new
+    CUDA release, a refusal."""
     from cuenv.knowledge.packages import framework_packages
-    from cuenv.knowledge.versions import Dotted
 
     stack_cuda = meta.cuda
     majors = {c[0] for p in draft.after if (c := cuda_of(p)) is not None}
@@ -220,24 +250,26 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Machine, *, forward: str) -
             f"({', '.join(f'{p.name} {p.version}' for p in odd)}) into {draft.name!r}, a CUDA {stack_cuda or want} "
             "environment; one environment holds one CUDA major.",
             hint=(f"Ask for its CUDA {want} build (often named ...-cu{want} or ...-cuda{want}x). "
-                  if kind == "wheels" and not framework_asked else "") + forward)
+                  if kind == "wheels" and not framework_asked else "") + forward())
     framework = meta.stack.variant
     for pkg in draft.install:
         local = pkg.version.partition("+")[2]
         if pkg.name in ("torch",) and framework and local.startswith("cu") and local != framework:
             raise ChangeRefused(f"{pkg.name} {pkg.version} is a {local} build; {draft.name!r} holds the {framework} one.",
-                                hint=forward)
+                                hint=forward())
     # A new CUDA package of a later release than the environment's may need a newer driver.
-    newest = None
-    for pkg in draft.install:
-        cand = c[1] if (c := cuda_of(pkg)) is not None else None
-        if cand and (newest is None or Dotted.parse(cand) > Dotted.parse(newest)):
-            newest = cand
-    if newest and (not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda))):
+    releases = [c[1] for pkg in draft.install if (c := cuda_of(pkg)) is not None and c[1]]
+    if not releases:
+        return []
+    from cuenv.knowledge.versions import Dotted
+
+    newest = max(releases, key=Dotted.parse)
+    if not stack_cuda or Dotted.parse(newest) > Dotted.parse(str(stack_cuda)):
         from cuenv.envs.meta import stack_from_meta
+        from cuenv.knowledge.compat import check as compat_check
 
         stack = stack_from_meta(meta).replace(cuda=newest)
-        findings = [f for f in compat_check(stack, machine) if f.code.startswith("driver")]
+        findings = [f for f in compat_check(stack, machine()) if f.code.startswith("driver")]
         errors = [f for f in findings if f.severity == "error"]
         if errors:
             pinned = " ".join(f"'{p.name}=={stack_cuda}.*'" for p in draft.install
@@ -272,8 +304,8 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
                                     "install": [p.to_json() for p in change.install],
                                     "uninstall": list(change.uninstall)})
         try:
-            _run(settings, environ, record.path, change, progress)
-            record_change(settings, environ, store, record, change)
+            size = _run(settings, environ, record.path, change, progress, size_before=record.meta.size_bytes)
+            record_change(settings, environ, store, record, change, size_bytes=size)
         except BaseException:
             with contextlib.suppress(Exception):
                 _restore(settings, environ, record.path, change.before, change.after)
@@ -349,13 +381,21 @@ def _uv(settings: Settings, environ: Mapping[str, str]) -> Any:
     return get_engine("venv", environ, mirrors=settings.mirrors)
 
 
-def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: ChangePlan, progress: Any) -> None:
+def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: ChangePlan, progress: Any, *,
+         size_before: int | None = None) -> int | None:
+    """Uninstall and install what ``change`` plans; the environment's size after it (``size_before`` less
+    what went, plus what came: the RECORDs of those packages, no walk of the whole), None where unknown."""
     from cuenv.engines.base import emit, total_size
     from cuenv.engines.events import Step
-    from cuenv.engines.venv import INSTALL_TIMEOUT, requirements_lines
+    from cuenv.engines.venv import INSTALL_TIMEOUT, requirements_lines, site_packages
+    from cuenv.envs.diskuse import dists_usage
 
     engine = _uv(settings, environ)
     python = str(prefix / "bin" / "python")
+    site = site_packages(prefix)
+    old = {p.name for p in change.before}
+    size = None if site is None or size_before is None else \
+        size_before - dists_usage(site, [*change.uninstall, *(p.name for p in change.install if p.name in old)])
     if change.uninstall:
         emit(progress, Step("remove", ", ".join(change.uninstall)))
         engine.uv_run(["pip", "uninstall", "--python", python, *change.uninstall], cache_dir=settings.cache_dir,
@@ -370,6 +410,9 @@ def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: C
                  "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
                 cache_dir=settings.cache_dir, timeout=INSTALL_TIMEOUT, where="the solved URLs", progress=progress,
                 sizes={p.name: p.size for p in change.install}, cached_first=True)
+    if size is None or site is None:
+        return None
+    return max(0, size + dists_usage(site, [p.name for p in change.install]))
 
 
 def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, before: Sequence[Any],
@@ -397,14 +440,13 @@ def _restore(settings: Settings, environ: Mapping[str, str], prefix: Path, befor
                           cache_dir=settings.cache_dir, timeout=600, where="the recorded URLs")
 
 
-def record_change(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan) -> None:
+def record_change(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan, *,
+                  size_bytes: int | None = None) -> None:
     """The new package set becomes the environment's solution (what `cuenv lock` writes); meta.json
-    says what was asked and when; the layout and activation scripts follow new NVIDIA folders."""
+    says what was asked and when; the layout and activation scripts follow new NVIDIA folders.
+    ``size_bytes``: the environment's size after the change, where the caller counted it; else a walk of it."""
     from cuenv.engines import Solution, get_engine
-    from cuenv.engines.cudahome import build_cuda_home
     from cuenv.engines.venv import nvidia_components, site_packages
-    from cuenv.envs.create import render_activation
-    from cuenv.envs.diskuse import disk_usage
     from cuenv.envs.meta import Change, now, resolved_versions
 
     try:
@@ -422,14 +464,21 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
     if site is not None and moved and meta.engine == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
+        from cuenv.engines.cudahome import build_cuda_home
+
         build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
+    if size_bytes is None:
+        from cuenv.envs.diskuse import disk_usage
+
+        size_bytes = disk_usage(record.path)
     layout = get_engine(meta.engine, environ).layout(record.path)
     store.write_meta(record.name, meta.replace(
         requested=tuple(requested), changes=(*meta.changes, Change(change.verb, tuple(change.asked), now(),
                                                                     tuple(change.lines()))),
-        resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=disk_usage(record.path)))
-    changed_layout = layout != meta.layout
-    if changed_layout:  # new library folders: the activation scripts name them
+        resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=size_bytes))
+    if layout != meta.layout:  # new library folders: the activation scripts name them
+        from cuenv.envs.create import render_activation
+
         render_activation(store, record.name, settings, environ)
 
 
@@ -439,14 +488,16 @@ def _req_name(text: str) -> str:
 
 
 # -- the environment as it is -----------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class AsInstalled:
+class AsInstalled(Plain):
     """An environment's packages as installed now, each with where it came from (issue 26 §3)."""
 
-    solution: Any  # cuenv.engines.Solution: what `cuenv lock` writes
-    pinned: tuple[str, ...]  # installed outside cuenv (pip, uv pip), found by name and version on an index
-    unpinned: tuple[tuple[str, str], ...]  # (package, why): installed, but no URL and hash can say where from
-    changed: bool  # differs from the recorded solution
+    __slots__ = ("solution", "pinned", "unpinned", "changed")
+
+    def __init__(self, solution: Any, pinned: tuple[str, ...], unpinned: tuple[tuple[str, str], ...], changed: bool) -> None:
+        self.solution = solution  # cuenv.engines.Solution: what `cuenv lock` writes
+        self.pinned = pinned  # installed outside cuenv (pip, uv pip), found by name and version on an index
+        self.unpinned = unpinned  # (package, why): installed, but no URL and hash can say where from
+        self.changed = changed  # differs from the recorded solution
 
 
 def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvRecord) -> AsInstalled:
@@ -457,7 +508,7 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     from cuenv.engines import Request, Solution, get_engine
     from cuenv.engines.mirrors import PYPI_SIMPLE
     from cuenv.errors import CuenvError as _Error
-    from cuenv.lock.model import drift
+    from cuenv.lock.drift import drift
 
     own = Solution.from_json(folder.own_solution(record.path, record.name))
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
@@ -534,7 +585,7 @@ def drift_warning(settings: Settings, environ: Mapping[str, str], name: str) -> 
     since its solution was recorded (pip, uv pip) or removed from it; None when it is as recorded."""
     from cuenv.engines import Solution, get_engine
     from cuenv.envs.store import Store
-    from cuenv.lock.model import drift
+    from cuenv.lock.drift import drift
 
     record = Store.from_settings(settings).get(name)
     try:

@@ -6,12 +6,12 @@ plan, cuenv.envs.condachange plans conda prefixes, and both build on this.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.packages import canonical
+from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.envs.meta import EnvMeta
@@ -21,16 +21,17 @@ class ChangeRefused(CuenvError):
     """A change that would break the environment's CUDA contract: refused before any download."""
 
 
-@dataclasses.dataclass(frozen=True)
-class ChangePlan:
-    name: str
-    verb: str
-    asked: tuple[str, ...]
-    before: tuple[Any, ...]  # cuenv.engines.Package: the environment's packages now
-    install: tuple[Any, ...] = ()  # exact artifacts to install (new, or replacing one of the same name)
-    uninstall: tuple[str, ...] = ()  # names to remove
-    already: tuple[str, ...] = ()  # asked for, already satisfied
-    findings: tuple[Any, ...] = ()  # warnings the change goes on with
+class ChangePlan(Plain):
+    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings")
+
+    def __init__(self, name: str, verb: str, asked: tuple[str, ...], before: tuple[Any, ...], install: tuple[Any, ...] = (),
+                 uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = ()) -> None:
+        self.name, self.verb, self.asked = name, verb, asked
+        self.before = before  # cuenv.engines.Package: the environment's packages now
+        self.install = install  # exact artifacts to install (new, or replacing one of the same name)
+        self.uninstall = uninstall  # names to remove
+        self.already = already  # asked for, already satisfied
+        self.findings = findings  # warnings the change goes on with
 
     @property
     def after(self) -> tuple[Any, ...]:
@@ -58,19 +59,33 @@ class ChangePlan:
 
 def requirement_name(text: str) -> str:
     """The project a requirement names (``numpy>=2`` -> ``numpy``); a bad one is refused in one line."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     from cuenv.trust import requirements as trusted
 
     problem = trusted.requirement_problem(text)
     if problem:
         raise UsageError(f"{text[:80]!r} is not a package requirement ({problem}).",
                          hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.")
+    bare = trusted.bare_name(text.strip())
+    if bare is not None:
+        return canonical(bare)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         return canonical(Requirement(text).name)
     except InvalidRequirement as exc:
         raise UsageError(f"{text[:80]!r} is not a package requirement ({exc}).",
                          hint="Write it as pip does, e.g. `numpy` or `numpy>=2,<3`.") from None
+
+
+def satisfied(text: str, version: str) -> bool:
+    """Whether an installed ``version`` meets requirement ``text`` (prereleases count); a bare name asks no parser."""
+    from cuenv.trust.requirements import bare_name
+
+    if bare_name(text.strip()) is not None:
+        return True
+    from packaging.requirements import Requirement
+
+    return Requirement(text).specifier.contains(version, prereleases=True)
 
 
 def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:

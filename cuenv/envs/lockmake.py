@@ -142,7 +142,7 @@ def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: R
                              hint="Lock only the platforms the recipe lists.")
         os_name = os_of(plat)
         target = base.replace(os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
-                                     glibc=base.glibc if os_name == "linux" else None)
+                              glibc=base.glibc if os_name == "linux" else None)
         out.append(solve_routed(engine, request.replace(platform=plat), route, target=target,
                                 cache_dir=settings.cache_dir))
     return out

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from cuenv.config import Settings
     from cuenv.engines.events import Progress
     from cuenv.envs.plan import Built, CreatePlan
+    from cuenv.lock.drift import Drift
     from cuenv.lock.io import LockRead
-    from cuenv.lock.model import Drift, Lock
+    from cuenv.lock.model import Lock
 
 
 def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None,
@@ -63,8 +64,9 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     from cuenv.engines import get_engine
     from cuenv.envs import snapshot
     from cuenv.envs.store import Store
+    from cuenv.lock.drift import drift
     from cuenv.lock.io import read_lock
-    from cuenv.lock.model import content_hash, drift
+    from cuenv.lock.model import content_hash
 
     store = Store.from_settings(settings)
     snapshot.recover_under_lock(store, name)  # a change killed half-way is undone, not reported as drift
@@ -103,7 +105,7 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
     from cuenv.envs import snapshot
     from cuenv.envs.create import build_warnings, execute
     from cuenv.envs.store import Store
-    from cuenv.lock.model import drift
+    from cuenv.lock.drift import drift
     from cuenv.machine.driver import detect
 
     machine = detect(environ, cache_dir=settings.cache_dir)

@@ -27,6 +27,8 @@ MAX_REQUIREMENT: Final = 1000
 _EXPANDS: Final = "holds ${...}, which uv, pip and conda fill in from your environment variables; cuenv expands nothing from a shared file"
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and Unicode line breaks
 _DIRECT: Final = re.compile(r"@\s*(\S+)")  # name @ URL
+# PEP 508's rule for a project name: a requirement that is nothing else needs no parser (`cuenv add six`: issue 26).
+_BARE_NAME: Final = re.compile(r"[A-Z0-9](?:[A-Z0-9._-]*[A-Z0-9])?", re.IGNORECASE)
 HINT: Final = ("Write one package per entry as pip does (PEP 508), e.g. numpy, numpy==1.26.4 or numpy>=1.24,<2; options and local "
                "paths are refused in shared files.")
 
@@ -48,6 +50,8 @@ def requirement_problem(text: object, *, allow_local: bool = False, parse: bool 
         return "is a pip/uv option, not a requirement"
     if "${" in stripped:
         return _EXPANDS
+    if bare_name(stripped) is not None:
+        return None
     if not parse:
         if _looks_local(stripped):
             return None if allow_local else "is a local path, which only the command line may name"
@@ -64,6 +68,11 @@ def requirement_problem(text: object, *, allow_local: bool = False, parse: bool 
             return None if allow_local else "is a local path, which only the command line may name"
         return f"is not a valid requirement ({str(exc).splitlines()[0]})"
     return _url_problem(req.url, allow_local) if req.url is not None else None
+
+
+def bare_name(text: str) -> str | None:
+    """``text`` when it is a project name and nothing else (PEP 508's name rule, as packaging parses it), else None."""
+    return text if _BARE_NAME.fullmatch(text) else None
 
 
 def _url_problem(url: str, allow_local: bool) -> str | None:

@@ -108,6 +108,13 @@ class EnvRow:
     def size(self) -> str:
         return human_size(self.size_bytes)
 
+    @property
+    def conda(self) -> bool:
+        """A conda prefix (rattler or the conda family): its pip layer is changed apart from its conda packages."""
+        from cuenv.engines.names import CONDA_FAMILY
+
+        return self.engine == "rattler" or self.engine in CONDA_FAMILY
+
     def cells(self) -> tuple[str, ...]:
         """The row as shown, in ENV_COLUMNS order (status without its colour)."""
         shown = self.reason and self.status != "incomplete"  # the detail pane says why, at length

@@ -191,11 +191,13 @@ class Services:
         size = human_bytes(total) if total is not None else "an unknown size"
         return f"{size} in {len(packages)} packages, less what the cache holds (engine {plan.engine})"
 
-    def plan_change(self, name: str, verb: str, packages: list[str]) -> Any:
-        """`cuenv add/uninstall --dry-run`: the change solved and checked, nothing installed (a refusal raises)."""
+    def plan_change(self, name: str, verb: str, packages: list[str], *, pypi: bool = False) -> Any:
+        """`cuenv add/uninstall --dry-run` (``pypi``: with --pypi, a conda prefix's pip layer): the change solved
+        and checked, nothing installed (a refusal raises)."""
         from cuenv.envs import change
 
-        return change.plan(self.settings, self.environ, name=name, verb=verb, packages=packages, machine=self.machine())
+        return change.plan(self.settings, self.environ, name=name, verb=verb, packages=packages, machine=self.machine(),
+                           pypi=pypi)
 
     def apply_change(self, planned: Any, progress: Any = None) -> Any:
         """Install a change planned by :meth:`plan_change` and record it, as `cuenv add` does."""

@@ -17,6 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cuenv.envs import change
+from cuenv.envs.changeplan import satisfied
+from cuenv.envs.diskuse import disk_usage
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
 from tests.envs.envkit import LOAD_CUDART
@@ -46,6 +48,7 @@ def test_add_lock_then_a_teammates_sync_has_it(cli, env: Path, work: Path) -> No
     assert "six" in _names(env)
     meta = json.loads((env / ".cuenv" / "meta.json").read_text())
     assert "six" in meta["requested"] and meta["changes"][-1]["verb"] == "add"
+    assert meta["size_bytes"] == disk_usage(env)  # counted from six's RECORD, as a walk of it all says
     # an add of what is there changes nothing
     assert cli("add", "-n", "live", "six")[1].splitlines()[-1] == "Nothing to change in 'live'."
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
@@ -97,6 +100,7 @@ def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
     versions = {p["name"]: p["version"] for p in solution["packages"]}
     assert versions["six"] != "1.16.0" and versions["nvidia-cuda-runtime-cu12"] == "12.1.105"
+    assert json.loads((env / ".cuenv" / "meta.json").read_text())["size_bytes"] == disk_usage(env)  # old files out, new in
     assert cli("upgrade", "-n", "live", "six")[1].splitlines() == [
         "six is already the newest version that fits in 'live'.", "Nothing to change in 'live'."]
 
@@ -188,6 +192,15 @@ def test_requirement_names_are_read_as_pip_reads_them() -> None:
     assert change.requirement_name("Python_Dateutil>=2") == "python-dateutil"
     with pytest.raises(UsageError, match="not a package requirement"):
         change.requirement_name("numpy; rm -rf /")
+
+
+@given(st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,20}[A-Za-z0-9])?", fullmatch=True))
+def test_a_bare_name_is_read_without_a_parser_as_packaging_reads_it(text: str) -> None:
+    """`cuenv add six` asks packaging nothing (its import was a fifth of the add); packaging agrees."""
+    from packaging.requirements import Requirement
+
+    assert change.requirement_name(text) == canonical(Requirement(text).name)
+    assert satisfied(text, "1.0") and Requirement(text).specifier.contains("1.0", prereleases=True)
 
 
 @given(st.text(max_size=60))

@@ -9,6 +9,7 @@ from cuenv.knowledge import matrix
 from cuenv.knowledge.compat import check
 from cuenv.knowledge.stack import Stack
 from cuenv.lock import model as lockfile
+from cuenv.lock.drift import drift
 from cuenv.machine.model import Driver, Gpu, Machine
 
 CH = "https://conda.example.org/nvidia"
@@ -161,13 +162,13 @@ def test_platform_of() -> None:
 def test_drift() -> None:
     locked = (_conda("a", "1"), _conda("b", "1"), _conda("c", "1"))
     installed = (_conda("a", "1"), _conda("c", "2"), _conda("d", "1"))
-    d = lockfile.drift(locked, installed)
+    d = drift(locked, installed)
     assert [p.name for p in d.added] == ["d"] and [p.name for p in d.removed] == ["b"]
     assert [(a.version, b.version) for a, b in d.changed] == [("1", "2")]
     assert d.lines() == ["+ d 1-h0_0 (not in the lock)", "- b 1-h0_0 (locked, not installed)", "~ c 1-h0_0 -> 2-h0_0"]
-    assert not lockfile.drift(locked, locked)
+    assert not drift(locked, locked)
     rehashed = locked[0].replace(sha256="e" * 64)
-    assert lockfile.drift(locked[:1], (rehashed,)).changed
+    assert drift(locked[:1], (rehashed,)).changed
 
 
 def test_reference_example_parses_and_every_key_is_documented() -> None:

@@ -77,6 +77,7 @@ def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: 
         # a change that breaks the contract: refused in the error modal, nothing installed
         await pilot.press("a")
         assert isinstance(app.screen, PackagesScreen)
+        assert not app.screen.query("#pypi")  # a venv's packages are all PyPI's: no pip-layer switch
         app.screen.query_one("#packages").value = "nvidia-cuda-runtime-cu11"
         await pilot.press("enter")
         await settle(pilot, app)
@@ -153,3 +154,57 @@ def test_the_help_dialog_scrolls_to_its_last_section_at_80x24(make_env, services
     drive(app, scenario, size=(80, 24))
     assert not any(last in row for row in seen[0])  # hidden at first: there is more than fits
     assert any(last in row for row in seen[1])
+
+
+def test_the_add_and_uninstall_keys_change_a_conda_prefix_s_pip_layer_with_its_switch(environ, services: Services,
+                                                                                        tmp_path: Path):
+    """A conda environment's dialog has the "PyPI (pip layer)" switch: turned on (tab, space), the keys act as
+    `cuenv add --pypi` and `cuenv uninstall --pypi` (rattler against the suite's local channel; its Python is
+    metadata only, so the prefix gets a real one laid over it as a venv, as tests/engines/test_change_conda.py does)."""
+    import subprocess
+    import sys
+
+    import yaml
+    from textual.widgets import Switch
+
+    from cuenv.cli.main import main
+    from cuenv.tui.screens.modals import PackagesScreen
+    from tests.engines.channel import cached_channel
+
+    recipe = yaml.safe_load((Path(__file__).resolve().parents[2] / "recipes" / "cuda-12.1.yaml").read_text())
+    recipe["name"] = "local-cuda-12.1"
+    recipe["install"]["conda"] = {"channels": [cached_channel().as_uri()], "specs": ["cuda-version=12.1", "cuda-cudart"],
+                                  "nvcc": False}
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "local-cuda-12.1.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
+    assert main(["create", "local-cuda-12.1", "--engine", "rattler", "-n", "c", "--recipes", str(tmp_path / "recipes"), "-q"],
+                environ=environ) == 0
+    prefix = Path(environ["CUENV_HOME"]) / "envs" / "c"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True, timeout=120)
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    app = CuenvApp(services)
+    shown: list[str] = []
+
+    async def change(pilot, key: str, text: str) -> None:
+        await pilot.press(key)
+        assert isinstance(app.screen, PackagesScreen)
+        await pilot.press(*text)
+        await pilot.press("tab", "space")  # the switch: PyPI (pip layer)
+        assert app.screen.query_one("#pypi", Switch).value
+        await pilot.press("tab", "enter")  # Check
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown.append(str(app.screen.detail))
+        app.screen.dismiss(True)
+        await settle(pilot, app)
+
+    async def scenario(pilot, app):
+        await change(pilot, "a", "six")
+        assert list(site.glob("six-*.dist-info")) and not list(prefix.glob("conda-meta/six-*.json"))
+        await change(pilot, "u", "six")
+
+    seen = drive(app, scenario)
+    assert shown[0].startswith("+ six ") and shown[1].startswith("- six "), shown
+    assert not list(site.glob("six-*.dist-info"))
+    done = [m.text for m in seen if isinstance(m, msg.ActionDone)]
+    assert any(t.startswith("Changed c: + six ") for t in done) and any(t.startswith("Changed c: - six ") for t in done)

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from cuenv.tui.models import STATUS_STYLE
 from cuenv.tui.widgets.common import line
@@ -209,16 +209,23 @@ class PathScreen(_Modal):
 
 
 class PackagesScreen(_Modal):
-    """Package names for `cuenv add` or `cuenv uninstall` of one environment (issue 26 §5)."""
+    """Package names for `cuenv add` or `cuenv uninstall` of one environment (issue 26 §5). Dismissed with
+    (the words, whether they are PyPI packages of a conda prefix's pip layer: `--pypi`). ``pip_layer``: a
+    conda environment, whose dialog has the "PyPI (pip layer)" switch; a venv's packages are all PyPI's."""
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, *, pip_layer: bool = False) -> None:
         super().__init__()
         self.question = question
+        self.pip_layer = pip_layer
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="title")
             yield Input(placeholder="numpy 'six>=1.16'", id="packages")
+            if self.pip_layer:
+                with Horizontal(classes="field"):
+                    yield Switch(value=False, id="pypi")
+                    yield Label("PyPI (pip layer): wheels installed by uv next to the conda packages")
             with Horizontal(classes="buttons"):
                 yield Button("Check", id="go", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
@@ -233,7 +240,7 @@ class PackagesScreen(_Modal):
         except ValueError:  # an unclosed quote: keep the dialog open to fix it
             return
         if words:
-            self.dismiss(words)
+            self.dismiss((words, self.pip_layer and self.query_one("#pypi", Switch).value))
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

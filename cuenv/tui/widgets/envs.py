@@ -357,26 +357,29 @@ class EnvironmentsView(WorkerErrors, Vertical):
 
     def action_change(self, verb: str) -> None:
         """Add or uninstall packages of the highlighted environment: asked, solved and checked, shown, then
-        installed only on Yes (issue 26 §5; the same core as `cuenv add`)."""
+        installed only on Yes (issue 26 §5; the same core as `cuenv add`). In a conda environment the
+        dialog's "PyPI (pip layer)" switch makes it `cuenv add --pypi`."""
         from cuenv.tui.screens.modals import PackagesScreen
 
         name = self._need_selection()
         if not name:
             return
+        row = next((r for r in self.rows if r.name == name), None)
 
-        def chosen(packages: list[str] | None) -> None:
-            if packages:
-                self.plan_change(name, verb, packages)
+        def chosen(answer: tuple[list[str], bool] | None) -> None:
+            if answer:
+                self.plan_change(name, verb, *answer)
 
         what = "Add to" if verb == "add" else "Uninstall from"
-        self.app.push_screen(PackagesScreen(f"{what} {name} (package names or requirements):"), chosen)
+        self.app.push_screen(PackagesScreen(f"{what} {name} (package names or requirements):",
+                                            pip_layer=bool(row and row.conda)), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Checking the change")
-    def plan_change(self, name: str, verb: str, packages: list[str]) -> None:
+    def plan_change(self, name: str, verb: str, packages: list[str], pypi: bool = False) -> None:
         from cuenv.errors import CuenvError
 
         try:
-            planned = self.services.plan_change(name, verb, packages)
+            planned = self.services.plan_change(name, verb, packages, pypi=pypi)
         except CuenvError as exc:  # a refusal: its cause and way forward in the error modal, nothing installed
             self.post_message(msg.WorkerFailed("Checking the change", exc))
             return
