@@ -151,3 +151,17 @@ def test_check_of_a_recipe_resolves_no_mirrors(env):
     """`cuenv check RECIPE` downloads nothing: uv's, pip's and conda's settings are not read."""
     loaded = _modules(["check", "cuda-12.1", "--driver", "550.54.14", "--cc", "8.6"], env)
     assert not {"cuenv.engines.mirrors", "configparser", "textual", "rattler"} & loaded
+
+
+def test_a_cuenv_lockfile_is_read_without_the_other_tools_readers(env, tmp_path):
+    """`create --from-lock cuenv.lock` reads cuenv's own format: not the readers of conda-lock, pixi, pylock
+    or uv files (their TOML, PEP 508 and PEP 751 parsers), nor the framework index route (issue 29)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "lockfile.md").read_text(encoding="utf-8")
+    lock = tmp_path / "cuenv.lock"
+    lock.write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0], encoding="utf-8")
+    loaded = _modules(["create", "--from-lock", str(lock), "-n", "x", "--dry-run", "--target-driver", "550.54.14"], env)
+    assert "cuenv.lock.model" in loaded  # the probe did read the lock
+    assert not {"cuenv.lock.foreign", "packaging.requirements", "packaging.pylock", "tomllib",
+                "cuenv.engines.pypiroute"} & loaded, sorted(loaded)

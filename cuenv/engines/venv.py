@@ -431,6 +431,11 @@ class VenvEngine(Engine):
         """
         if not request.requirements:
             return ()
+        from cuenv.trust import requirements as trusted
+
+        # The boundary before uv reads them (issue 14): no option, second line, local path, ${...} or non-https
+        # URL, whatever answers; each string is parsed as PEP 508 too where uv is about to read it (_solve).
+        trusted.check_pip_request(request, parse=False)
         provided = dict(provided or {})
         indexes = request.index_urls or (PYPI_SIMPLE,)
         fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
@@ -465,7 +470,7 @@ class VenvEngine(Engine):
             # Every requirement pinned exactly: the answer kept in cuenv's cache by an earlier solve of exactly
             # this question (keyed by everything uv was asked) answers again: a second environment of the same
             # pins starts no solver at all (uv's start and interpreter query alone were a third of a warm
-            # create, issue 29). Such an answer was kept only after _solve's check passed for these very
+            # create, issue 29). Such an answer was kept only after _solve's PEP 508 parse of these very
             # strings, and nothing of the request reaches uv then.
             kept = _pinned_solve_file(cache_dir, [*request.requirements, *(a.replace(tmp, '') for a in args)]) \
                 if pinned else None
@@ -487,8 +492,7 @@ class VenvEngine(Engine):
         """uv's answer to ``args`` (it writes the pylock.toml ``out``), the request checked first."""
         from cuenv.trust import requirements as trusted
 
-        # The boundary before uv reads them (issue 14): one PEP 508 requirement each, https pages only.
-        trusted.check_pip_request(request)
+        trusted.check_pip_request(request)  # and each requirement one PEP 508 requirement, before uv reads them
         if pins:
             # uv's cache alone can answer, without asking the index again (0.07 s instead of 0.3 s here).
             # Used only when the answer is exactly the pins, so the result is the one the index would give;

@@ -88,9 +88,10 @@ def _looks_local(text: str) -> bool:
     return text.startswith((".", "/", "~")) or text.lower().startswith("file:")
 
 
-def check_requirement(text: object, *, source: str, allow_local: bool = False) -> str:
-    """``text`` stripped when it is one safe requirement; else ``Untrusted`` naming ``source``."""
-    why = requirement_problem(text, allow_local=allow_local)
+def check_requirement(text: object, *, source: str, allow_local: bool = False, parse: bool = True) -> str:
+    """``text`` stripped when it is one safe requirement; else ``Untrusted`` naming ``source``.
+    ``parse`` as for :func:`requirement_problem`."""
+    why = requirement_problem(text, allow_local=allow_local, parse=parse)
     if why is not None:
         raise Untrusted(f"{source}: requirement {_show(text)} {why}.", hint=HINT)
     return str(text).strip()
@@ -187,12 +188,13 @@ class PipRequest(Protocol):
     def find_links(self) -> tuple[str, ...]: ...
 
 
-def check_pip_request(request: PipRequest, *, source: str = "the request") -> None:
+def check_pip_request(request: PipRequest, *, source: str = "the request", parse: bool = True) -> None:
     """Every string of a pip request (a ``cuenv.engines.Request``) that cuenv writes into uv's files or
     argv: requirements and constraints one PEP 508 requirement each, indexes and find-links pages
-    ``https://``. The engine's last guard, whatever recipe, lock or request file the request came from."""
+    ``https://``. The engine's last guard, whatever recipe, lock or request file the request came from.
+    ``parse=False`` keeps every rule but the PEP 508 parse (:func:`requirement_problem`)."""
     for req in (*request.requirements, *request.constraints):
-        check_requirement(req, source=source)
+        check_requirement(req, source=source, parse=parse)
     for url in request.index_urls:
         check_index_url(url, source=source)
     for url in request.find_links:

@@ -170,3 +170,22 @@ def test_remove(cuenv, local_recipes, isolated):
     assert gone.returncode == 0 and gone.stdout.strip() == "Removed local-cuda-12.1."
     assert not (isolated / "home" / "envs" / "local-cuda-12.1").exists()
     assert cuenv("remove", "local-cuda-12.1", "-y").returncode == 2
+
+
+def test_meanwhile_hands_back_the_result_or_the_error_of_its_thread() -> None:
+    """create finds the system toolkits in a thread while uv installs: the caller gets the value, or the
+    very exception the work raised, when it asks."""
+    import threading
+
+    from cuenv.envs.create import meanwhile
+
+    names: list[str] = []
+    got = meanwhile(lambda a, b: names.append(threading.current_thread().name) or a + b, 2, 3)
+    assert got() == 5 and names and names[0] != threading.current_thread().name
+
+    def fails() -> None:
+        raise KeyError("toolkit")
+
+    failed = meanwhile(fails)
+    with pytest.raises(KeyError, match="toolkit"):
+        failed()
