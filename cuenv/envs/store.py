@@ -174,8 +174,16 @@ class Store:
         return (meta.is_dir() and not meta.is_symlink()) or self._claim_file(name).is_file()
 
     def claim(self, name: str) -> None:
-        """Record that cuenv is about to build ``name`` (before any engine writes the prefix)."""
-        atomic.write_text(self._claim_file(name), "", durable=True)
+        """Record that cuenv is about to build ``name`` (before any engine writes the prefix): an empty marker
+        made in place, fsynced. An empty file has no half to hide, and a temporary file beside it was what a
+        kill -9 could leave in ``.claims`` for good."""
+        path = self._claim_file(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def _release(self, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):
