@@ -139,6 +139,7 @@ def test_help_builds_no_subcommand_parser(env):
     """`cuenv --help` lists the commands from a static table: no command module is imported."""
     loaded = _modules(["--help"], env)
     assert not {m for m in loaded if m.startswith("cuenv.commands.")}
+    assert "typing" not in loaded  # the parser and the help text name types for type checkers only
 
 
 @pytest.mark.parametrize("argv", [["list"], ["list", "--sys"]])  # the fast path, and argparse (an abbreviation)

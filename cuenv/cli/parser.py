@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 from importlib import import_module
-from typing import NoReturn
 
 from cuenv import __version__
 from cuenv.cli.quick import SUPPRESS
 from cuenv.cli.spec import COMMANDS, global_options, user_prog, visible_commands
 from cuenv.errors import UsageError
+
+TYPE_CHECKING = False  # no `typing` at run time: `cuenv --help` builds this parser (issue 29)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 class _Parser(argparse.ArgumentParser):

@@ -6,7 +6,10 @@ Pure text; cuenv.cli.main owns the parser and decides when to say it.
 from __future__ import annotations
 
 import re
-from typing import Final, Iterable, Mapping
+
+TYPE_CHECKING = False  # no `typing` at run time: `cuenv --help` prints from here (issue 29)
+if TYPE_CHECKING:
+    from typing import Final, Iterable, Mapping
 
 # title -> commands, in the order of `cuenv --help`. Every visible command is in one group (a test
 # holds this to cuenv.cli.spec.COMMANDS); internal commands (shell-env) are in none.
