@@ -26,8 +26,9 @@ def log(name: str, level: str, msg: str, *args: object) -> None:
     loads it for -v; the TUI and tests have it). Where it is not, nothing has set a level or a handler, so the
     record would be dropped anyway: importing logging to drop it was a tenth of `cuenv add`'s start (issue 26)."""
     logging = sys.modules.get("logging")
-    if logging is not None:
-        getattr(logging.getLogger(name), level)(msg, *args)
+    if logging is None or getattr(getattr(logging, "__spec__", None), "_initializing", False):
+        return  # not loaded, or another thread is importing it right now (create finds toolkits in a thread)
+    getattr(logging.getLogger(name), level)(msg, *args)
 
 
 # Variables that make a child Python or loader pick up the caller's state (pipx does the same).
