@@ -47,19 +47,22 @@ def fill_table(table, columns, rows, *, state: str) -> None:
     """Replace a DataTable's rows, keeping the cursor on the same row key (or the nearest row: see
     cuenv.tui.models.cursor_after); the last cell of each row is coloured by ``getattr(row, state)``.
 
-    DataTable sizes a column by its title and its plain-text cells only, so the coloured last
-    column gets its width from its longest text here.
+    Every column gets its width here, from its title and its longest text, instead of DataTable's own
+    sizing of new rows, which runs later: after a create or remove it sometimes left the columns as
+    wide as their titles (names cut to `brok`, `cuda`: seen in CI's snapshot after a remove). It also
+    sized a coloured cell by nothing.
     """
+    from rich.cells import cell_len
+
     from cuenv.tui.models import cursor_after
 
     kept, at = current_key(table), table.cursor_row
-    width = max([len(columns[-1][1])] + [len(r.cells()[-1]) for r in rows])
+    texts = [list(row.cells()) for row in rows]
+    widths = [max([cell_len(title)] + [cell_len(str(cells[i])) for cells in texts]) for i, (_, title) in enumerate(columns)]
     table.clear(columns=True)  # the cursor jumps to row 0 here...
-    for key, title in columns[:-1]:
-        table.add_column(title, key=key)
-    table.add_column(columns[-1][1], key=columns[-1][0], width=width)
-    for row in rows:
-        cells = list(row.cells())
+    for (key, title), width in zip(columns, widths):
+        table.add_column(title, key=key, width=width)
+    for row, cells in zip(rows, texts):
         cells[-1] = status_cell(getattr(row, state), cells[-1])
         table.add_row(*cells, key=row.name)
     if rows:  # ...and comes back, within this one UI-thread step: no key can land in between
