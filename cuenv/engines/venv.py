@@ -232,9 +232,8 @@ def _kept_pinned_solve(path: Path) -> tuple[Package, ...] | None:
         return None
 
 
-def _keep_pinned_solve(path: Path, text: str, *, replace: bool = False) -> None:
-    if path.is_file() and not replace:
-        return
+def _keep_pinned_solve(path: Path, text: str) -> None:
+    """Keep (or replace) the answer at ``path``."""
     from cuenv import atomic
 
     try:
@@ -482,7 +481,7 @@ class VenvEngine(Engine):
                 found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
                                     where=where)
                 if kept is not None and pins == {canonical(p.name): p.version for p in found}:
-                    _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True), replace=True)
+                    _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True))
         packages = self._canonical(found, named=bool(request.index_urls))
         check_requested_hashes(packages, request.hashes)
         return packages
@@ -606,7 +605,7 @@ class VenvEngine(Engine):
             return None
         if len(found) != 1:
             return None
-        _keep_pinned_solve(kept, json.dumps(found[0].to_json(), sort_keys=True), replace=True)
+        _keep_pinned_solve(kept, json.dumps(found[0].to_json(), sort_keys=True))
         return found[0]
 
     def seed_installer(self, prefix: Path, *, cache_dir: Path, progress: Progress | None = None) -> None:
