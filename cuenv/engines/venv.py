@@ -10,6 +10,7 @@ layout  = the venv's bin plus ``site-packages/nvidia/*/{bin,lib,include}`` (CUDA
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -67,7 +68,15 @@ _OTHER_PLATFORMS: Final = {
 _UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
 _UNSUFFIXED_LIBRARY: Final = re.compile(r"^nvidia-(cufft|cufile|curand|cusolver|cusparse|cusparselt)$")
 _SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
-_UV_BIN: list[str] = []  # where the uv package's binary is, found once per process (each search reads sysconfig)
+
+
+@functools.cache
+def _uv_bin() -> str:
+    """Where the uv package's binary is, found once per process (each search reads sysconfig); a failure
+    (ImportError, FileNotFoundError) is not kept."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
 
 
 # -- pure helpers -----------------------------------------------------------------------------
@@ -342,17 +351,12 @@ class VenvEngine(Engine):
         return detect().hint_for("uv>=0.8")
 
     def _uv(self) -> str:
-        if _UV_BIN:
-            return _UV_BIN[0]
         try:
-            from uv import find_uv_bin
+            return _uv_bin()
         except ImportError:
             raise ToolError("The uv package is not installed.", hint=self.install_hint()) from None
-        try:
-            _UV_BIN.append(find_uv_bin())
         except FileNotFoundError:
             raise ToolError("The uv package has no uv binary.", hint=self.install_hint()) from None
-        return _UV_BIN[0]
 
     def _env(self, cache_dir: Path) -> dict[str, str]:
         # The indexes come from the request and cuenv's mirrors alone (a user's UV_DEFAULT_INDEX is
