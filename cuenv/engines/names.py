@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 # results, and this is the fastest start-up first (micromamba is one static binary).
 CONDA_FAMILY: Final = ("micromamba", "mamba", "conda")
 ENGINE_NAMES: Final = ("conda", "mamba", "micromamba", "rattler", "venv")
+CONDA_PREFIX_ENGINES: Final = (*CONDA_FAMILY, "rattler")  # the engines whose environments are conda prefixes
 CHOICES: Final = ("auto", *ENGINE_NAMES)  # what --engine and the config's `engine` accept
 # Where a framework recipe's wheels come from (cuenv.engines.pypiroute explains each); the first is
 # the default. What --framework-index, CUENV_FRAMEWORK_INDEX and the config's `framework_index` accept.

@@ -108,9 +108,9 @@ def _allows(spec: str, version: str) -> bool:
 
 def request_for(recipe: Recipe, version: str | None, engine: str, python: str | None) -> tuple[str, Request]:
     from cuenv.engines import Request
-    from cuenv.engines.names import CONDA_FAMILY
+    from cuenv.engines.names import CONDA_PREFIX_ENGINES
 
-    kind = "conda" if engine in CONDA_FAMILY or engine == "rattler" else "venv"
+    kind = "conda" if engine in CONDA_PREFIX_ENGINES else "venv"
     can = recipe.engines(version)
     conda, venv = recipe.conda, recipe.venv
     if kind in can and kind == "conda" and conda is not None:

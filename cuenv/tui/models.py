@@ -111,9 +111,9 @@ class EnvRow:
     @property
     def conda(self) -> bool:
         """A conda prefix (rattler or the conda family): its pip layer is changed apart from its conda packages."""
-        from cuenv.engines.names import CONDA_FAMILY
+        from cuenv.engines.names import CONDA_PREFIX_ENGINES
 
-        return self.engine == "rattler" or self.engine in CONDA_FAMILY
+        return self.engine in CONDA_PREFIX_ENGINES
 
     def cells(self) -> tuple[str, ...]:
         """The row as shown, in ENV_COLUMNS order (status without its colour)."""
