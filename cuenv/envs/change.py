@@ -24,11 +24,12 @@ environment stays usable even before that.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
@@ -98,7 +99,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     store = Store.from_settings(settings)
     record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
-    here = _once(machine, lambda: _detect(settings, environ))
+    here = functools.cache(lambda: machine if machine is not None else _detect(settings, environ))
     if engine.family != "venv":
         from cuenv.envs import condachange
 
@@ -109,7 +110,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
             return draft
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=lambda: text)))
     names = [requirement_name(p) for p in packages]
-    forward = _once(None, lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
+    forward = functools.cache(lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
     if _drifted(record, before):
         # packages pip installed since the last record pinned into it, before this change is planned on top of them
@@ -148,20 +149,6 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
     findings = check(draft, record.meta, here, forward=forward)
     return draft.replace(findings=tuple(findings))
-
-
-_T = TypeVar("_T")
-
-
-def _once(given: _T | None, make: Callable[[], _T]) -> Callable[[], _T]:
-    """``given``, or what ``make`` returns, made on the first call only."""
-    got: list[_T] = [] if given is None else [given]
-
-    def get() -> _T:
-        if not got:
-            got.append(make())
-        return got[0]
-    return get
 
 
 def _detect(settings: Settings, environ: Mapping[str, str]) -> Machine:
