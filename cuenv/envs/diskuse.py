@@ -31,10 +31,7 @@ def disk_usage(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
                         folders.append(entry.path)
                 except OSError:
                     continue
-                key = (st.st_dev, st.st_ino)
-                if key not in seen:
-                    seen.add(key)
-                    total += st.st_blocks * 512
+                total += _counted(st, seen)
     return total
 
 
@@ -64,9 +61,13 @@ def dists_usage(site: Path, names: Iterable[str]) -> int:
 
 def _allocated(path: str, seen: set[tuple[int, int]]) -> int:
     try:
-        st = os.lstat(path)
+        return _counted(os.lstat(path), seen)
     except OSError:
         return 0
+
+
+def _counted(st: os.stat_result, seen: set[tuple[int, int]]) -> int:
+    """The bytes ``st`` holds on disk, or 0 for an inode already in ``seen`` (which it joins)."""
     key = (st.st_dev, st.st_ino)
     if key in seen:
         return 0
