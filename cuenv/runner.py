@@ -34,6 +34,11 @@ def log(name: str, level: str, msg: str, *args: object) -> None:
 # Variables that make a child Python or loader pick up the caller's state (pipx does the same).
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
 
+# The environment locks this process holds (cuenv.envs.store.Store.locked): every child gets them too.
+# A conda or uv that outlives a kill -9 of cuenv (it runs in its own session) then keeps its environment
+# locked until it ends, so the next command cannot swap the environment back while it still writes there.
+HELD_LOCKS: set[int] = set()
+
 
 class Completed(Plain):
     """A finished run: its argv, exit status and captured output."""
@@ -99,7 +104,8 @@ def run(
     started = time.monotonic()
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                pass_fds=tuple(HELD_LOCKS))
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
     with proc:
@@ -149,7 +155,8 @@ def stream(
     log(__name__, "info", "$ %s", " ".join(args))
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+                                pass_fds=tuple(HELD_LOCKS))
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
     lines: queue.Queue[tuple[int, str | None]] = queue.Queue()

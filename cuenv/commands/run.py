@@ -7,7 +7,6 @@ replaces this process, so its exit code, signals and terminal pass straight thro
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import sys
@@ -43,8 +42,10 @@ def prepared_env(ctx: Context, name: str) -> dict[str, str]:
         from cuenv.envs.change import recovered
         from cuenv.errors import EnvironmentBusy
 
-        with contextlib.suppress(EnvironmentBusy):  # a change still running: it puts things right itself
+        try:
             recovered(settings, ctx.environ, store, name)
+        except EnvironmentBusy as busy:  # a change still running: the command runs, told so
+            sys.stderr.write(output(f"warning: {busy.message} The command runs on it as it is now.\n"))
     record = store.get(name)
     for f in verdict.findings_for(record, ctx.environ, settings.cache_dir):
         if f.severity in ("error", "warning") and f.code not in NO_GPU_HERE:

@@ -243,7 +243,8 @@ class Store:
     # -- mutation -----------------------------------------------------------------------
     @contextlib.contextmanager
     def locked(self, name: str) -> Iterator[None]:
-        """Hold the environment's file lock; a second holder fails at once instead of interleaving."""
+        """Hold the environment's file lock; a second holder fails at once instead of interleaving. The
+        tools started meanwhile hold it too (cuenv.runner.HELD_LOCKS)."""
         import fcntl
 
         lock_dir = self.envs_dir / folder.LOCKS_DIR
@@ -256,7 +257,7 @@ class Store:
             except BlockingIOError:
                 os.close(fd)
                 raise EnvironmentBusy(
-                    f"Environment {name!r} is being changed by another cuenv process.",
+                    f"Environment {name!r} is being changed by another cuenv process (or a tool one started).",
                     hint="Wait for it to finish, then try again.",
                 ) from None
             try:  # the holder before us may have unlinked the file after we opened it: lock the live one
@@ -265,9 +266,13 @@ class Store:
             except FileNotFoundError:
                 pass
             os.close(fd)
+        from cuenv.runner import HELD_LOCKS
+
+        HELD_LOCKS.add(fd)  # the tools it starts hold it too, till they end (a kill -9 of cuenv included)
         try:
             yield
         finally:
+            HELD_LOCKS.discard(fd)
             with contextlib.suppress(OSError):
                 path.unlink()  # still holding the lock: no lock file is left behind (issue 14)
             os.close(fd)

@@ -138,6 +138,42 @@ def test_lock_is_exclusive(store):
         pass
 
 
+def test_a_tool_started_under_the_lock_holds_it_after_cuenv_is_killed(store, tmp_path) -> None:
+    """conda and uv run in their own session, so a kill -9 of cuenv leaves them running: while one lives,
+    the environment stays locked (the next command must not swap the environment back under it)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "tool.pid"
+    script = ("import sys\nfrom pathlib import Path\nfrom cuenv import runner\nfrom cuenv.envs.store import Store\n"
+              f"with Store(Path({str(store.envs_dir)!r})).locked('a'):\n"
+              f"    runner.stream(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 60'], timeout=120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2])
+    deadline = time.monotonic() + 60
+    while not (pidfile.is_file() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    tool = int(pidfile.read_text())
+    holder.kill()  # kill -9 of cuenv alone: the tool it started lives on
+    holder.wait()
+    try:
+        with pytest.raises(EnvironmentBusy) as busy:
+            with store.locked("a"):
+                pass
+        assert "(or a tool one started)" in busy.value.message
+    finally:
+        os.kill(tool, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while True:  # the tool's death frees the lock (its zombie is reaped by init)
+        try:
+            with store.locked("a"):
+                break
+        except EnvironmentBusy:
+            assert time.monotonic() < deadline, "the lock outlived the tool"
+            time.sleep(0.01)
+
+
 def test_the_hook_spells_the_folder_names_of_cuenv_envs_folder() -> None:
     """The hook reads an environment's files without Python: its names must be folder's names."""
     from cuenv.envs import folder
