@@ -12,19 +12,34 @@ from tests import sealing
 
 _WATCH: dict[str, list[Path]] = {}  # "paths", "canary": what the run watches
 _BEFORE: dict[str, tuple[int, int, int]] = {}
+_SESSION: list[tuple[pytest.MonkeyPatch, Path]] = []  # the whole run's seal, undone at the end
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Before any test: a picture of the user's real files (and a fresh canary folder) to compare at the end."""
-    if hasattr(config, "workerinput"):  # an xdist worker: the controller watches the whole run
-        return
+    """Before any test: a picture of the user's real files (and a fresh canary folder) to compare at the end;
+    then the whole run is sealed, so that what runs outside a test (a module or session fixture, a
+    plugin) reads and writes under a folder of the run's too, never the user's HOME or XDG folders."""
     import tempfile
 
-    canary = Path(tempfile.mkdtemp(prefix="cuenv-canary-"))
-    sealing.make_canary(canary)
-    paths = [*sealing.watched(Path(os.path.expanduser("~")), os.environ), canary]
-    _WATCH.update(paths=paths, canary=[canary])
-    _BEFORE.update(sealing.fingerprint(paths))
+    if not hasattr(config, "workerinput"):  # an xdist worker: the controller watches the whole run
+        canary = Path(tempfile.mkdtemp(prefix="cuenv-canary-"))
+        sealing.make_canary(canary)
+        paths = [*sealing.watched(Path(os.path.expanduser("~")), os.environ), canary]
+        _WATCH.update(paths=paths, canary=[canary])
+        _BEFORE.update(sealing.fingerprint(paths))
+    root = Path(tempfile.mkdtemp(prefix="cuenv-session-"))
+    monkeypatch = pytest.MonkeyPatch()
+    sealing.seal(monkeypatch, root)
+    _SESSION.append((monkeypatch, root))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    while _SESSION:
+        monkeypatch, root = _SESSION.pop()
+        monkeypatch.undo()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -30,13 +30,14 @@ XDG_HOMES = {  # XDG variable -> where under the sealed HOME it points (the spec
     "XDG_DATA_HOME": ".local/share",
     "XDG_STATE_HOME": ".local/state",
 }
-# Files under HOME (or an XDG folder) that cuenv, its hooks or the tools it runs could write.
+# Files under HOME (or an XDG folder) that cuenv, its hooks or the tools it runs could write (conda keeps its
+# notices in the cache; rustup's proxies, on PATH as cargo and rustc, write their settings on first use).
 HOME_FILES = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv", ".condarc", ".mambarc",
               ".netrc", ".cuenv", ".conda", ".config/cuenv", ".config/fish", ".config/uv", ".config/pip", ".config/conda",
               ".cache/cuenv", ".cache/uv", ".cache/pip", ".cache/rattler", ".local/share/cuenv", ".local/share/uv",
-              ".local/state/cuenv", "micromamba")
+              ".local/state/cuenv", "micromamba", ".cache/conda", ".rustup/settings.toml")
 XDG_FILES = {"XDG_CONFIG_HOME": ("cuenv", "fish", "uv", "pip", "conda"),
-             "XDG_CACHE_HOME": ("cuenv", "uv", "pip", "rattler"),
+             "XDG_CACHE_HOME": ("cuenv", "uv", "pip", "rattler", "conda"),
              "XDG_DATA_HOME": ("cuenv", "uv"),
              "XDG_STATE_HOME": ("cuenv",)}
 MAX_ENTRIES = 200_000  # per watched path: a huge real cache is sampled, not walked to the end

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import sealing
 
 HERE = Path(__file__).resolve().parent
@@ -28,6 +30,22 @@ def test_every_test_gets_its_own_home_xdg_and_tool_folders(isolated: Path):
     assert os.environ["PIP_CONFIG_FILE"] == os.devnull
     for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR", "CONDA_PKGS_DIRS", "CONDARC", "RATTLER_CACHE_DIR", "UV_PYTHON_INSTALL_DIR"):
         assert not Path(os.environ[name]).is_relative_to(real_home) or real_home == Path("/"), name
+
+
+@pytest.fixture(scope="module")
+def environ_outside_a_test() -> dict[str, str]:
+    """What a module fixture sees: it runs before any test's own seal."""
+    return dict(os.environ)
+
+
+def test_module_and_session_fixtures_run_sealed_too(environ_outside_a_test: dict[str, str]):
+    import pwd
+
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    for name in ("HOME", *sealing.XDG_HOMES):
+        path = Path(environ_outside_a_test[name])
+        assert not path.is_relative_to(real_home) and "cuenv-session-" in str(path), (name, path)
+    assert environ_outside_a_test["CUENV_HOME"] != os.environ["CUENV_HOME"]  # a test gets its own again
 
 
 def test_init_fish_writes_into_the_tests_xdg_config(cli, isolated: Path):
