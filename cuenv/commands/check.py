@@ -92,7 +92,10 @@ def run(ctx: Context) -> Result[TargetCheck] | Result[ProjectCheck] | Result[Loc
         kernels = _kernels(ctx, target.path, machine)
         findings = check(target.stack, machine, gcc=a.gcc) if target.stack is not None else []
         if kernels is not None:
-            findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
+            from cuenv.binaries.assess import beside_a_stack
+
+            read = list(kernels.findings) if target.stack is None else beside_a_stack(list(kernels.findings))
+            findings = sorted([*findings, *read], key=lambda f: SEVERITIES.index(f.severity))
     done = TargetCheck(a.target, findings, describe_machine(machine), kernels=kernels, note=target.note)
     return Result(done, _target_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
@@ -213,10 +216,11 @@ def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels
            extra: list[str] | None = None) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
-    if ok and any(f.code == "kernels-not-checked" for f in findings):
-        state = "kernels listed, not checked"
-    if state_of(findings, ok) == "unknown":  # a GPU-less machine, or a build cuenv cannot confirm
+    if state_of(findings, ok) == "unknown":  # a GPU-less machine, a build cuenv cannot confirm, no kernels to judge
+        codes = {f.code for f in findings}
         state = ("unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)" if not ok
+                 else "unknown: kernels listed, not checked (no GPU to hold them against)" if "kernels-not-checked" in codes
+                 else "unknown: no CUDA kernels in it to judge by" if "kernels-none-found" in codes
                  else "unknown (a build cuenv's tables do not list; no error found for its CUDA)")
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:

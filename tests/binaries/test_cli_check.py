@@ -82,11 +82,15 @@ def test_a_shared_object_and_a_folder_without_a_gpu_are_listed(cli, built: dict[
     lib = shutil.copy(built["ptx-only"], tmp_path / "libk.so")
     code, out, _ = cli("check", str(lib))
     assert code == 0, out
-    assert out.splitlines()[0] == f"{lib}: kernels listed, not checked"
+    assert out.splitlines()[0] == f"{lib}: unknown: kernels listed, not checked (no GPU to hold them against)"
     assert "info: kernels-not-checked" in out
     (tmp_path / "empty").mkdir()
+    shutil.copy("/bin/true", tmp_path / "empty" / "true")  # a program without GPU code
     code, out, _ = cli("check", str(tmp_path / "empty"), "--cc", "8.0")
-    assert code == 0 and "info: kernels-none-found" in out
+    assert code == 0 and out.splitlines()[0] == f"{tmp_path / 'empty'}: unknown: no CUDA kernels in it to judge by"
+    assert "info: kernels-none-found" in out
+    code, out, _ = cli("--json", "check", str(tmp_path / "empty"), "--cc", "8.0")
+    assert code == 0 and json.loads(out)["verdict"] == "unknown"  # no GPU code found is no evidence that it runs
 
 
 def test_bad_paths_are_one_clear_line(cli, tmp_path: Path) -> None:

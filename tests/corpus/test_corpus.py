@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
+from cuenv.knowledge import compat
+
 HERE = Path(__file__).parent
 FILES = HERE / "files"
-# Findings that make a verdict "unknown": cuenv cannot confirm the pairing or the CUDA (issue 25 §3).
-UNKNOWN_CODES = frozenset({"build-unknown"})
 CATEGORIES = ("read right", "refused true", "refused untrue", "silently wrong")
 
 
@@ -62,7 +62,7 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
     data = json.loads(out.getvalue())
     codes = {f["code"] for f in data["findings"]}
     cuda = data["cuda"] if "cuda" in data else data.get("file", {}).get("cuda")
-    verdict = "unknown" if codes & UNKNOWN_CODES else ("runs" if data["ok"] else "does-not-run")
+    verdict = "unknown" if codes & compat.UNKNOWN_CODES else ("runs" if data["ok"] else "does-not-run")
     return Outcome(verdict, cuda, ", ".join(sorted(codes)))
 
 
