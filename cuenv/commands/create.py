@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
 
 from cuenv.engines.names import CHOICES
 from cuenv.result import Result
 
+TYPE_CHECKING = False  # no `typing` at run time (issue 29)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cuenv.cli.main import Context
     from cuenv.envs.plan import Built
     from cuenv.lock.io import LockRead

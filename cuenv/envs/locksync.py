@@ -72,7 +72,7 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     snapshot.recover_under_lock(store, name)  # a change killed half-way is undone, not reported as drift
     record = store.get(name)
     meta = record.meta
-    lock = read_lock(lock_path, platform=meta.platform, trusted_env=settings.trusted_env_vars)
+    lock = read_lock(lock_path, platform=meta.platform, trusted_env=settings.trusted_env_vars, cache_dir=settings.cache_dir)
     solution = lock.solution_for(meta.platform)
     found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
     return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock))

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 
 def host_platform() -> str:
     """This machine's conda-style platform (linux-64, linux-aarch64, win-64, ...)."""
-    import platform
-
     from cuenv.lock.model import platform_of
+    from cuenv.machine.host import arch
 
     os_name = "windows" if sys.platform.startswith("win") else "osx" if sys.platform == "darwin" else "linux"
-    return platform_of(os_name, platform.machine() or "x86_64")
+    machine = arch()
+    return platform_of(os_name, "x86_64" if machine == "unknown" else machine)
 
 
 class LockRead(Plain):
@@ -59,10 +59,11 @@ class LockRead(Plain):
         return data
 
 
-def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = ()) -> Lock:
+def read_lock(path: str | Path, *, platform: str | None = None, trusted_env: Iterable[str] = (),
+              cache_dir: Path | None = None) -> Lock:
     """Read and validate a lockfile of any kind; refuses one without packages for ``platform``.
     ``trusted_env`` is the user's extension of the variables a lock may set (cuenv.trust.envvars)."""
-    return read_any(path, platform=platform, trusted_env=trusted_env).lock
+    return read_any(path, platform=platform, trusted_env=trusted_env, cache_dir=cache_dir).lock
 
 
 def read_any(path: str | Path, *, platform: str | None = None, environment: str | None = None,
@@ -89,7 +90,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
             flag = "--environment" if environment is not None else "--python"
             raise UsageError(f"{flag} does not apply to a cuenv lockfile: it holds one environment and its Python.",
                              hint=f"Leave out {flag}.")
-        return LockRead(parse(text, file=str(p), platform=platform, trusted_env=trusted_env))
+        return LockRead(parse(text, file=str(p), platform=platform, trusted_env=trusted_env, cache_dir=cache_dir))
     read = _read_foreign(p, text, kind, platform=platform or host_platform(), environment=environment, python=python,
                          engine=engine, environ=environ or {}, install=install, cache_dir=cache_dir)
     if project_notes:

@@ -17,14 +17,19 @@ from __future__ import annotations
 import hashlib
 import re
 import urllib.parse
-from typing import TYPE_CHECKING, Any, Final, Iterable, Mapping, Sequence
 
 from cuenv.errors import UsageError
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.stack import Stack
 from cuenv.plain import Plain
 
+TYPE_CHECKING = False  # no `typing` at run time: `create --from-lock` reads a lock here (issue 29)
+
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
+    from typing import Any, Final
+
     from cuenv.engines.base import Package, Solution
     from cuenv.machine.model import Machine
 
@@ -39,7 +44,9 @@ _OS_OF_PLATFORM: Final = {"linux-64": "linux", "linux-aarch64": "linux", "win-64
                           "osx-64": "osx", "osx-arm64": "osx"}
 # Where an index serves its files when that is another host than the index's own.
 _FILE_HOSTS: Final = {"pypi.org": ("files.pythonhosted.org",)}
-_WORD: Final = re.compile(r"[!-~\u00a0-\U0010ffff]+")  # no space, no control character
+# What a word may not hold: a space or a control character (C0, DEL, C1). A set, not a regex: a character
+# class up to U+10FFFF took a tenth of `create --from-lock`'s imports to compile (issue 29).
+_NOT_IN_A_WORD: Final = frozenset(map(chr, (*range(0x21), *range(0x7F, 0xA0))))
 _NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 _HEX: Final = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "md5": re.compile(r"^[0-9a-f]{32}$")}
 _TOP_KEYS: Final = ("version", "recipe", "engine", "python", "platforms", "sources", "contract", "made_on", "packages")
@@ -269,28 +276,17 @@ def content_hash(lock: Lock) -> str:
 
 
 # -- reading -----------------------------------------------------------------------------------
-def is_cuenv_lock(source: str) -> bool:
-    """A cuenv lockfile's top-level keys (``recipe:`` and ``contract:``): what no other tool writes."""
-    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
-
-
-def parse(text: str, *, file: str | None = None, platform: str | None = None,
-          trusted_env: Iterable[str] = ()) -> Lock:
-    """Validate strictly; raise LockError (one line) at the first problem.
-
-    A lock is shared input (issue 14): everything is checked here, before anything is downloaded,
-    including the variables it sets (cuenv.trust.envvars; ``trusted_env`` is the user's extension).
-    With ``platform``, a lock without packages for it is refused too (the machine's own platform).
-    """
+def _load_yaml(text: str, file: str | None) -> Any:
+    """The lock's YAML, within the shape limits (cuenv.trust.limits); LockError (one line) where it is broken."""
     import yaml
 
-    from cuenv.trust import envvars, limits
+    from cuenv.trust import limits
 
     try:
         too_big = limits.yaml_shape_problem(text)
         if too_big is not None:
             raise LockError(f"The YAML {too_big}.", file=file)
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -298,6 +294,26 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
         raise LockError(f"Broken YAML{where}: {problem}.", file=file) from None
     except (ValueError, RecursionError) as exc:  # an integer of 5,000 digits
         raise LockError(f"A value cannot be read: {str(exc).splitlines()[0][:120]}.", file=file) from None
+
+
+def is_cuenv_lock(source: str) -> bool:
+    """A cuenv lockfile's top-level keys (``recipe:`` and ``contract:``): what no other tool writes."""
+    return bool(re.search(r"^recipe:", source, re.M) and re.search(r"^contract:", source, re.M))
+
+
+def parse(text: str, *, file: str | None = None, platform: str | None = None,
+          trusted_env: Iterable[str] = (), cache_dir: Path | None = None) -> Lock:
+    """Validate strictly; raise LockError (one line) at the first problem.
+
+    A lock is shared input (issue 14): everything is checked here, before anything is downloaded,
+    including the variables it sets (cuenv.trust.envvars; ``trusted_env`` is the user's extension).
+    With ``platform``, a lock without packages for it is refused too (the machine's own platform).
+    With ``cache_dir``, the YAML parse of this very text is kept there (cuenv.keptparse); the checks run anyway.
+    """
+    from cuenv import keptparse
+    from cuenv.trust import envvars
+
+    data = keptparse.load(text, lambda t: _load_yaml(t, file), cache_dir=cache_dir)
     r = _Reader(file)
     if not isinstance(data, dict):
         raise LockError("Not a cuenv lockfile (expected a mapping with `version: 1`).", file=file)
@@ -504,7 +520,7 @@ def package_fields_problem(values: Mapping[str, Any]) -> str | None:
             if v is not None and (type(v) is not int or v < 0):
                 return f"size: {str(v)[:60]!r} is not a number of bytes."
             continue
-        if v is not None and (not isinstance(v, str) or _WORD.fullmatch(v) is None or len(v) > 2000):
+        if v is not None and (not isinstance(v, str) or not v or not _NOT_IN_A_WORD.isdisjoint(v) or len(v) > 2000):
             return f"{k}: {str(v)[:60]!r} is not a single word of printable text."
     if not _NAME.fullmatch(str(values.get("name") or "")):
         return f"name: {values.get('name')!r} is not a package name."
