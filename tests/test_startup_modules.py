@@ -166,3 +166,26 @@ def test_a_cuenv_lockfile_is_read_without_the_other_tools_readers(env, tmp_path)
     assert "cuenv.lock.model" in loaded  # the probe did read the lock
     assert not {"cuenv.lock.foreign", "packaging.requirements", "packaging.pylock", "tomllib",
                 "cuenv.engines.pypiroute"} & loaded, sorted(loaded)
+
+
+def test_a_lockfile_read_again_needs_no_yaml(env, tmp_path):
+    """The second read of the same lock takes its kept parse (cuenv.keptparse): no PyYAML (issue 29)."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "lockfile.md").read_text(encoding="utf-8")
+    lock = tmp_path / "cuenv.lock"
+    lock.write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0], encoding="utf-8")
+    argv = ["create", "--from-lock", str(lock), "-n", "x", "--dry-run", "--target-driver", "550.54.14"]
+    env = dict(env, CUENV_CACHE_DIR=str(tmp_path / "cache"))
+    assert "yaml" in _modules(argv, env)
+    assert "yaml" not in _modules(argv, env)
+
+
+def test_a_shipped_recipes_python_range_needs_no_packaging(warm):
+    """A venv create asks whether the recipe allows this interpreter: answered with the kept check."""
+    import os
+
+    probe = ("import sys\nfrom cuenv.envs.create import choose_python\nfrom cuenv.recipes.catalogue import Catalogue, builtin_dir\n"
+             "recipe = Catalogue(builtin_dir()).find('cuda-12.1')\n"
+             "print(choose_python(recipe, None, None, 'venv'), 'packaging' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["None", "False"], done.stderr

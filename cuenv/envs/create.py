@@ -93,17 +93,9 @@ def choose_python(recipe: Recipe, version: str | None, requested: str | None, en
         Dotted.parse(requested, what="Python version")
         return requested
     py = recipe.python_for(version)
-    if engine == "venv":
-        here = f"{sys.version_info.major}.{sys.version_info.minor}"
-        if not py.supported or _allows(py.supported, here):
-            return None
+    if engine == "venv" and py.allows(f"{sys.version_info.major}.{sys.version_info.minor}"):
+        return None
     return py.default if py else None
-
-
-def _allows(spec: str, version: str) -> bool:
-    from packaging.specifiers import SpecifierSet
-
-    return SpecifierSet(spec).contains(version, prereleases=True)
 
 
 def request_for(recipe: Recipe, version: str | None, engine: str, python: str | None) -> tuple[str, Request]:

@@ -66,13 +66,42 @@ class Arch(Plain):
 
 
 class Python(Plain):
-    __slots__ = ("default", "supported")
+    """The recipe's Python: its default and the range it supports. ``minors``: the releases of
+    :data:`PYTHON_MINORS` the range allows, as ``packaging`` answered when the file was checked (kept
+    with a shipped recipe's check), so that a create need not import it; not part of the content."""
 
-    def __init__(self, default: str, supported: str | None = None) -> None:
-        self.default, self.supported = default, supported
+    __slots__ = ("default", "supported", "minors")
+
+    def __init__(self, default: str, supported: str | None = None, minors: tuple[str, ...] | None = None) -> None:
+        self.default, self.supported, self.minors = default, supported, minors
 
     def to_dict(self) -> dict[str, object]:
         return {"default": self.default, "supported": self.supported}
+
+    def allows(self, minor: str) -> bool:
+        """Whether ``supported`` (none: any) allows Python ``minor`` ("3.11"), prereleases included."""
+        if not self.supported:
+            return True
+        if self.minors is not None and minor in PYTHON_MINORS:
+            return minor in self.minors
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.supported).contains(minor, prereleases=True)
+
+
+PYTHON_MINORS: Final = tuple(f"3.{m}" for m in range(6, 30))  # the releases a range is answered for ahead
+
+
+def allowed_minors(supported: str) -> list[str] | None:
+    """The releases of :data:`PYTHON_MINORS` that ``supported`` allows, as ``packaging`` answers; None for a
+    range it cannot read (the create that needs it says so)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        spec = SpecifierSet(supported)
+    except InvalidSpecifier:
+        return None
+    return [m for m in PYTHON_MINORS if spec.contains(m, prereleases=True)]
 
 
 class Framework(Plain):
@@ -333,7 +362,20 @@ def _arch(d: RecipeData) -> Arch:
 
 
 def _python(d: RecipeData) -> Python:
-    return Python(default=d["default"], supported=d.get("supported"))
+    minors = d.get(_MINORS)
+    return Python(default=d["default"], supported=d.get("supported"), minors=None if minors is None else tuple(minors))
+
+
+_MINORS: Final = "\0minors"  # where _with_minors puts a Python's allowed_minors (over any a file held)
+
+
+def _with_minors(data: RecipeData) -> RecipeData:
+    """``data`` with each Python range's :func:`allowed_minors` beside it (a shipped recipe's, kept with its check)."""
+    overrides = data.get("overrides") or {}
+    for python in [data.get("python"), *(o.get("python") for o in overrides.values() if isinstance(o, dict))]:
+        if isinstance(python, dict) and isinstance(python.get("supported"), str):
+            python[_MINORS] = allowed_minors(python["supported"])
+    return data
 
 
 def _versions(value: list[str] | None) -> tuple[str, ...] | None:
@@ -426,7 +468,8 @@ def load(path: Path, *, origin: str = "builtin", trusted_env: Iterable[str] = ()
     if path.parent == builtin_dir():  # shipped with cuenv (a catalogue's "builtin" folder may be any)
         from cuenv import shipped
 
-        data = shipped.load(path, checked, salt="\0".join(trusted), depends=_CHECKED_BY)
+        # the Python ranges answered with the check: a create of a shipped recipe needs no `packaging`
+        data = shipped.load(path, lambda file: _with_minors(checked(file)), salt="\0".join(trusted), depends=_CHECKED_BY)
     else:
         data = checked(path)
     return from_data(data, path=path, origin=origin)

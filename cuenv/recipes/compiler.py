@@ -14,20 +14,24 @@ one-command answer. Facts, with their sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
-
 from cuenv.errors import UsageError
+from cuenv.plain import Plain
+
+TYPE_CHECKING = False  # no `typing` or dataclasses at run time: every create of a recipe asks here (issue 29)
+if TYPE_CHECKING:
+    from typing import Final
 
 CONDA_FIRST: Final = (12, 0)  # conda-forge's first CUDA with a cuda-nvcc package
 WHEEL_FIRST: Final = (13, 0)  # the first CUDA whose PyPI wheels carry bin/nvcc
 SUGGESTED_CONDA_ENGINE: Final = "rattler"  # a dependency of cuenv: always there
 
 
-@dataclass(frozen=True)
-class CompilerPackages:
-    engine_kind: str  # "conda" or "venv"
-    specs: tuple[str, ...]  # conda match specs, or pip requirements
+class CompilerPackages(Plain):
+    __slots__ = ("engine_kind", "specs")
+
+    def __init__(self, engine_kind: str, specs: tuple[str, ...]) -> None:
+        self.engine_kind = engine_kind  # "conda" or "venv"
+        self.specs = specs  # conda match specs, or pip requirements
 
 
 def _release(cuda: str) -> tuple[int, int]:
