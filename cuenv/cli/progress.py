@@ -10,12 +10,15 @@ also every line the engine's tool prints. NO_COLOR and FORCE_COLOR are honoured 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Mapping, TextIO
 
 from cuenv.engines.events import Chunk, Download, Downloaded, Event, Notice, Output, Step, Tick
 from cuenv.engines.progress import Transfers, clock, human_bytes, summary
 
+TYPE_CHECKING = False  # no `typing` at run time: every create and change draws its progress here (issue 29)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
     from rich.console import Console
     from rich.table import Table
 

@@ -7,7 +7,6 @@ from another tool's files (`-f environment.yml`, `-r requirements.txt --cuda X.Y
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from cuenv.engines.names import CHOICES
@@ -15,6 +14,7 @@ from cuenv.result import Result
 
 TYPE_CHECKING = False  # no `typing` at run time (issue 29)
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping
 
     from cuenv.cli.main import Context

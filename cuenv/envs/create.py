@@ -360,7 +360,6 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
     complete last; returns what was built, the plan unchanged. ``update`` installs over the existing
     environment (`cuenv sync`) instead of replacing it."""
     from cuenv.engines import get_engine
-    from cuenv.machine import toolkits
     from cuenv.machine.fingerprint import fingerprint
 
     store = Store.from_settings(settings)
@@ -385,7 +384,8 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
             layer = request if engine.family == "conda" and request is not None and request.requirements else None
             # The system's toolkits (the shims and the activation scripts name them) are found while the engine
             # installs: they need nothing it makes, and asking a system nvcc its version is a process of its own.
-            system = meanwhile(toolkits.discover, environ)
+            # The modules of what follows the install are loaded there too, while uv works on the other core.
+            system = meanwhile(_toolkits_and_what_follows, environ)
             with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
                 solution = with_layer
@@ -417,6 +417,17 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
                 store.mark_complete(plan.name)
             raise
     return Built(plan, solution, prefix, meta)
+
+
+def _toolkits_and_what_follows(environ: Mapping[str, str]) -> list[SystemToolkit]:
+    from importlib import import_module
+
+    from cuenv.machine import toolkits
+
+    found = toolkits.discover(environ)
+    for module in ("datetime", "cuenv.activation.render", "cuenv.envs.diskuse", "cuenv.envs.verdict"):
+        import_module(module)  # what the create does once uv is done: loaded while uv works
+    return found
 
 
 def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, fingerprint: str, lock_hash: str) -> EnvMeta:
