@@ -34,10 +34,18 @@ def log(name: str, level: str, msg: str, *args: object) -> None:
 # Variables that make a child Python or loader pick up the caller's state (pipx does the same).
 _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_REQUIRE_VIRTUALENV", "__PYVENV_LAUNCHER__")
 
-# The environment locks this process holds (cuenv.envs.store.Store.locked): every child gets them too.
-# A conda or uv that outlives a kill -9 of cuenv (it runs in its own session) then keeps its environment
+# The environment locks this thread holds (cuenv.envs.store.Store.locked): every child it starts gets them
+# too. A conda or uv that outlives a kill -9 of cuenv (it runs in its own session) then keeps its environment
 # locked until it ends, so the next command cannot swap the environment back while it still writes there.
-HELD_LOCKS: set[int] = set()
+_THREAD = threading.local()
+
+
+def held_locks() -> set[int]:
+    """The file descriptors of the locks the calling thread holds (the TUI changes environments in threads)."""
+    held: set[int] | None = getattr(_THREAD, "locks", None)
+    if held is None:
+        held = _THREAD.locks = set()
+    return held
 
 
 class Completed(Plain):
@@ -105,7 +113,7 @@ def run(
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                pass_fds=tuple(HELD_LOCKS))
+                                pass_fds=tuple(held_locks()))
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
     with proc:
@@ -156,7 +164,7 @@ def stream(
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
-                                pass_fds=tuple(HELD_LOCKS))
+                                pass_fds=tuple(held_locks()))
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
     lines: queue.Queue[tuple[int, str | None]] = queue.Queue()

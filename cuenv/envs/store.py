@@ -244,7 +244,7 @@ class Store:
     @contextlib.contextmanager
     def locked(self, name: str) -> Iterator[None]:
         """Hold the environment's file lock; a second holder fails at once instead of interleaving. The
-        tools started meanwhile hold it too (cuenv.runner.HELD_LOCKS)."""
+        tools the thread starts meanwhile hold it too (cuenv.runner.held_locks)."""
         import fcntl
 
         lock_dir = self.envs_dir / folder.LOCKS_DIR
@@ -266,13 +266,14 @@ class Store:
             except FileNotFoundError:
                 pass
             os.close(fd)
-        from cuenv.runner import HELD_LOCKS
+        from cuenv.runner import held_locks
 
-        HELD_LOCKS.add(fd)  # the tools it starts hold it too, till they end (a kill -9 of cuenv included)
+        held = held_locks()
+        held.add(fd)  # the tools this thread starts hold it too, till they end (a kill -9 of cuenv included)
         try:
             yield
         finally:
-            HELD_LOCKS.discard(fd)
+            held.discard(fd)
             with contextlib.suppress(OSError):
                 path.unlink()  # still holding the lock: no lock file is left behind (issue 14)
             os.close(fd)
