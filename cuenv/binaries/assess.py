@@ -99,13 +99,6 @@ def assess(report: ScanReport, machine: Machine, *, declared: Stack | None = Non
     return Assessment(report.target, libraries, tuple(findings), report.scanned, report.cached)
 
 
-def beside_a_stack(findings: list[Finding]) -> list[Finding]:
-    """``findings`` of kernels read beside a stack that answers for them (an environment's recipe, a
-    framework wheel's build): without those that would leave a file's verdict unknown (the kernel
-    table says the same)."""
-    return [f for f in findings if f.code not in compat.NO_KERNEL_EVIDENCE]
-
-
 def _ccs(gpus: tuple[Gpu, ...]) -> dict[str, str]:
     """Distinct compute capability -> how to name the GPUs that have it ("RTX 4090 (8.9)")."""
     out: dict[str, list[str]] = {}

@@ -92,11 +92,9 @@ def run(ctx: Context) -> Result[TargetCheck] | Result[ProjectCheck] | Result[Loc
         kernels = _kernels(ctx, target.path, machine)
         findings = check(target.stack, machine, gcc=a.gcc) if target.stack is not None else []
         if kernels is not None:
-            from cuenv.binaries.assess import beside_a_stack
-
-            read = list(kernels.findings) if target.stack is None else beside_a_stack(list(kernels.findings))
-            findings = sorted([*findings, *read], key=lambda f: SEVERITIES.index(f.severity))
-    done = TargetCheck(a.target, findings, describe_machine(machine), kernels=kernels, note=target.note)
+            findings = sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity))
+    done = TargetCheck(a.target, findings, describe_machine(machine), kernels=kernels, note=target.note,
+                       kernels_only=target.record is None and target.path is not None)
     return Result(done, _target_text, exit_code=EXIT_OK if done.ok else EXIT_PROBLEMS, warnings=warnings)
 
 
@@ -105,18 +103,20 @@ class TargetCheck:
     "findings"}``, plus ``known: false`` (a build cuenv's tables lack), ``kernels`` (what files carry) and
     ``note`` (a recipe version derived on the fly) when they apply."""
 
-    __slots__ = ("findings", "kernels", "machine", "note", "ok", "target")
+    __slots__ = ("findings", "kernels", "kernels_only", "machine", "note", "ok", "target")
 
     def __init__(self, target: str, findings: list[Finding], machine: str, *, kernels: Assessment | None = None,
-                 note: str | None = None) -> None:
+                 note: str | None = None, kernels_only: bool = False) -> None:
         from cuenv.knowledge.compat import verdict
 
         self.target, self.findings, self.machine = target, findings, machine  # machine: as describe_machine says it
         self.kernels, self.note = kernels, note
+        self.kernels_only = kernels_only  # a file or folder: judged by the kernels it carries alone
         self.ok = verdict(findings)
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {"target": self.target, "ok": self.ok, "verdict": state_of(self.findings, self.ok),
+        data: JSONObject = {"target": self.target, "ok": self.ok,
+                            "verdict": state_of(self.findings, self.ok, kernels_only=self.kernels_only),
                             "findings": [f.to_json() for f in self.findings]}
         if self.ok and any(f.code == "build-unknown" for f in self.findings):
             data["known"] = False  # no error found, but the build itself is not in cuenv's tables: not a pass
@@ -130,7 +130,7 @@ class TargetCheck:
 
 
 def _target_text(done: TargetCheck) -> str:
-    text = render(done.target, done.findings, done.ok, done.machine, done.kernels)
+    text = render(done.target, done.findings, done.ok, done.machine, done.kernels, kernels_only=done.kernels_only)
     return text + f"\n\nnote: {done.note}" if done.note else text
 
 
@@ -213,14 +213,17 @@ def _kernels(ctx: Context, path: Path | None, machine: Machine) -> Assessment | 
 
 
 def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels: Assessment | None = None,
-           extra: list[str] | None = None) -> str:
+           extra: list[str] | None = None, *, kernels_only: bool = False) -> str:
     warned = any(f.severity == "warning" for f in findings)
     state = "does not run" if not ok else ("runs, with warnings" if warned else "runs")
-    if state_of(findings, ok) == "unknown":  # a GPU-less machine, a build cuenv cannot confirm, no kernels to judge
+    if ok and any(f.code == "kernels-not-checked" for f in findings):
+        state = "kernels listed, not checked"
+    if state_of(findings, ok, kernels_only=kernels_only) == "unknown":  # no driver here, an unconfirmed build, no kernels
         codes = {f.code for f in findings}
         state = ("unknown: no NVIDIA driver here (describe the target machine with --driver and --gpu)" if not ok
-                 else "unknown: kernels listed, not checked (no GPU to hold them against)" if "kernels-not-checked" in codes
-                 else "unknown: no CUDA kernels in it to judge by" if "kernels-none-found" in codes
+                 else "unknown: kernels listed, not checked (no GPU to hold them against)"
+                 if kernels_only and "kernels-not-checked" in codes
+                 else "unknown: no CUDA kernels in it to judge by" if kernels_only and "kernels-none-found" in codes
                  else "unknown (a build cuenv's tables do not list; no error found for its CUDA)")
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:

@@ -425,6 +425,7 @@ def _toolkits_and_what_follows(environ: Mapping[str, str]) -> list[SystemToolkit
     from cuenv.machine import toolkits
 
     found = toolkits.discover(environ)
+    # A hint for speed, not a second list of what follows: a module missing here is loaded where it is used.
     for module in ("datetime", "cuenv.activation.render", "cuenv.envs.diskuse", "cuenv.envs.verdict"):
         import_module(module)  # what the create does once uv is done: loaded while uv works
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.binaries.assess import Assessment, assess, beside_a_stack
+from cuenv.binaries.assess import Assessment, assess
 from cuenv.binaries.scan import scan
 from cuenv.envs.meta import stack_from_meta
 from cuenv.envs.store import EnvRecord
@@ -30,4 +30,4 @@ def judge(record: EnvRecord, machine: Machine, *, cache_dir: Path | None, gcc: s
     kernels = assess_environment(record, machine, cache_dir=cache_dir)
     if any(lib.modules for lib in kernels.libraries):
         findings = [f for f in findings if f.code not in SUPERSEDED]
-    return sorted([*findings, *beside_a_stack(list(kernels.findings))], key=lambda f: SEVERITIES.index(f.severity)), kernels
+    return sorted([*findings, *kernels.findings], key=lambda f: SEVERITIES.index(f.severity)), kernels

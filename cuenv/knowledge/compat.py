@@ -52,22 +52,22 @@ def verdict(findings: Sequence[Finding]) -> bool:
     return not any(f.severity == "error" for f in findings)
 
 
-# A file's check that only its kernels can answer, with none to judge by: no GPU code in it, or no GPU with
-# a known compute capability to hold the code against. Beside a stack (an environment, a framework's
-# wheel) the stack's findings answer, and these are dropped (cuenv.binaries.assess.beside_a_stack).
+# Findings that leave the verdict open: cuenv cannot confirm a pairing the answer rests on (issue 25 §3).
+UNKNOWN_CODES: Final = frozenset({"build-unknown"})
+# What leaves the check of a file or folder open, where its kernels are all there is to judge by: no GPU
+# code in it, or no GPU with a known compute capability to hold the code against (an environment's check
+# says what its recipe's stack says, with these as information).
 NO_KERNEL_EVIDENCE: Final = frozenset({"kernels-none-found", "kernels-not-checked"})
-# Findings that leave the verdict open: cuenv cannot confirm a pairing the answer rests on (issue 25 §3),
-# or has nothing to judge a file by.
-UNKNOWN_CODES: Final = frozenset({"build-unknown", *NO_KERNEL_EVIDENCE})
 
 
-def state_of(findings: Sequence[Finding], ok: bool) -> str:
+def state_of(findings: Sequence[Finding], ok: bool, *, kernels_only: bool = False) -> str:
     """runs | does-not-run | unknown: the three-valued verdict. Unknown where a build cannot be
-    confirmed, where a file has no kernels to judge by, or where the only errors say this machine has no
-    driver or GPU to judge by (issue 30 §4)."""
+    confirmed, where the only errors say this machine has no driver or GPU to judge by (issue 30 §4),
+    or, for a file judged by its kernels alone (``kernels_only``), where they give nothing to judge by."""
     if not ok:
         return "unknown" if no_gpu_here(findings) else "does-not-run"
-    return "unknown" if any(f.code in UNKNOWN_CODES for f in findings) else "runs"
+    open_codes = UNKNOWN_CODES | NO_KERNEL_EVIDENCE if kernels_only else UNKNOWN_CODES
+    return "unknown" if any(f.code in open_codes for f in findings) else "runs"
 
 
 def check(stack: Stack, machine: Machine, *, gcc: str | None = None) -> list[Finding]:

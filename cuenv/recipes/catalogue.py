@@ -78,6 +78,9 @@ class Python(Plain):
     def to_dict(self) -> dict[str, object]:
         return {"default": self.default, "supported": self.supported}
 
+    def _values(self) -> tuple[object, ...]:  # equality and hash: the content, not the answers kept with it
+        return self.default, self.supported
+
     def allows(self, minor: str) -> bool:
         """Whether ``supported`` (none: any) allows Python ``minor`` ("3.11"), prereleases included."""
         if not self.supported:

@@ -50,6 +50,19 @@ def test_environment_with_an_extension_for_the_wrong_gpu_names_it(cli, env_with_
     assert code == 0 and "cuda-12.1: runs" in out
 
 
+def test_an_environment_without_gpu_code_is_judged_by_its_stack(cli, tmp_path: Path) -> None:
+    """Unlike a bare folder's, an environment's verdict rests on its recipe's stack: no kernels is information."""
+    envs = Path(os.environ["CUENV_HOME"]) / "envs"
+    prefix = envs / "cuda-12.1"
+    plain = binkit.make_wheel(tmp_path, "plain", "0.1", {"plain/__init__.py": b""})
+    site = envbuild.make_venv(prefix, [plain], binkit.CACHE / "uv")
+    envbuild.register(envs, "cuda-12.1", envbuild.venv_layout(prefix, site))
+    code, out, _ = cli("check", "cuda-12.1", "--driver", "580.65.06", "--cc", "8.6")
+    assert code == 0 and out.splitlines()[0] == "cuda-12.1: runs" and "info: kernels-none-found" in out, out
+    code, out, _ = cli("--json", "check", "cuda-12.1", "--driver", "580.65.06", "--cc", "8.6")
+    assert code == 0 and json.loads(out)["verdict"] == "runs"
+
+
 def test_environment_json_carries_the_libraries_and_a_second_run_is_cached(cli, env_with_ext: str) -> None:
     cli("check", env_with_ext, "--cc", "8.9", "--json")
     code, out, _ = cli("check", env_with_ext, "--cc", "8.9", "--json")
@@ -85,9 +98,12 @@ def test_a_shared_object_and_a_folder_without_a_gpu_are_listed(cli, built: dict[
     assert out.splitlines()[0] == f"{lib}: unknown: kernels listed, not checked (no GPU to hold them against)"
     assert "info: kernels-not-checked" in out
     (tmp_path / "empty").mkdir()
-    shutil.copy("/bin/true", tmp_path / "empty" / "true")  # a program without GPU code
+    import _ctypes  # a shared object of the interpreter's, without GPU code
+
+    shutil.copy(_ctypes.__file__, tmp_path / "empty" / "libplain.so")
     code, out, _ = cli("check", str(tmp_path / "empty"), "--cc", "8.0")
     assert code == 0 and out.splitlines()[0] == f"{tmp_path / 'empty'}: unknown: no CUDA kernels in it to judge by"
+    assert "kernels: 0 of 1 shared objects carry GPU code (1 read)" in out
     assert "info: kernels-none-found" in out
     code, out, _ = cli("--json", "check", str(tmp_path / "empty"), "--cc", "8.0")
     assert code == 0 and json.loads(out)["verdict"] == "unknown"  # no GPU code found is no evidence that it runs
