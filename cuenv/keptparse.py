@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -39,10 +40,11 @@ def load(text: str, parse: Callable[[str], Any], *, cache_dir: Path | None, kind
         return parse(text)
     key = "\0".join([kind, sys.implementation.cache_tag, *map(_stamp, [*code, _pyyaml()]), text])
     entry = cache_dir / FOLDER / f"{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}.marshal"
-    try:
-        with entry.open("rb") as fh:
+    try:  # O_NONBLOCK: a FIFO planted here must not hang the read; only a regular file is read
+        with os.fdopen(os.open(entry, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as fh:
             st = os.fstat(fh.fileno())
-            if st.st_uid == os.getuid() and not st.st_mode & 0o022:  # the user's own, writable by no one else
+            # a regular file of the user's own, writable by no one else
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
                 data = marshal.loads(fh.read())
                 os.utime(entry)  # read lately: pruned last
                 return data

@@ -60,6 +60,20 @@ def test_an_entry_someone_else_could_write_is_not_used(tmp_path: Path) -> None:
     assert lockfile.parse(text, cache_dir=cache).recipe.env["NCCL_DEBUG"] == "2" != planted.recipe.env["NCCL_DEBUG"]
 
 
+def test_a_fifo_or_a_link_in_place_of_an_entry_is_parsed_anew_without_waiting(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    text = lockfile.dump(_lock())
+    lockfile.parse(text, cache_dir=cache)
+    (entry,) = (cache / keptparse.FOLDER).iterdir()
+    entry.unlink()
+    os.mkfifo(entry)  # nobody writes to it: a blocking open would hang here
+    assert lockfile.parse(text, cache_dir=cache) == lockfile.parse(text)
+    entry.unlink()
+    (tmp_path / "elsewhere").write_bytes(b"")
+    entry.symlink_to(tmp_path / "elsewhere")
+    assert lockfile.parse(text, cache_dir=cache) == lockfile.parse(text)
+
+
 def test_a_changed_reader_is_another_key(tmp_path: Path) -> None:
     code = tmp_path / "reader.py"
     code.write_text("v1")
