@@ -32,7 +32,7 @@ KEEP: Final = 64  # entries; a team's locks and a CI's, with room
 
 
 def load(text: str, parse: Callable[[str], Any], *, cache_dir: Path | None, kind: str,
-         code: Sequence[Path] = ()) -> Any:
+         code: Sequence[str | Path] = ()) -> Any:
     """``parse(text)``, or what it returned for the same text, ``kind`` and ``code`` (the files of the
     reader, whose stamps are part of the key) before. ``parse`` returns plain data (what marshal holds: a
     YAML date is parsed every time); an exception it raises is not kept."""
@@ -55,7 +55,7 @@ def load(text: str, parse: Callable[[str], Any], *, cache_dir: Path | None, kind
     return data
 
 
-def _stamp(path: Path | None) -> str:
+def _stamp(path: str | Path | None) -> str:
     try:
         st = os.stat(path) if path is not None else None
     except OSError:

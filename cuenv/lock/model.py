@@ -310,13 +310,11 @@ def parse(text: str, *, file: str | None = None, platform: str | None = None,
     With ``platform``, a lock without packages for it is refused too (the machine's own platform).
     With ``cache_dir``, the YAML parse of this very text is kept there (cuenv.keptparse); the checks run anyway.
     """
-    from pathlib import Path
-
     from cuenv import keptparse
     from cuenv.trust import envvars, limits
 
     data = keptparse.load(text, lambda t: _load_yaml(t, file), cache_dir=cache_dir, kind="cuenv-lock",
-                          code=(Path(__file__), Path(limits.__file__)))
+                          code=(__file__, limits.__file__))
     r = _Reader(file)
     if not isinstance(data, dict):
         raise LockError("Not a cuenv lockfile (expected a mapping with `version: 1`).", file=file)
