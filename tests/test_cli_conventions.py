@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -199,3 +202,27 @@ def test_an_interrupted_download_names_the_command_that_resumes():
     assert hint is not None and "`cuenv create 'my env' --engine venv` again resumes" in hint
     assert usage.interrupted_hint("create", ["create", "x", "--dry-run"]) is None
     assert usage.interrupted_hint("list", ["list"]) is None and usage.interrupted_hint(None, []) is None
+
+
+def test_a_handled_ctrl_c_exits_130_even_when_it_left_execd_code(tmp_path):
+    # CPython remembers a KeyboardInterrupt that left code run by exec() of a string (dataclasses build
+    # their methods so) even once it is handled, and kills the finalizing interpreter with SIGINT. A
+    # Ctrl-C landing there (seen under load in tests/envs/test_interrupt.py) must still exit 130. Run
+    # with -m, as `python -m cuenv` is: a script's SystemExit ends the process before that check.
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import sys\n"
+        "from cuenv.cli import main as cli\n"
+        "def interrupted_in_exec():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        sys.stderr.write('error: interrupted.\\n')\n"
+        "        return 130\n"
+        "cli.main = interrupted_in_exec\n"
+        "cli.entry()\n")
+    path = os.pathsep.join((str(tmp_path), str(Path(__file__).resolve().parents[1])))
+    done = subprocess.run([sys.executable, "-m", "interrupted"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=path))
+    assert done.returncode == 130, done
+    assert done.stderr == "error: interrupted.\n"

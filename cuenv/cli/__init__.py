@@ -17,6 +17,10 @@ def entry() -> None:
 
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return
-    from cuenv.cli.main import entry as run
+    try:
+        from cuenv.cli.main import entry as run
+    except KeyboardInterrupt:  # Ctrl-C while still starting up: no traceback; 130, never death by SIGINT
+        import os
 
+        os._exit(130)  # not SystemExit: see cuenv.cli.main.entry
     run()

@@ -212,9 +212,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 def entry() -> None:
     """The console script and `python -m cuenv`: main(), then exit.
 
-    py-rattler's runtime threads can call into Python while the interpreter finalizes and abort the
-    process ("PyGILState_Release ... finalizing"), seen intermittently after a successful solve. When it
-    was loaded, flush and leave without finalizing; nothing of cuenv's needs atexit.
+    Two exits flush and leave without finalizing (nothing of cuenv's needs atexit):
+    - when py-rattler was loaded: its runtime threads can call into Python while the interpreter
+      finalizes and abort the process ("PyGILState_Release ... finalizing"), seen intermittently after a
+      successful solve;
+    - after a Ctrl-C: CPython remembers a KeyboardInterrupt that left code run by ``exec`` of a string
+      (dataclasses and namedtuple build their methods so) even when cuenv handled it, and the finalizing
+      interpreter then kills itself with SIGINT instead of exiting 130 (seen in tests/envs/test_interrupt.py).
     """
     import signal
 
@@ -232,7 +236,7 @@ def entry() -> None:
     # The work is done (or taken back): a Ctrl-C from now on changes nothing and must not turn a finished
     # command into one killed by SIGINT while the interpreter exits (seen in tests/envs/test_interrupt.py).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if "rattler" in sys.modules:
+    if code == EXIT_INTERRUPTED or "rattler" in sys.modules:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
