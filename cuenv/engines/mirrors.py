@@ -285,11 +285,9 @@ def _condarc(path: Path) -> dict[str, Any]:
         text = limits.read_small(path)
     except (OSError, ValueError):
         return {}
-    import yaml
-
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+        data = limits.parse_yaml(text)
+    except limits.YamlUnreadable:  # conda's own commands say what is wrong with it
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -278,22 +278,13 @@ def content_hash(lock: Lock) -> str:
 # -- reading -----------------------------------------------------------------------------------
 def _load_yaml(text: str, file: str | None) -> Any:
     """The lock's YAML, within the shape limits (cuenv.trust.limits); LockError (one line) where it is broken."""
-    import yaml
-
     from cuenv.trust import limits
 
     try:
-        too_big = limits.yaml_shape_problem(text)
-        if too_big is not None:
-            raise LockError(f"The YAML {too_big}.", file=file)
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise LockError(f"Broken YAML{where}: {problem}.", file=file) from None
-    except (ValueError, RecursionError) as exc:  # an integer of 5,000 digits
-        raise LockError(f"A value cannot be read: {str(exc).splitlines()[0][:120]}.", file=file) from None
+        return limits.parse_yaml(text)
+    except limits.YamlUnreadable as exc:
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        raise LockError(f"The lock {exc.problem}{where}.", file=file) from None
 
 
 def is_cuenv_lock(source: str) -> bool:

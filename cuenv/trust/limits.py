@@ -169,16 +169,6 @@ def safe_loader() -> type[yaml.SafeLoader | yaml.CSafeLoader]:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def check_yaml(text: str, *, what: str, file: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
-    """Refuse YAML nested deeper than ``max_depth`` or with more than ``max_nodes`` nodes once every alias
-    is expanded. Syntax errors are left to the caller's parser, which reports them with their line."""
-    why = yaml_shape_problem(text, max_depth=max_depth, max_nodes=max_nodes)
-    if why is not None:
-        hint = ("Write the values out instead of repeating anchors (&name / *name)." if "alias" in why
-                else "Check the file: no cuenv file needs that much nesting.")
-        raise Untrusted(f"{what} {file} {why}.", hint=hint)
-
-
 def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> str | None:
     """Why ``text`` is too deep or too big once aliases are expanded (a phrase: "is nested ..."), or None.
 
@@ -231,21 +221,43 @@ def yaml_shape_problem(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int 
     return None
 
 
-def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> Any:
-    """Safe YAML within the limits; broken YAML, a too-long integer or a recursion is one ``Untrusted`` line."""
+class YamlUnreadable(ValueError):
+    """Why a YAML text cannot be read, as a phrase that follows the file's name ("is not valid YAML: ...");
+    ``line`` where the parser knows it, ``shape`` when it is too deep or too big (the limits above)."""
+
+    def __init__(self, problem: str, *, line: int | None = None, shape: bool = False) -> None:
+        super().__init__(problem)
+        self.problem, self.line, self.shape = problem, line, shape
+
+
+def parse_yaml(text: str) -> Any:
+    """Safe YAML (no tags, no objects) within the shape limits, or :class:`YamlUnreadable`: the one home of
+    how cuenv reads a YAML file someone else may have written; callers word the error their own way."""
     import yaml
 
-    check_yaml(text, what=what, file=file)
+    why = yaml_shape_problem(text)  # first: libyaml's composer recurses in C (issue 14)
+    if why is not None:
+        raise YamlUnreadable(why, shape=True)
     try:
-        return yaml.load(text, Loader=safe_loader())
+        return yaml.load(text, Loader=safe_loader())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise Untrusted(f"{what} {file}{where} is not valid YAML: {problem}.", hint=hint or "Fix the file.") from None
-    except (ValueError, RecursionError, OverflowError) as exc:
-        raise Untrusted(f"{what} {file} holds a value cuenv cannot read: {_first_line(exc)}.",
-                        hint=hint or "Fix the file.") from None
+        raise YamlUnreadable(f"is not valid YAML: {problem}", line=mark.line + 1 if mark is not None else None) from None
+    except (ValueError, RecursionError, OverflowError) as exc:  # an integer of 5,000 digits
+        raise YamlUnreadable(f"holds a value cuenv cannot read: {_first_line(exc)}") from None
+
+
+def load_yaml(text: str, *, what: str, file: str, hint: str | None = None) -> Any:
+    """:func:`parse_yaml`, its refusal one ``Untrusted`` line naming ``what`` and ``file``."""
+    try:
+        return parse_yaml(text)
+    except YamlUnreadable as exc:
+        if exc.shape:
+            hint = ("Write the values out instead of repeating anchors (&name / *name)." if "alias" in exc.problem
+                    else "Check the file: no cuenv file needs that much nesting.")
+        where = f" line {exc.line}" if exc.line is not None else ""
+        raise Untrusted(f"{what} {file}{where} {exc.problem}.", hint=hint or "Fix the file.") from None
 
 
 # -- JSON ----------------------------------------------------------------------------------------

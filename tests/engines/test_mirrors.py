@@ -143,6 +143,14 @@ def test_broken_tool_files_are_ignored(tmp_path: Path) -> None:
     assert not m.resolve(environ={"HOME": str(tmp_path), "PIP_CONFIG_FILE": os.devnull, "XDG_CONFIG_HOME": str(tmp_path)})
 
 
+def test_a_condarc_past_the_yaml_limits_is_ignored_like_a_broken_one(tmp_path: Path) -> None:
+    # nine levels of ten aliases each: a billion strings once expanded (cuenv.trust.limits refuses it)
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    (tmp_path / ".condarc").write_text("\n".join(bomb) + "\nchannel_alias: https://mirror.example/conda\n")
+    assert not m.resolve(environ={"HOME": str(tmp_path), "PIP_CONFIG_FILE": os.devnull, "XDG_CONFIG_HOME": str(tmp_path)})
+
+
 def test_channel_urls() -> None:
     assert m.channel_url("conda-forge") == "https://conda.anaconda.org/conda-forge"
     assert m.channel_url("nvidia/label/cuda-11.8.0") == "https://conda.anaconda.org/nvidia/label/cuda-11.8.0"

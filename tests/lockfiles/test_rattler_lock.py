@@ -194,7 +194,7 @@ def test_conda_family_installs_a_rattler_lock(cli, recipes, work, envs, lock_cha
 
 
 @pytest.mark.parametrize("content, message", [
-    ("version: 1\nrecipe: [\n", "error: bad.lock: Broken YAML at line 3"),
+    ("version: 1\nrecipe: [\n", "error: bad.lock: The lock is not valid YAML"),
     ("version: 7\n", "error: bad.lock: Unknown lockfile schema version 7; this cuenv reads version 1."),
     ("version: 1\n", "error: bad.lock: Missing key recipe."),
 ])
