@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from cuenv.envs.meta import EnvMeta
     from cuenv.envs.store import EnvRecord, Store
     from cuenv.knowledge.findings import Finding
+    from cuenv.lock.drift import Drift
     from cuenv.machine.model import Machine
 
 VERBS: Final = ("add", "remove", "upgrade")
@@ -112,8 +113,10 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     names = [requirement_name(p) for p in packages]
     forward = functools.cache(lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
-    if _drifted(record, before):
-        # packages pip installed since the last record pinned into it, before this change is planned on top of them
+    found = _recorded_drift(record, before)
+    if found is None or found:
+        # packages pip installed since the last record pinned into it, before this change is planned on top of
+        # them; read again: the installed packages carry the URLs and hashes just recorded
         record_installed(settings, environ, name)
         record = store.get(name)
         before = engine.installed(record.path)
@@ -157,16 +160,16 @@ def _detect(settings: Settings, environ: Mapping[str, str]) -> Machine:
     return detect(environ, cache_dir=settings.cache_dir)
 
 
-def _drifted(record: EnvRecord, installed: Sequence[Any]) -> bool:
-    """Whether ``installed`` differs from the environment's recorded solution (or it has none readable)."""
+def _recorded_drift(record: EnvRecord, installed: Sequence[Any]) -> Drift | None:
+    """How ``installed`` differs from the environment's recorded solution; None when it has none readable."""
     from cuenv.engines import Solution
     from cuenv.lock.drift import drift
 
     try:
         own = Solution.from_json(folder.read_solution(record.path))
     except (OSError, ValueError, UsageError):
-        return True
-    return bool(drift(own.packages, installed))
+        return None
+    return drift(own.packages, installed)
 
 
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], hold: Mapping[str, str]) -> ChangePlan:
@@ -570,16 +573,11 @@ def record_installed(settings: Settings, environ: Mapping[str, str], name: str) 
 def drift_warning(settings: Settings, environ: Mapping[str, str], name: str) -> str | None:
     """What an export or image of environment ``name`` would leave out or get wrong: the packages installed
     since its solution was recorded (pip, uv pip) or removed from it; None when it is as recorded."""
-    from cuenv.engines import Solution, get_engine
+    from cuenv.engines import get_engine
     from cuenv.envs.store import Store
-    from cuenv.lock.drift import drift
 
     record = Store.from_settings(settings).get(name)
-    try:
-        own = Solution.from_json(folder.read_solution(record.path))
-    except (OSError, ValueError):
-        return None
-    found = drift(own.packages, get_engine(record.meta.engine, environ).installed(record.path))
+    found = _recorded_drift(record, get_engine(record.meta.engine, environ).installed(record.path))
     if not found:
         return None
     listed = "; ".join(found.lines()[:6]) + ("; ..." if len(found.lines()) > 6 else "")
