@@ -61,6 +61,7 @@ class Evidence:
     layer: str = ""  # conda | pip: which layer of an environment.yml the pin is in
     bundled: bool = False  # a wheel that carries its own CUDA (+cu124 llama.cpp): it does not choose torch's
     unconfirmed: str | None = None  # a framework/CUDA pairing the knowledge base does not list, and where to ask
+    uncovered: bool = False  # a GPU build whose CUDA cuenv's tables do not cover: no resolution answers it
 
     def __str__(self) -> str:
         return f"{self.where}: {self.pin} -> {self.says}"
@@ -252,15 +253,24 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             stack = builds.tensorflow_stack(release.split("+")[0])
             out.append(_exact(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",
                               build.cuda, cudnn=build.cudnn, stack=stack))
+        else:  # a Linux wheel of TensorFlow 2 is a CUDA build: not in the table is unknown, never CPU-only
+            out.append(_uncovered(req, f"{name} {release}"))
         return out
-    if name == "paddlepaddle-gpu" and version:
-        post = re.match(r"^(.+?)\.(post\d{3,})$", version)
+    if name == "paddlepaddle-gpu":
         index = _index_variant(options)
+        if not version:  # Paddle's per-CUDA index (/packages/stable/cu126/) serves only that CUDA's builds
+            cuda = matrix.variant_cuda(index[0]) if index and index[0].startswith("cu") else None
+            out.append(_exact(w, pin, f"CUDA {cuda} (from the index {index[1]})", cuda) if index and cuda
+                       else _undetermined(req, name))
+            return out
+        post = re.match(r"^(.+?)\.(post\d{3,})$", version)
         rel, variant = (post.group(1), post.group(2)) if post else (version, index[0] if index else "default")
         stack = builds.paddle_stack(rel, variant)
         if stack is not None and stack.cuda:
             out.append(Evidence(w, pin, f"CUDA {stack.cuda} (paddlepaddle-gpu {rel} {variant} build)", "exact",
                                 stack.cuda, int(stack.cuda.split(".")[0]), cudnn=stack.cudnn, stack=stack))
+        else:
+            out.append(_uncovered(req, f"paddlepaddle-gpu {version}"))
         return out
     if name == "cuda-toolkit" and version:  # NVIDIA's pip meta-package, as torch 2.11+ requires it
         from cuenv.knowledge import wheelcuda
@@ -306,12 +316,19 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     if named:
         major = int(named.group(1))
         out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, major))
+    elif name.endswith("-gpu"):  # PyPI's name for a project's GPU build (onnxruntime-gpu, faiss-gpu): CUDA, but which?
+        out.append(_uncovered(req, name + (f" {version}" if version else "")))
     return out
 
 
 def _undetermined(req: PipRequirement, what: str) -> Evidence:
     return Evidence(req.where, req.text, f"a {what} whose CUDA depends on the version the resolver picks",
                     "unknown")
+
+
+def _uncovered(req: PipRequirement, what: str) -> Evidence:
+    return Evidence(req.where, req.text, f"{what}, a GPU build whose CUDA cuenv's tables do not cover", "unknown",
+                    uncovered=True)
 
 
 def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list[Evidence]:
@@ -406,7 +423,8 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
             notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
                          f"{cuda} (its driver runs the others too).")
         how = f"from {best.pin} ({best.where}): {best.says}"
-        unconfirmed = tuple(dict.fromkeys(f"{e.where}: {e.unconfirmed}" for e in gpu if e.unconfirmed))
+        unconfirmed = tuple(dict.fromkeys([*(f"{e.where}: {e.unconfirmed}" for e in gpu if e.unconfirmed),
+                                           *_beside(evidence, cuda)]))
         return Inference(cuda, cudnn, nvcc, how, tuple(evidence), _framework(evidence, cuda), tuple(notes),
                          unconfirmed)
     floors = [e for e in gpu if e.strength == "min" and e.cuda]
@@ -414,7 +432,8 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
         low = max(floors, key=lambda e: _vkey(e.cuda or "0.0"))
         how = (f"from {low.pin} ({low.where}): {low.says}; cuenv checks the oldest allowed, the solver may pick a "
                "newer one the driver supports")
-        return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None, tuple(notes))
+        return Inference(low.cuda, cudnn, nvcc, how, tuple(evidence), None, tuple(notes),
+                         tuple(_beside(evidence, low.cuda or "")))
     if majors:
         major, e = next(iter(majors.items()))
         raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
@@ -422,7 +441,10 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                                "or pin the CUDA runtime in the file.")
     cpu = [e for e in evidence if e.strength == "cpu"]
     unknown = [e for e in evidence if e.strength == "unknown"]
-    if unknown:
+    if unknown and unknown[0].uncovered:
+        how = (f"{unknown[0].pin} ({unknown[0].where}) is {unknown[0].says}; pass the CUDA it was built for with "
+               "--cuda (e.g. --cuda 12.1)")
+    elif unknown:
         how = (f"{unknown[0].pin} ({unknown[0].where}) is not pinned to a build, so its CUDA is whichever the "
                "resolver picks; pin it (e.g. torch==2.5.1+cu121) or pass --cuda (e.g. --cuda 12.1)")
     elif cpu:
@@ -430,6 +452,12 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     else:
         how = "no pin asks for CUDA"
     return Inference(None, cudnn, nvcc, how, tuple(evidence), None, tuple(notes))
+
+
+def _beside(evidence: Sequence[Evidence], cuda: str) -> list[str]:
+    """GPU builds whose CUDA cuenv does not know, beside the pins that decide ``cuda``: they may need another."""
+    return [f"{e.where}: {e.pin} is {e.says}, and may need another CUDA than {cuda}; pass the CUDA it was built "
+            "for with --cuda" for e in evidence if e.uncovered]
 
 
 def _side_by_side(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:

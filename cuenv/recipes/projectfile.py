@@ -66,8 +66,9 @@ class ProjectNeed:
         if self.stack.cuda is None and self.undetermined:
             e = self.undetermined[0]
             example = "cuda-version=12.1 or pytorch-cuda=12.1" if self.kind == "environment-yml" else "torch==2.5.1+cu121"
-            raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.",
-                             hint=f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda (e.g. --cuda 12.1).")
+            hint = ("Pass the CUDA it was built for with --cuda (e.g. --cuda 12.1)." if e.uncovered
+                    else f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda (e.g. --cuda 12.1).")
+            raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.", hint=hint)
 
     def describe(self, closest: Stack | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""
@@ -200,8 +201,8 @@ def _resolved(doc: Any, path: Path, python: str, environ: Mapping[str, str], set
         unresolved = f"; uv did not resolve the file ({resolution.failure}); `{resolution.command}` lists what it installs"
         return stack, how, tuple(replace(e, says=e.says + unresolved) for e in undetermined)
     reading = resolved.read(resolution, doc, file=str(path), python=python, environ=environ, settings=settings)
-    if reading.pinned:
-        return reading.stack, reading.how, ()
+    if reading.pinned:  # a GPU build cuenv's tables do not cover stays unknown: its version does not say its CUDA
+        return reading.stack, reading.how, tuple(e for e in undetermined if e.uncovered)
     torch = next(p for p in resolution.packages if p.name.lower() == "torch")
     today = (f"uv resolves the file today to torch {torch.version} (CUDA {reading.stack.cuda}), and the file allows "
              f"other torch releases (`{resolution.command}`)")

@@ -1,4 +1,4 @@
-"""The corpus: 170+ real project files, unmodified, from public ML/CUDA repositories (issue 25 §6), each read
+"""The corpus: 200+ real project files, unmodified, from public ML/CUDA repositories (issue 25 §6), each read
 as a user would (`cuenv check FILE --json`, in-process, network-free) and compared with the reading its content
 calls for (MANIFEST.yaml). Every file must be read right or refused for a true reason; the files the pixi/uv/
 pylock/pyproject readers own are expected to fail until those land (xfail, with the reason).

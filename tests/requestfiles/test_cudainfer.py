@@ -51,9 +51,33 @@ def conda(spec: str):
     ("peft==0.10.0; sys_platform == 'win32'", []),
     ("torch==2.3.0+cpu\naccelerate", [("cpu", None, None, None)]),
     ("accelerate\ntorch==2.1.0+cu121", [("exact", "12.1", 12, None)]),
+    # GPU builds whose CUDA no table of cuenv's covers: unknown, never CPU-only (held-out-3 corpus batch)
+    ("tensorflow==2.6.0", [("unknown", None, None, None)]),
+    ("tensorflow-gpu==2.6.0", [("unknown", None, None, None)]),
+    ("paddlepaddle-gpu==9.9.9", [("unknown", None, None, None)]),
+    ("paddlepaddle-gpu", [("unknown", None, None, None)]),
+    ("--extra-index-url https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu", [("exact", "12.6", 12, None)]),
+    ("onnxruntime-gpu==1.20.2", [("unknown", None, None, None)]),
+    ("faiss-gpu", [("unknown", None, None, None)]),
 ])
 def test_pip_pins(text, expected):
     assert pip(text) == expected
+
+
+@pytest.mark.parametrize("text", ["onnxruntime-gpu==1.20.2", "tensorflow-gpu==2.6.0", "numpy\nfaiss-gpu"])
+def test_a_gpu_build_of_unknown_cuda_alone_is_unknown_with_the_flag_that_answers(text):
+    inference = cudainfer.infer(pipreqs.parse_text(text), file="r.txt", python="3.11")
+    assert inference.cuda is None and inference.undetermined and "--cuda" in inference.how
+    assert cudainfer.infer(pipreqs.parse_text(text), file="r.txt", python="3.11", cuda_flag="12.1").cuda == "12.1"
+
+
+def test_a_gpu_build_of_unknown_cuda_beside_a_decided_one_leaves_it_unconfirmed():
+    # torch decides CUDA 12.6; onnxruntime-gpu may need another (its newest builds are CUDA 13's)
+    inference = cudainfer.infer(pipreqs.parse_text("torch==2.7.0+cu126\nonnxruntime-gpu>=1.20.0"), file="r.txt",
+                                python="3.11")
+    assert inference.cuda == "12.6"
+    assert len(inference.unconfirmed) == 1
+    assert "onnxruntime-gpu>=1.20.0" in inference.unconfirmed[0] and "--cuda" in inference.unconfirmed[0]
 
 
 @pytest.mark.parametrize("spec, expected", [
