@@ -1,7 +1,8 @@
 """conda's environment.yml as conda reads it, parsed into data (issue 15 §1). Pure apart from reading files.
 
 Keys: ``name``, ``channels``, ``dependencies`` (match specs, and ``pip:`` lists: conda installs the last), ``variables``;
-``prefix`` is read and ignored (cuenv decides where environments live), as are keys conda itself ignores.
+``prefix`` is ignored (cuenv decides where environments live) but for what it tells (a Windows path: the
+file was exported on Windows), as are keys conda itself ignores.
 
 Channels follow conda: ``nodefaults`` removes ``defaults``; ``defaults`` is Anaconda's own repository
 (``repo.anaconda.com``: pkgs/main and pkgs/r, under Anaconda's terms of service), listed where it
@@ -16,6 +17,7 @@ every refusal names the line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -54,6 +56,7 @@ class EnvironmentFile:
     variables: tuple[tuple[str, str], ...] = ()
     file: str = "environment.yml"
     notes: tuple[str, ...] = ()
+    windows_prefix: Where | None = None  # `prefix: C:\\...`: `conda env export` ran on Windows
 
     def spec(self, name: str) -> CondaSpec | None:
         return next((s for s in self.specs if s.name == name), None)
@@ -86,7 +89,11 @@ def parse_text(text: str, *, file: str = "environment.yml", base: Path | None = 
         if key not in _KNOWN_KEYS:
             notes.append(f"{file}:{line}: key `{key}` is ignored (conda ignores it too).")
     name = _scalar(root.get("name"), file, "name")
+    windows_prefix = None
     if "prefix" in root.items:
+        prefix = root.get("prefix")
+        if isinstance(prefix, _Scalar) and re.match(r"^(?:[A-Za-z]:[\\/]|\\\\)", prefix.value):
+            windows_prefix = Where(file, root.items["prefix"][1])
         notes.append(f"{file}:{root.items['prefix'][1]}: `prefix:` is ignored; cuenv keeps environments in its "
                      "own folder (`cuenv list` shows where).")
     channels = _channels(root.get("channels"), root.items.get("channels", (None, None))[1], file, notes)
@@ -129,7 +136,7 @@ def parse_text(text: str, *, file: str = "environment.yml", base: Path | None = 
                      "the pip packages with uv, which needs no pip.")
     variables = _variables(root.get("variables"), file)
     return EnvironmentFile(name=name, channels=channels, specs=tuple(specs), pip=pip, variables=variables,
-                           file=file, notes=tuple(notes) + (pip.notes if pip else ()))
+                           file=file, notes=tuple(notes) + (pip.notes if pip else ()), windows_prefix=windows_prefix)
 
 
 def parse_spec(text: str, where: Where) -> CondaSpec:

@@ -155,6 +155,7 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
     from cuenv.recipes import cudainfer, envyml
 
     doc = envyml.parse_file(path)
+    _refuse_a_windows_export(doc)
     inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
     unsupported = _cannot_install(doc.pip) if doc.pip else ()
@@ -162,6 +163,22 @@ def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
                        undetermined=inference.undetermined, document=doc, unconfirmed=inference.unconfirmed)
+
+
+def _refuse_a_windows_export(doc: Any) -> None:
+    """A `conda env export` made on Windows (its ``prefix:``) pins that machine's builds: conda on linux-64 finds
+    a build only where the channels publish it for linux-64 or noarch, which win-64's (pywin32, vc) are not."""
+    from cuenv.recipes.pipreqs import RequestFileError
+
+    built = [s for s in doc.specs if s.build and not any(c in s.build for c in "*?")]
+    if doc.windows_prefix is not None and built:
+        # the example: a build that is not a noarch Python one (pyh..., py_0), which Linux would have too
+        shown = next((s for s in built if not re.match(r"^(pyh|py_\d)", s.build or "")), built[0])
+        raise RequestFileError(doc.windows_prefix, "prefix", "says `conda env export` made this file on Windows, and it "
+                               f"pins that machine's builds (e.g. {shown.text}): conda on Linux finds only the builds "
+                               "its channels publish for linux-64 or noarch.",
+                               hint="Export it again without the builds: `conda env export --no-builds` (or "
+                               "`--from-history`) on the Windows machine.")
 
 
 def _requirements(path: Path, cuda: str | None, environ: Mapping[str, str] | None = None,

@@ -103,3 +103,27 @@ def test_suggest_takes_a_framework_or_a_file(cli):
     assert code == 2 and "Give a framework or --for and a file, not both." in err
     code, out, err = cli("suggest", "--cuda", "12.1")
     assert code == 2 and "--cuda goes with --for and a file." in err
+
+
+_EXPORT = ("name: x\nchannels: [pytorch, nvidia, conda-forge]\ndependencies:\n"
+           "  - addict=2.4.0=pyhd8ed1ab_2\n  - pywin32=305=py39h2bbff1b_0\n  - pytorch-cuda=11.8=h24eeafa_5\n{prefix}")
+
+
+@pytest.mark.parametrize("prefix, refused", [
+    ("prefix: C:\\Users\\me\\miniconda3\\envs\\x\n", True),  # `conda env export` on Windows: its builds
+    ("prefix: /home/me/miniconda3/envs/x\n", False),
+    ("", False),
+])
+def test_a_windows_export_with_its_builds_is_refused_naming_the_re_export(cli, tmp_path, prefix, refused):
+    path = tmp_path / "environment.yml"
+    path.write_text(_EXPORT.format(prefix=prefix))
+    code, out, err = cli("check", str(path), *A100_NEW)
+    if refused:
+        assert code == 2 and f"{path}:7: prefix: says `conda env export` made this file on Windows" in err
+        assert "pywin32=305=py39h2bbff1b_0" in err and "`conda env export --no-builds`" in err
+    else:
+        assert code == 0, err
+    # without the builds (`--no-builds`), the same Windows prefix is read as any environment.yml
+    path.write_text(_EXPORT.format(prefix=prefix).replace("=pyhd8ed1ab_2", "").replace("=py39h2bbff1b_0", "")
+                    .replace("=h24eeafa_5", ""))
+    assert cli("check", str(path), *A100_NEW)[0] == 0
