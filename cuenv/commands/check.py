@@ -224,7 +224,7 @@ def render(target: str, findings: list[Finding], ok: bool, machine: str, kernels
                  else "unknown: kernels listed, not checked (no GPU to hold them against)"
                  if kernels_only and "kernels-not-checked" in codes
                  else "unknown: no CUDA kernels in it to judge by" if kernels_only and "kernels-none-found" in codes
-                 else "unknown (a build cuenv's tables do not list; no error found for its CUDA)")
+                 else "unknown (a build or package set cuenv cannot confirm; no error found for its CUDA)")
     lines = [f"{target}: {state}", f"  {machine}", *(extra or [])]
     if kernels is not None:
         lines += ["", *kernel_table(kernels)]

@@ -114,10 +114,12 @@ def kind_of(path: Path, kind: str | None = None) -> str:
 
 
 def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None,
-              environ: Mapping[str, str] | None = None, settings: Any = None) -> ProjectNeed:
+              environ: Mapping[str, str] | None = None, settings: Any = None, as_conda: bool = True) -> ProjectNeed:
     """The need of ``path``; ``cuda`` (--cuda) overrides what the pins say within their CUDA major.
     With ``environ`` and ``settings`` (mirrors, cache), a requirements file whose names leave the CUDA open
-    is resolved with uv (cuenv.recipes.resolved); without them it is read by its names alone."""
+    is resolved with uv (cuenv.recipes.resolved); without them it is read by its names alone. ``as_conda``:
+    an environment.yml's pip layer as conda installs it (`pip install -U` over conda's torch: `check`); cuenv's
+    own create installs it against the conda packages, which keeps them."""
     if _is_lockfile(path):  # by its content: an @EXPLICIT list named *.txt, a pixi.lock renamed
         raise UsageError(f"{path} is a lockfile, not an environment.yml or requirements file.",
                          hint=f"Install it exactly with `cuenv create --from-lock {path}`; `cuenv check {path}` "
@@ -127,9 +129,11 @@ def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None,
     if reader is None:  # named like a lockfile, but not one by its content
         raise UsageError(f"{path} is named like a {found} lockfile, not an environment.yml or requirements file.",
                          hint=f"`cuenv check {path}` reads a lockfile and says what is wrong with it.")
-    if found == "requirements" and settings is not None:
-        return _requirements(path, cuda, environ or {}, settings)
-    return reader(path, cuda)
+    if settings is None:
+        return reader(path, cuda)
+    if found == "environment-yml":
+        return _environment_yml(path, cuda, environ or {}, settings if as_conda else None)
+    return reader(path, cuda, environ or {}, settings)
 
 
 def _is_lockfile(path: Path) -> bool:
@@ -151,18 +155,43 @@ def python_of(doc: object) -> str:
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def _environment_yml(path: Path, cuda: str | None) -> ProjectNeed:
+def _environment_yml(path: Path, cuda: str | None, environ: Mapping[str, str] | None = None,
+                     settings: Any = None) -> ProjectNeed:
     from cuenv.recipes import cudainfer, envyml
 
     doc = envyml.parse_file(path)
     _refuse_a_windows_export(doc)
-    inference = cudainfer.infer(doc, file=str(path), python=python_of(doc), cuda_flag=cuda)
+    python = python_of(doc)
+    inference = cudainfer.infer(doc, file=str(path), python=python, cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
     unsupported = _cannot_install(doc.pip) if doc.pip else ()
+    unconfirmed = inference.unconfirmed
+    if settings is not None and cuda is None:
+        unconfirmed += _pip_over_conda(doc, inference, path, python, environ or {}, settings)
     return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
-                       undetermined=inference.undetermined, document=doc, unconfirmed=inference.unconfirmed)
+                       undetermined=inference.undetermined, document=doc, unconfirmed=unconfirmed)
+
+
+def _pip_over_conda(doc: Any, inference: Any, path: Path, python: str, environ: Mapping[str, str],
+                    settings: Any) -> tuple[str, ...]:
+    """Where conda's pytorch decides the CUDA and a pip layer follows it: whether pip keeps that torch
+    (cuenv.recipes.resolved.pip_over_conda); when it may not, the reading is unconfirmed (verdict unknown).
+    A torch pinned in the pip layer already decides (cudainfer: the pip layer wins)."""
+    from cuenv.recipes import resolved
+
+    spec = doc.spec("pytorch")
+    from_pip = doc.pip is not None and any(r.name == "torch" and r.exact_version() for r in doc.pip.requirements)
+    if doc.kind != "mixed" or spec is None or inference.cuda is None or from_pip:
+        return ()
+    pinned = resolved.conda_torch(spec.version, inference.cuda)
+    from cuenv.knowledge.packages import canonical
+
+    provided = frozenset({"torch", *(canonical(s.name) for s in doc.specs)})  # conda's pytorch is PyPI's torch
+    why = resolved.pip_over_conda(doc.pip, spec.text, pinned=pinned, provided=provided, file=str(path), python=python,
+                                  environ=environ, settings=settings)
+    return () if why is None else (f"{doc.pip.requirements[0].where}: {why}",)
 
 
 def _refuse_a_windows_export(doc: Any) -> None:
@@ -251,7 +280,7 @@ def _notes(notes: tuple[str, ...], unsupported: tuple[Unsupported, ...]) -> tupl
     return tuple(n for n in notes if not n.startswith(lines)) if lines else notes
 
 
-READERS: Final[dict[str, Callable[[Path, str | None], ProjectNeed]]] = {
+READERS: Final[dict[str, Callable[..., ProjectNeed]]] = {  # (path, cuda[, environ, settings])
     "environment-yml": _environment_yml,
     "requirements": _requirements,
 }

@@ -48,7 +48,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
     ``environ``/``settings``: resolve a requirements file whose pins leave the CUDA open (projectfile.read_need)."""
     from cuenv.recipes.projectfile import read_need
 
-    need = read_need(path, cuda=cuda, kind=kind, environ=environ, settings=settings)
+    need = read_need(path, cuda=cuda, kind=kind, environ=environ, settings=settings, as_conda=False)
     if need.kind not in ("environment-yml", "requirements"):
         raise UsageError(f"{path} is a {need.kind} file, not an environment.yml or requirements file.",
                          hint=f"Use `cuenv create --from-lock {path}`.")

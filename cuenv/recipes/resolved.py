@@ -97,6 +97,64 @@ def read(resolution: Resolution, doc: RequirementsFile, *, file: str, python: st
     return Reading(derived.stack, how, pinned)
 
 
+def conda_torch(version: str | None, cuda: str) -> str | None:
+    """The torch release conda installs for ``pytorch`` at ``version`` (rattler's reading of the spec) beside
+    CUDA ``cuda``, as a PEP 440 specifier: the pinned release, else the newest in the range that cuenv's tables
+    list for that CUDA (conda takes the newest); None where neither says."""
+    import re
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.knowledge import matrix
+
+    if version is None:
+        return None
+    exact = re.fullmatch(r"==?(\d+(?:\.\d+)*)|(\d+(?:\.\d+)*)\.\*", version)
+    if exact:
+        return f"=={exact.group(1)}" if exact.group(1) else f"=={exact.group(2)}.*"
+    try:
+        allowed = SpecifierSet(version)
+    except InvalidSpecifier:  # conda's own forms (1.12|1.13): not a range PEP 440 writes
+        return None
+    variant = "cu" + cuda.replace(".", "")
+    built = [r for r in matrix.torch_releases() if variant in matrix.torch_variants(r) and allowed.contains(f"{r}.0")]
+    return f"=={built[-1]}.*" if built else None
+
+
+def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, provided: frozenset[str], file: str,
+                   python: str, environ: Mapping[str, str], settings: Any) -> str | None:
+    """Why pip may install its own torch over conda's ``conda`` (``pytorch=1.12.1``, as written), or None where
+    it keeps it. ``pinned``: the release conda installs (:func:`conda_torch`), None if unknown; ``provided``:
+    the names conda's layer installs (torchvision beside pytorch), which pip keeps where they fit.
+
+    conda runs ``pip install -U -r`` on the layer (conda.env.installers.pip): pip takes the newest release of
+    each package, and keeps an installed torch only where every package it picks accepts it. uv's set for the
+    layer answers it: without a torch, or resolvable still with each package the layer names held at its newest
+    (conda's own left to fit) and torch at conda's release, conda's torch stays; else pip installs a PyPI torch
+    over it (or may: which, is pip's order)."""
+    from cuenv.knowledge.packages import canonical
+
+    first = resolve(pip, file=file, python=python, environ=environ, settings=settings)
+    if first.packages is None:
+        return (f"whether pip keeps conda's {conda} is unknown: its pip layer was not resolved ({first.failure}); "
+                f"`cuenv check {file}` with the package index reachable resolves it")
+    torch = next((p for p in first.packages if canonical(p.name) == "torch"), None)
+    if torch is None:
+        return None
+    named = any(canonical(r.name) == "torch" for r in pip.requirements)
+    if pinned is not None and not named:
+        named_here = {canonical(r.name) for r in pip.requirements} - provided  # -U: the newest of each one named
+        held = (*(f"{p.name}=={p.version}" for p in first.packages if canonical(p.name) in named_here),
+                f"torch{pinned}")
+        if resolve(pip, file=file, python=python, environ=environ, settings=settings, constraints=held).packages:
+            return None
+    why = ("the pip layer names torch, and pip -U installs its newest" if named else
+           f"the releases pip picks for the pip layer need another torch than conda's {conda}" if pinned else
+           f"the pip layer needs torch, and cuenv cannot tell which release conda's {conda} installs")
+    return (f"pip may install torch {torch.version} over conda's {conda}: {why} (uv resolves the layer with torch "
+            f"{torch.version}); pin the pip layer's packages to releases that accept conda's torch")
+
+
 def _first_cause(message: str) -> str:
     """uv's reason in a sentence or two: its cause and hint lines, without cuenv's heading for a failed solve."""
     lines = [ln.strip() for ln in message.splitlines() if ln.strip() and not ln.startswith("The requested packages")]
@@ -104,4 +162,4 @@ def _first_cause(message: str) -> str:
     return text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
 
 
-__all__ = ["PLATFORM", "Reading", "Resolution", "command", "read", "resolve"]
+__all__ = ["PLATFORM", "Reading", "Resolution", "command", "conda_torch", "pip_over_conda", "read", "resolve"]

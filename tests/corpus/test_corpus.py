@@ -62,7 +62,8 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
     data = json.loads(out.getvalue())
     codes = {f["code"] for f in data["findings"]}
     cuda = data["cuda"] if "cuda" in data else data.get("file", {}).get("cuda")
-    verdict = "unknown" if codes & compat.UNKNOWN_CODES else ("runs" if data["ok"] else "does-not-run")
+    # cuenv's own verdict (an error found beats a build it cannot confirm); the codes where a reply has none
+    verdict = data.get("verdict") or ("unknown" if codes & compat.UNKNOWN_CODES else ("runs" if data["ok"] else "does-not-run"))
     return Outcome(verdict, cuda, ", ".join(sorted(codes)))
 
 
@@ -165,5 +166,14 @@ def tallies() -> dict[str, Counter[str]]:
 
 
 if __name__ == "__main__":  # the totals for the guide: python -m tests.corpus.test_corpus
-    for batch, counts in tallies().items():
-        print(f"{batch}: " + ", ".join(f"{name}: {counts[name]}" for name in CATEGORIES))
+    import tempfile
+
+    from tests import sealing
+
+    with tempfile.TemporaryDirectory(prefix="cuenv-corpus-") as scratch:  # as sealed as the suite: no file of yours
+        put, drop = sealing.sealed_environ(Path(scratch), sealing.TEST_CACHE, os.environ)
+        for name in (*drop, *sealing.CUENV_OVERRIDES):
+            os.environ.pop(name, None)
+        os.environ.update(put, CUENV_HOME=str(Path(scratch) / "home"))
+        for batch, counts in tallies().items():
+            print(f"{batch}: " + ", ".join(f"{name}: {counts[name]}" for name in CATEGORIES))

@@ -61,7 +61,7 @@ def test_a_cu_tag_does_not_say_which_cuda_the_torch_beside_it_brings(tmp_path):
 def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, cli, text, flags, asks):
     path = _write(tmp_path, "environment.yml", text)
     code, out, err = cli("check", str(path), *MACHINE, *flags)
-    assert code == 0 and out.splitlines()[0].endswith(": unknown (a build cuenv's tables do not list; no error found for its CUDA)")
+    assert code == 0 and out.splitlines()[0].endswith(": unknown (a build or package set cuenv cannot confirm; no error found for its CUDA)")
     assert "build-unknown" in out and asks in out and "never built" not in out
     data = json.loads(cli("check", str(path), *MACHINE, *flags, "--json")[1])
     assert data["verdict"] == "unknown" and any(f["code"] == "build-unknown" for f in data["findings"])

@@ -1,0 +1,98 @@
+"""An environment.yml whose conda pytorch decides the CUDA and whose pip layer follows it: conda runs
+`pip install -U` on that layer, which may install its own torch over conda's (held-out-3 corpus batch:
+an unpinned torchvision, ml4gw requiring torch 2). cuenv reads whether pip keeps conda's torch from the
+layer as uv resolves it (cuenv.recipes.resolved.pip_over_conda); where it cannot tell, the verdict is unknown."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cuenv import config
+from cuenv.recipes import projectfile, resolved
+
+MACHINE = ("--driver", "535.104.05", "--cc", "8.6", "--os", "linux")
+
+
+def _env(tmp_path: Path, pip: list[str], pytorch: str = "pytorch=2.5.1") -> Path:
+    path = tmp_path / "environment.yml"
+    lines = "".join(f"      - {p}\n" for p in pip)
+    path.write_text(f"name: x\nchannels: [pytorch, nvidia]\ndependencies:\n  - python=3.11\n  - {pytorch}\n"
+                    f"  - pytorch-cuda=12.4\n  - pip\n  - pip:\n{lines}", encoding="utf-8")
+    return path
+
+
+def _need(path: Path, *, offline: bool) -> projectfile.ProjectNeed:
+    environ = dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=str(path.parent / "cache")) if offline else dict(os.environ)
+    return projectfile.read_need(path, environ=environ, settings=config.resolve({}, environ))
+
+
+@pytest.mark.parametrize("version, cuda, expected", [
+    ("1.12.1.*", "11.3", "==1.12.1.*"),       # pytorch=1.12.1
+    ("==2.0.1", "11.7", "==2.0.1"),            # pytorch==2.0.1 or a build-pinned spec
+    ("2.5.*", "12.4", "==2.5.*"),
+    (">=1.10,<2.0", "11.7", "==1.13.*"),       # the newest release in range that cuenv's tables list for CUDA 11.7
+    (">=1.9.1", "11.1", None),                 # the tables list no torch built for CUDA 11.1
+    ("1.12.*|==1.13", "11.7", None),           # conda's own "or": not a PEP 440 range
+    (None, "12.4", None),
+])
+def test_the_release_conda_installs(version, cuda, expected):
+    assert resolved.conda_torch(version, cuda) == expected
+
+
+def test_offline_a_pip_layer_beside_conda_torch_is_unknown_with_the_command_that_answers(tmp_path, cuenv_exe):
+    path = _env(tmp_path, ["torchvision"])
+    need = _need(path, offline=True)
+    assert need.stack.cuda == "12.4"
+    [finding] = [f for f in need.findings() if "pip" in f.message]
+    assert finding.code == "build-unknown"
+    assert "whether pip keeps conda's pytorch=2.5.1 is unknown: its pip layer was not resolved" in finding.message
+    assert finding.fix == f"`cuenv check {path}` with the package index reachable resolves it"
+
+
+def test_a_pin_in_the_pip_layer_or_a_flag_needs_no_resolution(tmp_path):
+    assert not [f for f in _need(_env(tmp_path, ["torch==2.5.1"]), offline=True).findings() if "pip" in f.message]
+    path = _env(tmp_path, ["torchvision"])
+    environ = dict(os.environ, UV_OFFLINE="1")
+    need = projectfile.read_need(path, cuda="12.4", environ=environ, settings=config.resolve({}, environ))
+    assert not need.findings()
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("pip, pytorch, kept", [
+    (["numpy"], "pytorch=2.5.1", True),               # no torch in the layer's set
+    (["torchvision"], "pytorch=1.12.1", False),       # the newest torchvision pins a newer torch
+    (["accelerate"], "pytorch=2.5.1", True),          # the newest accelerate accepts conda's torch 2.5
+])
+def test_online_pip_keeps_conda_torch_only_where_the_layers_newest_releases_accept_it(tmp_path, pip, pytorch, kept):
+    path = _env(tmp_path, pip, pytorch)
+    messages = [f.message for f in _need(path, offline=False).findings() if "pip" in f.message]
+    if kept:
+        assert not messages
+    else:
+        assert len(messages) == 1 and messages[0].split(": ", 1)[1].startswith("pip may install torch ")
+        assert f"over conda's {pytorch}: the releases pip picks for the pip layer need another torch" in messages[0]
+
+
+@pytest.mark.network
+def test_the_offline_hint_works_as_written(tmp_path, cuenv_exe):
+    """The finding's fix, run as written with the index reachable: the layer is resolved (no torch in it)."""
+    import subprocess
+
+    path = _env(tmp_path, ["numpy"])
+    offline = subprocess.run([*cuenv_exe, "check", str(path), *MACHINE], capture_output=True, text=True,
+                             env=dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=str(tmp_path / "cold")))
+    assert "its pip layer was not resolved" in offline.stdout and "build-unknown" in offline.stdout
+    online = subprocess.run([*cuenv_exe, "check", str(path), *MACHINE], capture_output=True, text=True)
+    assert online.returncode == 0 and "was not resolved" not in online.stdout and "build-unknown" not in online.stdout, online.stdout
+
+
+def test_cuenvs_own_create_reads_no_such_doubt(tmp_path):
+    """`cuenv create -f` installs the pip layer against the conda packages already there (uv, not `pip -U`),
+    which keeps conda's torch: the question is conda's, not cuenv's."""
+    path = _env(tmp_path, ["torchvision"])
+    environ = dict(os.environ, UV_OFFLINE="1")
+    need = projectfile.read_need(path, environ=environ, settings=config.resolve({}, environ), as_conda=False)
+    assert need.stack.cuda == "12.4" and not [f for f in need.findings() if "pip" in f.message]
