@@ -176,6 +176,11 @@ class RequirementsFile:
     def requirement_texts(self) -> tuple[str, ...]:
         return tuple(r.text for r in self.requirements)
 
+    def without(self, lines: Iterable[Where]) -> RequirementsFile:
+        """This file less the requirements on ``lines`` (those cuenv cannot install)."""
+        gone = {(w.file, w.line) for w in lines}
+        return replace(self, requirements=tuple(r for r in self.requirements if (r.where.file, r.where.line) not in gone))
+
 
 # -- reading ----------------------------------------------------------------------------------------
 

@@ -185,13 +185,17 @@ def _pip_over_conda(doc: Any, inference: Any, path: Path, python: str, environ: 
     from_pip = doc.pip is not None and any(r.name == "torch" and r.exact_version() for r in doc.pip.requirements)
     if doc.kind != "mixed" or spec is None or inference.cuda is None or from_pip:
         return ()
+    # the lines cuenv cannot install (VCS checkouts, source archives: `check` lists them) only a build would describe
+    layer = doc.pip.without(u.where for u in _cannot_install(doc.pip))
+    if not layer.requirements:
+        return ()
     pinned = resolved.conda_torch(spec.version, inference.cuda)
     from cuenv.knowledge.packages import canonical
 
     provided = frozenset({"torch", *(canonical(s.name) for s in doc.specs)})  # conda's pytorch is PyPI's torch
-    why = resolved.pip_over_conda(doc.pip, spec.text, pinned=pinned, provided=provided, file=str(path), python=python,
+    why = resolved.pip_over_conda(layer, spec.text, pinned=pinned, provided=provided, file=str(path), python=python,
                                   environ=environ, settings=settings)
-    return () if why is None else (f"{doc.pip.requirements[0].where}: {why}",)
+    return () if why is None else (f"{layer.requirements[0].where}: {why}",)
 
 
 def _refuse_a_windows_export(doc: Any) -> None:

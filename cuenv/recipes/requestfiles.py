@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -61,7 +61,7 @@ def from_file(path: Path, *, kind: str | None, name: str | None, cuda: str | Non
                          f"{'these lines' if len(blocked) > 1 else 'this line'} and install "
                          f"{'them' if len(blocked) > 1 else 'it'} afterwards.")
     if pip is not None:
-        pip = _without(pip, blocked)
+        pip = pip.without(u.where for u in blocked)
         _check_pip_options(pip)
     need.require_cuda()
     if need.stack.cuda is None:
@@ -91,12 +91,6 @@ def _allowed_builds(names: tuple[str, ...]) -> tuple[str, ...]:
                              hint="Name the project whose source distribution may be built, e.g. --allow-build gym.")
         out.append(canonical(name))
     return tuple(dict.fromkeys(out))
-
-
-def _without(pip: RequirementsFile, blocked: list[Unsupported]) -> RequirementsFile:
-    gone = {(u.where.file, u.where.line) for u in blocked}
-    return replace(pip, requirements=tuple(r for r in pip.requirements
-                                           if (r.where.file, r.where.line) not in gone))
 
 
 def _check_pip_options(pip: RequirementsFile) -> None:
