@@ -179,6 +179,7 @@ def _pip_over_conda(doc: Any, inference: Any, path: Path, python: str, environ: 
     """Where conda's pytorch decides the CUDA and a pip layer follows it: whether pip keeps that torch
     (cuenv.recipes.resolved.pip_over_conda); when it may not, the reading is unconfirmed (verdict unknown).
     A torch pinned in the pip layer already decides (cudainfer: the pip layer wins)."""
+    from cuenv.knowledge.packages import canonical
     from cuenv.recipes import resolved
 
     spec = doc.spec("pytorch")
@@ -190,8 +191,6 @@ def _pip_over_conda(doc: Any, inference: Any, path: Path, python: str, environ: 
     if not layer.requirements:
         return ()
     pinned = resolved.conda_torch(spec.version, inference.cuda)
-    from cuenv.knowledge.packages import canonical
-
     provided = frozenset({"torch", *(canonical(s.name) for s in doc.specs)})  # conda's pytorch is PyPI's torch
     why = resolved.pip_over_conda(layer, spec.text, pinned=pinned, provided=provided, file=str(path), python=python,
                                   environ=environ, settings=settings)

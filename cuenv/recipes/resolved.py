@@ -9,6 +9,9 @@ is read from that set as from a lockfile's packages (cuenv.lock.foreign.stack.de
 A torch the set holds is the file's only when the file allows no other: uv is asked once more with that
 release excluded, and where it still resolves, which torch (and CUDA) installs is the resolver's pick of the
 day, as for an unpinned ``torch`` line; the answer is then unknown, never a guess.
+
+The same resolution answers an environment.yml's question (:func:`pip_over_conda`): whether the ``pip:`` layer,
+which conda installs with ``pip install -U``, keeps the torch of the conda layer or installs its own over it.
 """
 
 from __future__ import annotations
@@ -146,8 +149,12 @@ def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, pro
         named_here = {canonical(r.name) for r in pip.requirements} - provided  # -U: the newest of each one named
         held = (*(f"{p.name}=={p.version}" for p in first.packages if canonical(p.name) in named_here),
                 f"torch{pinned}")
-        if resolve(pip, file=file, python=python, environ=environ, settings=settings, constraints=held).packages:
+        kept = resolve(pip, file=file, python=python, environ=environ, settings=settings, constraints=held)
+        if kept.packages is not None:
             return None
+        if not kept.unsatisfiable:  # no answer (no wheel of that torch for this Python): not a "no"
+            return (f"whether pip keeps conda's {conda} is unknown: uv could not try the layer with torch{pinned} "
+                    f"({kept.failure}); pin torch in the pip layer to conda's release, so that pip keeps it")
     why = ("the pip layer names torch, and pip -U installs its newest" if named else
            f"the releases pip picks for the pip layer need another torch than conda's {conda}" if pinned else
            f"the pip layer needs torch, and cuenv cannot tell which release conda's {conda} installs")
