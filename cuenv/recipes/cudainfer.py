@@ -253,7 +253,10 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             stack = builds.tensorflow_stack(release.split("+")[0])
             out.append(_exact(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",
                               build.cuda, cudnn=build.cudnn, stack=stack))
-        else:  # a Linux wheel of TensorFlow 2 is a CUDA build: not in the table is unknown, never CPU-only
+        elif name == "tensorflow" and _cpu_only_tensorflow(release):
+            out.append(Evidence(w, pin, "a CPU-only TensorFlow (before 2.1, TensorFlow's GPU build was tensorflow-gpu)",
+                                "cpu"))
+        else:  # a CUDA build whose CUDA is not in the table: unknown, never CPU-only
             out.append(_uncovered(req, f"{name} {release}"))
         return out
     if name == "paddlepaddle-gpu":
@@ -319,6 +322,17 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     elif name.endswith("-gpu"):  # PyPI's name for a project's GPU build (onnxruntime-gpu, faiss-gpu): CUDA, but which?
         out.append(_uncovered(req, name + (f" {version}" if version else "")))
     return out
+
+
+def _cpu_only_tensorflow(release: str) -> bool:
+    """Whether PyPI's ``tensorflow`` at ``release`` is CPU-only: every release before 2.1 but 1.15.0 and 1.15.1
+    (TensorFlow's release notes: 2.1.0 "the tensorflow pip package now includes GPU support by default"; 1.15.0
+    did so first, and 1.15.2 "no longer has a single pip package for GPU and CPU", tensorflow#36347)."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
+    if not m:
+        return False
+    v = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    return v < (2, 1, 0) and not (1, 15, 0) <= v < (1, 15, 2)
 
 
 def _undetermined(req: PipRequirement, what: str) -> Evidence:

@@ -53,6 +53,10 @@ def conda(spec: str):
     ("accelerate\ntorch==2.1.0+cu121", [("exact", "12.1", 12, None)]),
     # GPU builds whose CUDA no table of cuenv's covers: unknown, never CPU-only (held-out-3 corpus batch)
     ("tensorflow==2.6.0", [("unknown", None, None, None)]),
+    ("tensorflow==1.14.0", [("cpu", None, None, None)]),  # before 2.1 the GPU build was tensorflow-gpu
+    ("tensorflow==2.0.1", [("cpu", None, None, None)]),
+    ("tensorflow==1.15.0", [("unknown", None, None, None)]),  # 1.15.0 and 1.15.1 carried the GPU build
+    ("tensorflow-gpu==1.14.0", [("unknown", None, None, None)]),
     ("tensorflow-gpu==2.6.0", [("unknown", None, None, None)]),
     ("paddlepaddle-gpu==9.9.9", [("unknown", None, None, None)]),
     ("paddlepaddle-gpu", [("unknown", None, None, None)]),
