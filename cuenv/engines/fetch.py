@@ -10,6 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Final
 
+from cuenv import netopen
 from cuenv.engines.base import DownloadFailed, HashMismatch, Package, emit
 from cuenv.engines.events import Chunk, Download, Downloaded, Progress
 from cuenv.engines.mirrors import Mirrors
@@ -73,7 +74,7 @@ def verified_archive(pkg: Package, archives: Path, *, progress: Progress | None 
     part_name = f".{name}.part{os.getpid()}"
     emit(progress, Download(pkg.name, pkg.size))
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp, paths.open_new(archives, part_name) as out:
+        with netopen.urlopen(url, timeout=TIMEOUT) as resp, paths.open_new(archives, part_name) as out:
             # Small reads: each one is a moment to show progress and to honour a cancel (issue 18).
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 out.write(chunk)

@@ -185,7 +185,9 @@ def http_get(url: str, accept: str) -> tuple[str, str]:
     import urllib.request  # on use: http.client and email are a tenth of a warm create's start (issue 29)
 
     req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "cuenv"})
-    with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+    from cuenv import netopen
+
+    with netopen.urlopen(req, timeout=TIMEOUT) as resp:
         return resp.read().decode("utf-8", errors="replace"), resp.headers.get("Content-Type", "")
 
 

@@ -14,6 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Final
 
+from cuenv import netopen
+
 TAIL: Final = 65_536 + 22  # the end-of-central-directory record and the longest zip comment
 MAX_DIRECTORY: Final = 16 * 1024 * 1024  # a central directory larger than this is not read
 TIMEOUT: Final = 30.0
@@ -63,7 +65,7 @@ def _range(url: str, spec: str, timeout: float) -> tuple[bytes, int]:
     """The bytes of one range request, and the file's whole size (from Content-Range)."""
     request = urllib.request.Request(url, headers={"Range": spec, "User-Agent": "cuenv"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - https/http only, checked above
+        with netopen.urlopen(request, timeout=timeout) as response:  # https/http only, checked above
             if response.status != 206:
                 raise Unreadable(f"no range support (HTTP {response.status})")
             total = response.headers.get("Content-Range", "").rpartition("/")[2]

@@ -23,6 +23,7 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Final
 
+from cuenv import netopen
 from cuenv.knowledge.packages import canonical
 
 INDEX: Final = "https://pypi.org"
@@ -86,7 +87,7 @@ class Client:
             headers["Accept"] = accept
         self.requests += 1
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT) as resp:
+            with netopen.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT) as resp:
                 if byte_range and resp.status != 206:
                     raise FetchError(f"{url}: the server ignored the byte range (HTTP {resp.status})")
                 data: bytes = resp.read()
