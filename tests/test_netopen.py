@@ -8,6 +8,7 @@ import socket
 import threading
 import urllib.error
 from collections.abc import Iterator
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -16,9 +17,9 @@ from cuenv import netopen
 
 
 @pytest.mark.parametrize("exc, again", [
-    (urllib.error.HTTPError("u", 503, "busy", {}, None), True),  # type: ignore[arg-type]
-    (urllib.error.HTTPError("u", 429, "slow down", {}, None), True),  # type: ignore[arg-type]
-    (urllib.error.HTTPError("u", 404, "no", {}, None), False),  # type: ignore[arg-type]
+    (urllib.error.HTTPError("u", 503, "busy", Message(), None), True),
+    (urllib.error.HTTPError("u", 429, "slow down", Message(), None), True),
+    (urllib.error.HTTPError("u", 404, "no", Message(), None), False),
     (urllib.error.URLError(socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")), True),
     (urllib.error.URLError(socket.gaierror(socket.EAI_NONAME, "Name or service not known")), False),
     (urllib.error.URLError(ConnectionResetError(104, "reset")), True),
