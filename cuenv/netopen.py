@@ -34,12 +34,13 @@ def transient(exc: BaseException) -> bool:
 
 def urlopen(request: str | urllib.request.Request, *, timeout: float) -> HTTPResponse:
     """``urllib.request.urlopen``, a transient failure tried again (ATTEMPTS in all); the last one raised."""
-    for attempt in range(1, ATTEMPTS + 1):
+    attempt = 1
+    while True:
         try:
             response: HTTPResponse = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - callers check the scheme
             return response
         except OSError as exc:  # URLError and HTTPError are OSErrors
             if attempt == ATTEMPTS or not transient(exc):
                 raise
-            time.sleep(WAIT * attempt)
-    raise AssertionError("unreachable")
+        time.sleep(WAIT * attempt)
+        attempt += 1

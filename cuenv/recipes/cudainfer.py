@@ -328,11 +328,13 @@ def _cpu_only_tensorflow(release: str) -> bool:
     """Whether PyPI's ``tensorflow`` at ``release`` is CPU-only: every release before 2.1 but 1.15.0 and 1.15.1
     (TensorFlow's release notes: 2.1.0 "the tensorflow pip package now includes GPU support by default"; 1.15.0
     did so first, and 1.15.2 "no longer has a single pip package for GPU and CPU", tensorflow#36347)."""
-    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
-    if not m:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(release)
+    except InvalidVersion:
         return False
-    v = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
-    return v < (2, 1, 0) and not (1, 15, 0) <= v < (1, 15, 2)
+    return v < Version("2.1") and not Version("1.15.0") <= v < Version("1.15.2")
 
 
 def _undetermined(req: PipRequirement, what: str) -> Evidence:
