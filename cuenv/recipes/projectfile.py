@@ -248,7 +248,8 @@ def _resolved(doc: Any, path: Path, python: str, environ: Mapping[str, str], set
     stack, how, undetermined = by_names
     if resolution.packages is None:
         unresolved = f"; uv did not resolve the file ({resolution.failure}); `{resolution.command}` lists what it installs"
-        return stack, how, tuple(replace(e, says=e.says + unresolved) for e in undetermined)
+        # a GPU build cuenv's tables do not cover: what uv would resolve does not say its CUDA either
+        return stack, how, tuple(e if e.uncovered else replace(e, says=e.says + unresolved) for e in undetermined)
     reading = resolved.read(resolution, doc, file=str(path), python=python, environ=environ, settings=settings)
     if reading.pinned:  # a GPU build cuenv's tables do not cover stays unknown: its version does not say its CUDA
         return reading.stack, reading.how, tuple(e for e in undetermined if e.uncovered)
