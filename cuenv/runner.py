@@ -16,9 +16,10 @@ from cuenv.plain import Plain
 
 TYPE_CHECKING = False  # no `typing` or dataclasses at run time: `info` asks a system nvcc (issue 29)
 if TYPE_CHECKING:
-    from typing import IO, Callable, Final, Mapping, Sequence
+    from typing import IO, Any, Callable, Final, Mapping, Sequence, TypeVar
 
     Listener = Callable[[str], None]
+    T = TypeVar("T")
 
 
 def log(name: str, level: str, msg: str, *args: object) -> None:
@@ -222,3 +223,28 @@ def end_group(proc: subprocess.Popen[str]) -> None:
     for pipe in (proc.stdout, proc.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def meanwhile(work: Callable[..., T], *args: object) -> Callable[[], T]:
+    """``work(*args)`` started in a thread now; the function returned waits for its result (raising what it
+    raised). For work that needs nothing of what the caller does meanwhile: the caller's wait for a tool (uv)
+    releases the interpreter to it. A daemon thread: a failed or interrupted command does not wait for it."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work(*args)
+        except BaseException as exc:  # handed to the caller by result()
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"cuenv-{getattr(work, '__name__', 'work')}", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        value: T = box["value"]
+        return value
+
+    return result

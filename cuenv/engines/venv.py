@@ -22,6 +22,7 @@ from typing import Any, Callable, Final, Iterable, Mapping
 
 from cuenv import runner
 from cuenv.activation.target import CudaLayout
+from cuenv.engines import cudahome
 from cuenv.engines.base import (
     DownloadFailed,
     Engine,
@@ -39,7 +40,6 @@ from cuenv.engines.base import (
     emit,
     total_size,
 )
-from cuenv.engines.cudahome import build_cuda_home
 from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, Tick
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
@@ -572,20 +572,32 @@ class VenvEngine(Engine):
                                cache_dir=cache_dir)
         if seed is not None:
             reqs_text += requirements_lines((seed,), mirrors=self.mirrors)
-        with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
-            reqs = Path(tmp) / "requirements.txt"
-            reqs.write_text(reqs_text, encoding="utf-8")
-            self._uv_stream(
-                ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
-                 "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
-                cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
-                sizes={p.name: p.size for p in solution.packages}, cached_first=True,
-            )
+        home, key = folder.cuda_home(prefix), _cuda_home_key(prefix, solution.packages)
+        predicted = cudahome.remembered(cache_dir, key) if key and not os.path.lexists(home) else None
+        planting = runner.meanwhile(cudahome.plant, home, predicted) if predicted is not None else None
+        try:
+            with tempfile.TemporaryDirectory(prefix="cuenv-install-") as tmp:
+                reqs = Path(tmp) / "requirements.txt"
+                reqs.write_text(reqs_text, encoding="utf-8")
+                self._uv_stream(
+                    ["pip", "sync", str(reqs), "--python", str(prefix / "bin" / "python"), "--require-hashes",
+                     "--allow-empty-requirements", "--link-mode", "hardlink", "--index-strategy", "unsafe-best-match"],
+                    cache_dir=cache_dir, timeout=INSTALL_TIMEOUT, where="the locked URLs", progress=progress,
+                    sizes={p.name: p.size for p in solution.packages}, cached_first=True,
+                )
+        finally:  # the links are planted before anything else (a failed create's removal) touches the prefix
+            if planting is not None:
+                try:
+                    planting()
+                except OSError:
+                    predicted = None
         if seed is None and not any(p.name == INSTALLER for p in solution.packages):
             self.seed_installer(prefix, cache_dir=cache_dir, progress=progress)
         site = site_packages(prefix)
         if site is not None:
-            build_cuda_home(folder.cuda_home(prefix), nvidia_components(site))
+            made = cudahome.build_cuda_home(home, nvidia_components(site), planted=predicted)
+            if key and made != predicted:
+                cudahome.remember(cache_dir, key, made)
         # the caller records the solution (cuenv.envs.folder.write_solution, atomic): one writer (issue 24 §4)
         emit(progress, Step("done", str(prefix)))
         return None
@@ -655,6 +667,14 @@ class VenvEngine(Engine):
         # entry is the artifact uv verified.
         return tuple(sorted((verified.get((p.name, p.version, p.url)) or by_name.get((p.name, p.version, p.url), p)
                              for p in found), key=lambda p: p.key))
+
+
+def _cuda_home_key(prefix: Path, packages: Iterable[Package]) -> str | None:
+    """The key of the CUDA_HOME links ``packages`` make in ``prefix`` (cudahome.memo_key); None without
+    NVIDIA wheels (then there is nearly nothing to link) or a site-packages."""
+    site = site_packages(prefix)
+    wheels = [(p.name, p.version, p.sha256 or "") for p in packages if p.name.startswith("nvidia-")]
+    return cudahome.memo_key(wheels, folder.cuda_home(prefix), site) if wheels and site is not None else None
 
 
 def recorded_packages(prefix: Path) -> tuple[Package, ...]:

@@ -13,8 +13,9 @@ clean up.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cuenv import runner
 from cuenv.engines.events import Progress, Step
 from cuenv.envs import cudatools, folder
 from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest, Validation, built_meta
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from cuenv.machine.model import Machine
     from cuenv.machine.toolkits import SystemToolkit
     from cuenv.recipes.catalogue import Recipe
-
-T = TypeVar("T")
 
 
 class CheckFailed(CuenvError):
@@ -385,7 +384,7 @@ def execute(plan: CreatePlan, settings: Settings, environ: Mapping[str, str], *,
             # The system's toolkits (the shims and the activation scripts name them) are found while the engine
             # installs: they need nothing it makes, and asking a system nvcc its version is a process of its own.
             # The modules of what follows the install are loaded there too, while uv works on the other core.
-            system = meanwhile(_toolkits_and_what_follows, environ)
+            system = runner.meanwhile(_toolkits_and_what_follows, environ)
             with_layer = engine.install(prefix, solution, cache_dir=cache, progress=progress, layer=layer)
             if with_layer is not None:  # the pip layer's wheels, resolved against the conda packages
                 solution = with_layer
@@ -447,30 +446,3 @@ def render_activation(store: Store, name: str, settings: Settings, environ: Mapp
     record = store.get(name, allow_incomplete=True)
     folder.write_activation(record.meta_dir, render_scripts(record.target(), envs_dir=store.envs_dir,
                                                             prompt=settings.prompt, environ=environ, found=found))
-
-
-def meanwhile(work: Callable[..., T], *args: Any) -> Callable[[], T]:
-    """``work(*args)`` started in a thread now; the function returned waits for its result (raising what it
-    raised). For work that needs nothing of what the caller does meanwhile: the caller's wait for a tool (uv)
-    releases the interpreter to it. A daemon thread: a failed or interrupted create does not wait for it."""
-    import threading
-
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = work(*args)
-        except BaseException as exc:  # handed to the caller by result()
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name=f"cuenv-{getattr(work, '__name__', 'work')}", daemon=True)
-    thread.start()
-
-    def result() -> T:
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        value: T = box["value"]
-        return value
-
-    return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -209,6 +210,38 @@ def test_second_venv_from_warm_cache_downloads_nothing_and_is_small(cu12_solutio
     get_engine("venv", dict(os.environ, UV_OFFLINE="1")).install(tmp_path / "two", cu12_solution, cache_dir=cache_dir)
     first, added = added_by(tmp_path / "two", first=tmp_path / "one")
     assert added < 0.05 * first, f"the second venv adds {added / 1e6:.2f} MB on top of {first / 1e6:.1f} MB"
+
+
+@pytest.mark.network
+def test_a_second_venv_gets_the_cuda_home_links_the_first_made(cu12_solution: Solution, tmp_path: Path,
+                                                                cache_dir: Path) -> None:
+    """The links of the first environment are kept and planted while uv installs the next one's wheels;
+    a kept set that is wrong (a damaged cache, other files in a wheel) is put right after the install."""
+    from cuenv.engines.cudahome import links
+    from cuenv.engines.venv import nvidia_components, site_packages
+
+    cache = tmp_path / "cache"  # a memo of its own, on the session's warm uv cache
+    cache.mkdir()
+    (cache / "uv").symlink_to(cache_dir / "uv")
+    engine = get_engine("venv", os.environ)
+
+    def home_links(prefix: Path) -> dict[str, str]:
+        home = folder.cuda_home(prefix)
+        return {str(p.relative_to(home)): os.readlink(p) for p in home.rglob("*") if p.is_symlink()}
+
+    engine.install(tmp_path / "one", cu12_solution, cache_dir=cache)
+    [memo] = (cache / "cuda-home").glob("*.json")
+    site = site_packages(tmp_path / "one")
+    assert site is not None
+    made = links(folder.cuda_home(tmp_path / "one"), nvidia_components(site))
+    assert json.loads(memo.read_text()) == made == home_links(tmp_path / "one") and "include/cuda_runtime_api.h" in made
+    memo.write_text(json.dumps({**{k: v for k, v in made.items() if k != "bin/ptxas"}, "include/stale.h": "../x"}))
+    engine.install(tmp_path / "two", cu12_solution, cache_dir=cache)
+    assert home_links(tmp_path / "two") == made and json.loads(memo.read_text()) == made
+    kept = memo.stat().st_mtime_ns
+    engine.install(tmp_path / "three", cu12_solution, cache_dir=cache)
+    assert home_links(tmp_path / "three") == made and memo.stat().st_mtime_ns == kept
+    assert "CUDART_VERSION 12010" in (folder.cuda_home(tmp_path / "three") / "include" / "cuda_runtime_api.h").read_text().replace("  ", " ")
 
 
 @pytest.mark.network

@@ -177,7 +177,7 @@ def test_meanwhile_hands_back_the_result_or_the_error_of_its_thread() -> None:
     very exception the work raised, when it asks."""
     import threading
 
-    from cuenv.envs.create import meanwhile
+    from cuenv.runner import meanwhile
 
     names: list[str] = []
     got = meanwhile(lambda a, b: names.append(threading.current_thread().name) or a + b, 2, 3)
