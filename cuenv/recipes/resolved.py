@@ -145,6 +145,7 @@ def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, pro
     if torch is None:
         return None
     named = any(canonical(r.name) == "torch" for r in pip.requirements)
+    uv_says = ""
     if pinned is not None and not named:
         named_here = {canonical(r.name) for r in pip.requirements} - provided  # -U: the newest of each one named
         held = (*(f"{p.name}=={p.version}" for p in first.packages if canonical(p.name) in named_here),
@@ -155,11 +156,18 @@ def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, pro
         if not kept.unsatisfiable:  # no answer (no wheel of that torch for this Python): not a "no"
             return (f"whether pip keeps conda's {conda} is unknown: uv could not try the layer with torch{pinned} "
                     f"({kept.failure}); pin torch in the pip layer to conda's release, so that pip keeps it")
+        uv_says = f", and with torch{pinned} held: {_first_reason(kept.failure)}"
     why = ("the pip layer names torch, and pip -U installs its newest" if named else
            f"the releases pip picks for the pip layer need another torch than conda's {conda}" if pinned else
            f"the pip layer needs torch, and cuenv cannot tell which release conda's {conda} installs")
     return (f"pip may install torch {torch.version} over conda's {conda}: {why} (uv resolves the layer with torch "
-            f"{torch.version}); pin the pip layer's packages to releases that accept conda's torch")
+            f"{torch.version}{uv_says}); pin the pip layer's packages to releases that accept conda's torch")
+
+
+def _first_reason(failure: str) -> str:
+    """The first sentence of uv's derivation (_first_cause's text), which names the package whose release
+    rules torch out; no "; " (a finding's text is "what; fix") and no closing period."""
+    return failure.removeprefix("cause: ").split(". ", 1)[0].rstrip(".").replace("; ", ", ")
 
 
 def _first_cause(message: str) -> str:

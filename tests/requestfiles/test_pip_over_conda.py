@@ -6,6 +6,7 @@ layer as uv resolves it (cuenv.recipes.resolved.pip_over_conda); where it cannot
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,15 @@ def test_online_pip_keeps_conda_torch_only_where_the_layers_newest_releases_acce
     else:
         assert len(messages) == 1 and messages[0].split(": ", 1)[1].startswith("pip may install torch ")
         assert f"over conda's {pytorch}: the releases pip picks for the pip layer need another torch" in messages[0]
+        assert re.search(r"with torch==1\.12\.1\.\* held: Because torchvision\S+ depends on torch", messages[0]), messages[0]
+
+
+def test_uvs_reason_names_the_package_that_rules_conda_torch_out():
+    failure = ("cause: Because kornia==0.8.2 depends on torch>=2.0.0 and torch==1.12.1.*, we can conclude that kornia==0.8.2 "
+               "cannot be used. And because you require kornia==0.8.2, we can conclude that your requirements are unsatisfiable.")
+    assert resolved._first_reason(failure) == ("Because kornia==0.8.2 depends on torch>=2.0.0 and torch==1.12.1.*, we can "
+                                               "conclude that kornia==0.8.2 cannot be used")
+    assert "; " not in resolved._first_reason("cause: Because a; b depends on torch. More.")
 
 
 @pytest.mark.network
