@@ -90,7 +90,7 @@ def remembered(cache_dir: Path, key: str) -> dict[str, str] | None:
         found = json.loads((cache_dir / "cuda-home" / f"{key}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(found, dict) or not all(isinstance(t, str) and _inside(p) for p, t in found.items()):
+    if not isinstance(found, dict) or not all(isinstance(t, str) and t and "\0" not in t and _inside(p) for p, t in found.items()):
         return None
     return found
 

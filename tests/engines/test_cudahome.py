@@ -67,7 +67,8 @@ def test_remembered_links_round_trip_and_a_damaged_memo_is_none(tmp_path: Path, 
     assert remembered(tmp_path, key) == links(home, comps)
     memo = tmp_path / "cuda-home" / f"{key}.json"
     for damaged in ("{", "[]", json.dumps({"include/x.h": 3}), json.dumps({"../../.bashrc": "x"}),
-                    json.dumps({"include/../../x": "y"}), json.dumps({"/etc/x": "y"}), json.dumps({"include/..": "y"})):
+                    json.dumps({"include/../../x": "y"}), json.dumps({"/etc/x": "y"}), json.dumps({"include/..": "y"}),
+                    json.dumps({"include/x.h": "a\0b"}), json.dumps({"include/x.h": ""})):
         memo.write_text(damaged)
         assert remembered(tmp_path, key) is None, damaged
 
@@ -86,6 +87,7 @@ def test_remembered_never_returns_a_path_out_of_the_home(tmp_path_factory: pytes
     cache = tmp_path_factory.mktemp("memo")
     remember(cache, "k", data)
     found = remembered(cache, "k")
-    for path in found or {}:
+    for path, target in (found or {}).items():
+        assert target and "\0" not in target
         assert path in ("lib", "nvvm") or (path.split("/")[0] in ("bin", "include", "lib64") and path.count("/") == 1
                                            and path.split("/")[1] not in ("", ".", ".."))
