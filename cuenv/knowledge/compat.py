@@ -416,14 +416,18 @@ class _Checker:
                      f" (its oldest target is {lowest}); no build of it can carry kernels for this GPU.",
                      self._arch_fix(gpu, None))
             return
+        torch = "python -c 'import torch; print(torch.cuda.get_arch_list())'" if stack.framework == "torch" else None
         if targets and not any(t[0] == g[0] and t[1] <= g[1] for t in targets):
-            hint = f"; CUDA {stack.cuda} predates this GPU, so at best it runs through PTX JIT"
-        else:
-            hint = ""
-        if stack.arch_x86_only and self.platform in ("linux-sbsa", "jetson"):
-            hint += "; cuenv knows this build's x86_64 arch list, not its aarch64 one"
-        confirm = ("python -c 'import torch; print(torch.cuda.get_arch_list())'" if stack.framework == "torch"
-                   else "cuobjdump --list-elf on the package's CUDA libraries lists the SASS they carry")
+            # no SASS of that CUDA runs on this GPU: only PTX would, and whether the build carries any is not known
+            self.add("build-unknown", "warning",
+                     f"{name} is built with CUDA {stack.cuda}, which predates the {gname}: it runs there only through "
+                     "PTX JIT, and cuenv does not know whether it carries PTX.",
+                     f"Confirm on the machine: {torch} (a compute_XX entry is PTX)." if torch else
+                     "Confirm on the machine: cuobjdump --list-ptx on the package's CUDA libraries lists the PTX they carry.")
+            return
+        confirm = torch or "cuobjdump --list-elf on the package's CUDA libraries lists the SASS they carry"
+        hint = "; cuenv knows this build's x86_64 arch list, not its aarch64 one" \
+            if stack.arch_x86_only and self.platform in ("linux-sbsa", "jetson") else ""
         self.add("arch-unknown", "info",
                  f"cuenv does not know which compute capabilities {name} carries; the {gname} was not checked{hint}.",
                  f"Confirm on the machine: {confirm}.")
