@@ -307,6 +307,24 @@ def test_a_uv_lock_is_read_for_a_python_it_has_wheels_for(cli, work: Path) -> No
     assert code == 2 and "torch has no wheel for Python" in err and "hint: Choose another --python" in err
 
 
+def test_a_pylock_for_another_platform_names_the_target_its_wheels_are_for(cli, work: Path) -> None:
+    """A pylock.toml written on Windows (held-out-4: only cp312 win_amd64 wheels): the refusal says which
+    target its wheels are for, and the command in its hint reads the lock for that target, as written."""
+    import shlex
+
+    wheels = ", ".join(f'{{ url = "https://files.pythonhosted.org/packages/aa/numpy-2.1.0-cp312-cp312-{tag}.whl", '
+                       f'hashes = {{ sha256 = "{"a" * 64}" }} }}' for tag in ("win_amd64", "win32"))
+    (work / "pylock.toml").write_text('lock-version = "1.0"\ncreated-by = "pip"\n\n[[packages]]\nname = "numpy"\n'
+                                      f'version = "2.1.0"\nwheels = [{wheels}]\n')
+    code, out, err = cli("check", "pylock.toml", "--python", "3.11")
+    assert code == 2 and "numpy has no wheel for Python 3.11 on linux-64 (and no sdist)" in err
+    hint = err.split("hint: ", 1)[1]
+    assert hint.startswith("Its wheels are for Python 3.12 on win-64: `cuenv check pylock.toml --platform win-64 --python 3.12`")
+    command = shlex.split(hint.split("`")[1])
+    code, out, err = cli(*command[1:])
+    assert code == 0 and "pylock.toml: runs" in out and "windows" in out, err
+
+
 def test_sync_and_drift_check_take_a_foreign_lockfile(cli, work: Path, envs: Path, lock_channel: Path) -> None:
     (work / "conda-lock.yml").write_text(conda_lock_text(lock_channel))
     code, out, err = cli("sync", "conda-lock.yml", "-n", "synced", "--engine", "rattler")

@@ -19,6 +19,7 @@ What stays here is what ``packaging`` does not do:
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,6 +38,22 @@ from cuenv.lock.foreign.wheels import Target
 KIND: Final = "pylock"
 HINT: Final = "Regenerate it (`uv export --format pylock.toml`, `pip lock`), or install from requirements.txt."
 _SOURCE_HINT: Final = "Lock a wheel for it (`--only-binary :all:`), or install it inside the environment afterwards."
+
+
+def _wheel_targets(package: Any) -> list[tuple[str, str]]:
+    """(platform, Python) pairs a package's wheels are for, read from their file names (cuenv's platform
+    names; free-threaded and abi-less tags left out): where a lock for another target can be read."""
+    from cuenv.knowledge.derive import platform_key, python_key, sort_pythons, wheel_name
+
+    found: dict[str, set[str]] = {}
+    for wheel in package.wheels or ():
+        parsed = wheel_name(wheel.name or str(wheel.url or wheel.path or "").rsplit("/", 1)[-1])
+        for tag in parsed.platforms if parsed is not None else ():
+            plat = platform_key(tag)
+            pythons = {v for t in parsed.pythons if (v := python_key(t)) and not v.endswith("t")} if parsed else set()
+            if plat is not None and pythons:
+                found.setdefault(plat, set()).update(pythons)
+    return [(plat, v) for plat in sorted(found) for v in reversed(sort_pythons(found[plat]))]
 
 
 def parse(source: str, *, file: str, platform: str, python: str, environment: str | None = None,
@@ -81,10 +98,13 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
                 "Choose the matching Python or platform with --python / --platform.") from None
         if said.startswith("No wheel found"):
             name = lock.packages[found].name if found is not None else "a package"
+            targets = _wheel_targets(lock.packages[found]) if found is not None else []
+            hint = (f"Its wheels are for {', '.join(f'Python {v} on {p}' for p, v in targets[:3])}: "
+                    f"`cuenv check {shlex.quote(file)} --platform {targets[0][0]} --python {targets[0][1]}` reads the lock "
+                    "for that target; or lock for this one." if targets else
+                    "Choose another --python or --platform, or lock for this one.")
             raise at(found).fail(f"{name} has no wheel for Python {python} on {platform} (and no sdist): "
-                                 "the lock cannot install it there.",
-                                 "Choose another --python or --platform, or lock for this one.",
-                                 kind=NoWheelForTarget) from None
+                                 "the lock cannot install it there.", hint, kind=NoWheelForTarget) from None
         raise at(found).fail(f"{said}.", "Choose another --python or --platform, or regenerate the lock.") from None
     base = Path(file).resolve().parent
     packages: dict[str, Any] = {}
