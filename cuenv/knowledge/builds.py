@@ -112,8 +112,8 @@ def candidates(framework: str = "torch") -> list[Stack]:
     out: list[Stack] = []
     if framework == "torch":
         for rel in matrix.torch_releases():
-            if matrix.torch_status(rel) == "unconfirmed":
-                continue
+            if matrix.torch_status(rel) == "unconfirmed" or matrix.torch_pypi_default(rel) is None:
+                continue  # unconfirmed, or a release known by its builds alone (before 1.13): nothing to recommend
             for variant in matrix.torch_variants(rel):
                 s = torch_stack(rel, variant)
                 if s is not None:

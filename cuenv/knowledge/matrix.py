@@ -440,9 +440,10 @@ def torch_variants(version: str) -> tuple[str, ...]:
 def torch_pypi_default(version: str) -> str | None:
     """The variant the plain PyPI wheel (Linux x86_64) of a torch release is built for: "cu121"."""
     key = torch_release(version)
-    if key is None:
+    default = _torch_rows()[key].get("pypi_default") if key else None  # releases before 1.13: not read
+    if default is None:
         return None
-    cuda: str = _torch_rows()[key]["pypi_default"]["cuda"]
+    cuda: str = default["cuda"]
     return "cu" + cuda.replace(".", "")
 
 

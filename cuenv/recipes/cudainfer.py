@@ -220,8 +220,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
                               default_cuda, stack=builds.torch_stack(base, None)))
         elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
+            first = next((r for r in matrix.torch_releases() if matrix.torch_pypi_default(r)), "?")
             out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "
-                                f"(they list torch {', '.join(matrix.torch_releases()[:1])} and newer)", "unknown"))
+                                f"(they know PyPI's torch wheels from {first} on)", "unknown"))
         else:  # torchvision/torchaudio install a torch too: which one (and its CUDA) is the resolver's
             out.append(_undetermined(req, name))
         return out

@@ -27,8 +27,8 @@ from cuenv.recipes.pipreqs import RequirementsFile
 PLATFORM = "linux-64"  # what `cuenv check FILE` reads a project for
 UV_PLATFORM = "x86_64-manylinux_2_28"
 # uv's words for "no answer without a build" and "no answer offline": not that no set satisfies the file
-_NO_ANSWER = ("no usable wheels", "building from source", "source distribution", "network was disabled",
-              "not found in the cache")
+_NEEDS_BUILD = ("no usable wheels", "building from source", "source distribution")
+_NO_ANSWER = (*_NEEDS_BUILD, "network was disabled", "not found in the cache")
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,10 @@ def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, pro
 
     first = resolve(pip, file=file, python=python, environ=environ, settings=settings)
     if first.packages is None:
-        return (f"whether pip keeps conda's {conda} is unknown: its pip layer was not resolved ({first.failure}); "
-                f"`cuenv check {file}` with the package index reachable resolves it")
+        fix = ("only building the layer's source-only packages would tell, and cuenv builds nothing to read a file"
+               if any(words in first.failure for words in _NEEDS_BUILD) and not environ.get("UV_OFFLINE") else
+               f"`cuenv check {file}` with the package index reachable resolves it")
+        return f"whether pip keeps conda's {conda} is unknown: its pip layer was not resolved ({first.failure}); {fix}"
     torch = next((p for p in first.packages if canonical(p.name) == "torch"), None)
     if torch is None:
         return None

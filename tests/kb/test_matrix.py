@@ -292,6 +292,21 @@ def test_torch_arch_lists_match_reference(torch: str, variant: str, arch: str) -
     assert (build.sass, build.ptx) == matrix.parse_arch_list(arch)
 
 
+def test_torch_1x_releases_are_known_by_their_builds_alone() -> None:
+    """1.0-1.12: which CUDA each release was built for (TORCHPREV, TORCHCONDA); not the PyPI wheel's CUDA nor
+    any arch list, so a plain torch==1.x is not read as some CUDA, and no 1.x build is recommended."""
+    from cuenv.knowledge import builds
+
+    assert matrix.torch_variants("1.7.1") == ("cu101", "cu102", "cu110")
+    assert matrix.torch_variants("1.11.0") == ("cu102", "cu111", "cu113", "cu115")
+    assert matrix.torch_pypi_default("1.7.1") is None and matrix.torch_build("1.7.1") is None
+    build = matrix.torch_build("1.7.1", "cu110")
+    assert build is not None and build.cuda == "11.0" and (build.sass, build.ptx) == ((), ())
+    assert matrix.torch_release("1.1.0") == "1.1" and matrix.torch_release("1.10.2") == "1.10"
+    assert not any(s.framework_version.startswith("1.") and not s.framework_version.startswith("1.13")
+                   for s in builds.candidates("torch"))
+
+
 def test_torch_cpu_and_unknown() -> None:
     cpu = matrix.torch_build("2.3.0", "cpu")
     assert cpu is not None and cpu.cuda is None and cpu.sass == ()

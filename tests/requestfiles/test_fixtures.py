@@ -38,7 +38,7 @@ EXPECTED = {
     "rapidsai__cudf/conda/environments/all_cuda-125_arch-x86_64.yaml": ("environment-yml", "conda", False, "12.5", True, None, None, 0),
     "pytorch__serve/requirements/torch_cu118_linux.txt": ("requirements", "venv", False, "11.8", False, "torch", "2.4.0", 0),
     "pytorch__serve/requirements/torch_cu121_linux.txt": ("requirements", "venv", False, "12.1", False, "torch", "2.4.0", 0),
-    "pytorch__serve/requirements/torch_cu101_linux.txt": ("requirements", "venv", False, "10.1", False, None, None, 0),
+    "pytorch__serve/requirements/torch_cu101_linux.txt": ("requirements", "venv", False, "10.1", False, "torch", "1.8.1", 0),
     "pytorch__serve/requirements/torch_linux.txt": ("requirements", "venv", False, None, False, None, None, 0),
     "keras-team__keras/requirements-jax-cuda.txt": ("requirements", "venv", False, "12.3", False, "jax", "0.4.28", 0),
     "keras-team__keras/requirements-torch-cuda.txt": ("requirements", "venv", False, "12.1", False, "torch", "2.5.1", 0),

@@ -35,7 +35,8 @@ def _need(path: Path, *, offline: bool) -> projectfile.ProjectNeed:
     ("==2.0.1", "11.7", "==2.0.1"),            # pytorch==2.0.1 or a build-pinned spec
     ("2.5.*", "12.4", "==2.5.*"),
     (">=1.10,<2.0", "11.7", "==1.13.*"),       # the newest release in range that cuenv's tables list for CUDA 11.7
-    (">=1.9.1", "11.1", None),                 # the tables list no torch built for CUDA 11.1
+    (">=1.9.1", "11.1", "==1.11.*"),           # the newest torch the tables list for CUDA 11.1 (conda's 1.11.0 cuda11.1)
+    (">=1.13", "11.1", None),                  # the tables list no torch >= 1.13 built for CUDA 11.1
     ("1.12.*|==1.13", "11.7", None),           # conda's own "or": not a PEP 440 range
     (None, "12.4", None),
 ])
@@ -84,6 +85,16 @@ def test_uvs_reason_names_the_package_that_rules_conda_torch_out():
     assert resolved._first_reason(failure) == ("Because kornia==0.8.2 depends on torch>=2.0.0 and torch==1.12.1.*, we can "
                                                "conclude that kornia==0.8.2 cannot be used")
     assert "; " not in resolved._first_reason("cause: Because a; b depends on torch. More.")
+
+
+@pytest.mark.network
+def test_a_layer_only_a_build_would_resolve_says_so_rather_than_send_the_user_online(tmp_path):
+    """GuyTevet/motion-diffusion-model (held-out-4): chumpy 0.70 has only a source distribution, so uv cannot
+    resolve the layer online either; the finding says that only a build would tell (cuenv builds nothing)."""
+    path = _env(tmp_path, ["chumpy==0.70"], "pytorch=1.7.1")
+    messages = [f.message + " " + (f.fix or "") for f in _need(path, offline=False).findings() if "pip" in f.message]
+    assert len(messages) == 1 and "its pip layer was not resolved" in messages[0]
+    assert "only building the layer's source-only packages would tell" in messages[0] and "reachable" not in messages[0]
 
 
 @pytest.mark.network

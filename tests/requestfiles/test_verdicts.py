@@ -55,8 +55,8 @@ def test_a_cu_tag_does_not_say_which_cuda_the_torch_beside_it_brings(tmp_path):
 
 
 @pytest.mark.parametrize("text, flags, asks", [
-    ("dependencies:\n  - cudatoolkit=11.1\n  - pytorch=1.11.0\n", (), "conda search -c pytorch 'pytorch=1.11.0=*cuda11.1*'"),
-    ("dependencies:\n  - python=3.9\n  - pytorch=1.12.1\n", ("--cuda", "12.1"), "pytorch=1.12.1=*cuda12.1*"),
+    ("dependencies:\n  - cudatoolkit=11.6\n  - pytorch=1.11.0\n", (), "conda search -c pytorch 'pytorch=1.11.0=*cuda11.6*'"),
+    ("dependencies:\n  - python=3.9\n  - pytorch=1.12.1\n", ("--cuda", "11.7"), "pytorch=1.12.1=*cuda11.7*"),
 ])
 def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, cli, text, flags, asks):
     path = _write(tmp_path, "environment.yml", text)
@@ -68,11 +68,26 @@ def test_a_pairing_cuenv_does_not_know_is_unknown_with_the_next_step(tmp_path, c
 
 
 def test_a_pip_torch_build_cuenv_does_not_know_is_unknown(tmp_path, cli):
-    path = _write(tmp_path, "requirements.txt", "torch==1.11.0+cu111\n")
+    path = _write(tmp_path, "requirements.txt", "torch==1.11.0+cu116\n")
     data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
-    assert data["verdict"] == "unknown" and data["cuda"] == "11.1"
+    assert data["verdict"] == "unknown" and data["cuda"] == "11.6"
     fix = next(f["fix"] for f in data["findings"] if f["code"] == "build-unknown")
-    assert "https://download.pytorch.org/whl/cu111/torch/" in fix
+    assert "https://download.pytorch.org/whl/cu116/torch/" in fix
+
+
+@pytest.mark.parametrize("text, flags, verdict", [
+    ("dependencies:\n  - cudatoolkit=11.1\n  - pytorch=1.11.0\n", (), "runs"),  # the pytorch channel built it
+    ("dependencies:\n  - cudatoolkit=11.0\n  - pytorch=1.7.1\n", (), "runs"),  # sm_80 kernels run on 8.6
+    ("dependencies:\n  - cudatoolkit=10.2\n  - pytorch=1.9.0\n", (), "unknown"),  # CUDA 10.2 predates 8.6: PTX only
+])
+def test_torch_1x_conda_builds_are_known_by_the_cuda_they_were_built_for(tmp_path, cli, text, flags, verdict):
+    """Releases 1.0-1.12 are in the tables by their builds (previous-versions page, the conda builds); their
+    arch lists are not, so a CUDA 10.x build on compute capability 8.6 stays unknown (only PTX runs there)."""
+    path = _write(tmp_path, "environment.yml", text)
+    data = json.loads(cli("check", str(path), *MACHINE, *flags, "--json")[1])
+    assert data["verdict"] == verdict, data["findings"]
+    if verdict == "unknown":
+        assert any("predates the GPU 0 (8.6)" in f["message"] for f in data["findings"] if f["code"] == "build-unknown")
 
 
 def test_a_known_build_is_a_plain_verdict(tmp_path, cli):
