@@ -42,6 +42,8 @@ class Resolution:
     # uv answered that no set satisfies the file, not that it could not ask (offline, a cache without it), nor that
     # only a build would tell (a package with no wheel for the target: pip would build it, and might find a set)
     unsatisfiable: bool = False
+    # uv's reason is a package with no wheel for the target: only a build would tell (pip would build it)
+    needs_build: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,10 @@ def resolve(doc: RequirementsFile, *, file: str, python: str, environ: Mapping[s
         packages = VenvEngine(environ, mirrors=settings.mirrors).resolve_wheels(request, python=python, glibc="2.28",
                                                                                cache_dir=settings.cache_dir)
     except CuenvError as exc:
-        unanswered = any(words in str(exc) for words in _NO_ANSWER)
-        return Resolution(None, _first_cause(str(exc)), shown, isinstance(exc, Unsatisfiable) and not unanswered)
+        said = str(exc)
+        unanswered = any(words in said for words in _NO_ANSWER)
+        return Resolution(None, _first_cause(said), shown, isinstance(exc, Unsatisfiable) and not unanswered,
+                          needs_build=any(words in said for words in _NEEDS_BUILD))
     return Resolution(tuple(packages), "", shown)
 
 
@@ -140,7 +144,7 @@ def pip_over_conda(pip: RequirementsFile, conda: str, *, pinned: str | None, pro
     first = resolve(pip, file=file, python=python, environ=environ, settings=settings)
     if first.packages is None:
         fix = ("only building the layer's source-only packages would tell, and cuenv builds nothing to read a file"
-               if any(words in first.failure for words in _NEEDS_BUILD) and not environ.get("UV_OFFLINE") else
+               if first.needs_build and not environ.get("UV_OFFLINE") else
                f"`cuenv check {file}` with the package index reachable resolves it")
         return f"whether pip keeps conda's {conda} is unknown: its pip layer was not resolved ({first.failure}); {fix}"
     torch = next((p for p in first.packages if canonical(p.name) == "torch"), None)

@@ -48,10 +48,11 @@ def _wheel_targets(package: Any) -> list[tuple[str, str]]:
     found: dict[str, set[str]] = {}
     for wheel in package.wheels or ():
         parsed = wheel_name(wheel.name or str(wheel.url or wheel.path or "").rsplit("/", 1)[-1])
-        for tag in parsed.platforms if parsed is not None else ():
-            plat = platform_key(tag)
-            pythons = {v for t in parsed.pythons if (v := python_key(t)) and not v.endswith("t")} if parsed else set()
-            if plat is not None and pythons:
+        if parsed is None:
+            continue
+        pythons = {v for t in parsed.pythons if (v := python_key(t)) and not v.endswith("t")}
+        for plat in filter(None, map(platform_key, parsed.platforms)):
+            if pythons:
                 found.setdefault(plat, set()).update(pythons)
     return [(plat, v) for plat in sorted(found) for v in reversed(sort_pythons(found[plat]))]
 
