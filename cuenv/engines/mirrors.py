@@ -362,5 +362,7 @@ def channel_url(channel: str) -> str:
 
 def uv_index_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The caller's environment without the index variables uv and pip would read: cuenv passes the
-    (mirrored) indexes itself, so one source decides and `cuenv config show` can name it."""
-    return {k: v for k, v in environ.items() if k not in (*_UV_VARS, "UV_EXTRA_INDEX_URL", "UV_INDEX", "PIP_INDEX_URL")}
+    (mirrored) indexes itself, so one source decides and `cuenv config show` can name it. An empty ``UV_*``
+    variable (the shell's ``UV_OFFLINE=``) is left out as unset: uv refuses an empty boolean outright."""
+    return {k: v for k, v in environ.items()
+            if k not in (*_UV_VARS, "UV_EXTRA_INDEX_URL", "UV_INDEX", "PIP_INDEX_URL") and (v or not k.startswith("UV_"))}

@@ -161,3 +161,20 @@ def test_channel_urls() -> None:
 def test_uv_index_env_drops_index_variables() -> None:
     env = {"UV_DEFAULT_INDEX": "a", "UV_INDEX_URL": "b", "UV_INDEX": "c", "PIP_INDEX_URL": "d", "HOME": "/h"}
     assert m.uv_index_env(env) == {"HOME": "/h"}
+
+
+def test_an_empty_uv_variable_reaches_uv_as_unset() -> None:
+    """`UV_OFFLINE=` in the shell: uv itself refuses an empty boolean; cuenv passes it on as unset."""
+    import subprocess
+
+    from uv import find_uv_bin
+
+    env = {"UV_OFFLINE": "", "UV_NO_PROGRESS": "1", "EMPTY": "", "HOME": "/h"}
+    kept = m.uv_index_env(env)
+    assert kept == {"UV_NO_PROGRESS": "1", "EMPTY": "", "HOME": "/h"}
+    def compile_nothing(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([find_uv_bin(), "pip", "compile", "--no-header", "/dev/null"], capture_output=True, text=True,
+                              env={**env, "PATH": "/usr/bin", "UV_NO_CONFIG": "1", "UV_NO_CACHE": "1"}, check=False)
+
+    assert compile_nothing({"UV_OFFLINE": ""}).returncode != 0  # what passing it on would do
+    assert compile_nothing({k: v for k, v in kept.items() if k.startswith("UV_")}).returncode == 0

@@ -127,3 +127,14 @@ def test_a_project_locked_for_reading_runs_no_build_backend() -> None:
     assert doc["project"]["dependencies"][0] == "gradio[mcp]" and doc["dependency-groups"] == {"dev": ["pytest>=8"]}
     with pytest.raises(ForeignLockError, match="its dependencies are dynamic"):
         _virtual('[project]\nname = "x"\ndynamic = ["dependencies", "version"]\n', Where("pyproject.toml"), "h")
+
+
+def test_a_project_for_a_python_not_installed_here_says_so(cli, tmp_path: Path) -> None:
+    """uv finds a Python for requires-python before it resolves anything (network-free): the refusal says
+    that, not uv's interpreter search (a pyenv shim of an uninstalled version answering 127)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "tiny"\nversion = "0.1.0"\nrequires-python = "==3.99.*"\n'
+                                             'dependencies = ["six"]\n')
+    code, out, err = cli("check", str(tmp_path / "pyproject.toml"))
+    assert code == 2 and "Traceback" not in err
+    assert "needs a Python that its requires-python (==3.99.*) allows and finds none here" in err
+    assert f"`uv lock` in {tmp_path}" in err and "shim" not in err

@@ -16,6 +16,7 @@ root) is source, not a locked artifact: it is left out (``--no-emit-project``) a
 from __future__ import annotations
 
 import functools
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,9 +128,20 @@ def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> st
             raise where.fail(f"`uv lock` did not finish: {exc.message}", hint) from None
         lock = work / "uv.lock"
         if done.returncode != 0 or not lock.is_file():
-            raise where.fail(f"`uv lock` cannot lock it: {_uv_error(done.stderr or done.stdout) or stderr_tail(done.stderr or done.stdout, lines=2)}",
-                             hint)
+            said = _uv_error(done.stderr or done.stdout) or stderr_tail(done.stderr or done.stdout, lines=2)
+            if _NO_INTERPRETER.search(said):  # uv finds a Python for requires-python before it resolves anything
+                project = load_toml(pyproject, file, hint=hint).get("project")
+                wanted = str(project.get("requires-python", "?"))[:80] if isinstance(project, dict) else "?"
+                raise where.fail(f"`uv lock` needs a Python that its requires-python ({wanted}) allows and finds none "
+                                 "here (cuenv lets uv download none to read a file).",
+                                 f"Write its lock with `uv lock` in {Path(file).parent} (uv fetches such a Python), "
+                                 "then run this again.")
+            raise where.fail(f"`uv lock` cannot lock it: {said}", hint)
         return lock.read_text(encoding="utf-8")
+
+
+# uv's words when no interpreter fits (none installed; a pyenv shim of an uninstalled version answers 127)
+_NO_INTERPRETER: Final = re.compile(r"No interpreter found for Python|Failed to (inspect|query) Python interpreter")
 
 
 def _uv_error(text: str) -> str:
