@@ -5,7 +5,8 @@ wheels) with the same warm uv cache; after each run the package is uninstalled a
 `cuenv add` does more: every installed package held as a constraint of the solve, the CUDA checks,
 an install by URL and hash, the solution and meta.json recorded. The runs are paired, A B A B, so
 that a machine getting busier or quieter touches both alike; the figure is the median of the per-pair
-ratios, with their spread (alternating which goes first; the uninstalls are not timed).
+ratios, with their spread (alternating which goes first; the uninstalls are not timed). A second row
+times the floor of an add that checks before it installs: a Python start and uv's online resolve alone.
 
     python benchmarks/bench_add.py [--pairs 9] [--package six]
 """
@@ -52,9 +53,19 @@ def main() -> None:
         b_undo = [uv, "pip", "uninstall", "--python", python, args.package, "-q"]
         result = paired(f"cuenv add {args.package}", lambda: undone(a, a_undo), lambda: undone(b, b_undo),
                         pairs=args.pairs, baseline="uv pip install", warmup=1)  # warm-up: bytecode, caches, index
+        # The floor of any add that checks before it installs: a Python that starts, imports what running a
+        # tool takes, and has uv resolve the package online, as the check must (no install, no record).
+        reqs = Path(tmp) / "add.in"
+        reqs.write_text(args.package + "\n", encoding="utf-8")
+        resolve = [uv, "pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(Path(tmp) / "pylock.toml"),
+                   "--no-header", "--quiet", "--only-binary", ":all:", "--python", python]
+        floor_argv = [sys.executable, "-c", f"import json, pathlib, re, subprocess; subprocess.run({resolve!r}, check=True)"]
+        floor = paired("floor: python + uv's resolve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo),
+                       pairs=args.pairs, baseline="uv pip install", warmup=1)
     print(f"one package ({args.package}) into a warm cuda-12.1 venv, {args.pairs} interleaved pairs:")
     print(HEADER)
     print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
+    print(floor.line())
 
 
 if __name__ == "__main__":
