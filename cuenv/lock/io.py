@@ -145,7 +145,7 @@ def _project_lock(manifest: Path, text: str, project: str, *,
 
 def is_lockfile(target: str) -> bool:
     """Whether ``target`` names a lockfile on disk of a kind cuenv reads (told by its content)."""
-    from cuenv.trust.limits import LOCK
+    from cuenv.trust.limits import LOCK, codec_of
 
     path = Path(target)
     try:
@@ -153,9 +153,10 @@ def is_lockfile(target: str) -> bool:
             return False
         with path.open("rb") as fh:
             start = fh.read(8192)
-            if b"\0" in start:  # a wheel or a shared object: no lockfile is binary, and it may be gigabytes
+            codec = codec_of(start)  # UTF-16 (PowerShell's `>`) is sniffed too: its reader then says so
+            if b"\0" in start and codec != "utf-16":  # a wheel or a shared object: no lockfile is binary, and it may be gigabytes
                 return False
-            head = (start + fh.read(LOCK)).decode("utf-8", errors="replace")  # past the bound the reader refuses it
+            head = (start + fh.read(LOCK)).decode(codec, errors="replace")  # past the bound the reader refuses it
     except OSError:
         return False
     from cuenv.lock.model import is_cuenv_lock

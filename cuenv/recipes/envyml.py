@@ -73,7 +73,8 @@ class EnvironmentFile:
 def parse_file(path: Path) -> EnvironmentFile:
     from cuenv.trust import limits
 
-    text = limits.read_text(path, what="Environment file", limit=limits.REQUEST_FILE)  # shared input (issue 14)
+    # shared input (issue 14); conda reads one written as UTF-16 too (conda.env.env.load_file)
+    text = limits.read_text(path, what="Environment file", limit=limits.REQUEST_FILE, marked=True)
     return parse_text(text, file=str(path), base=path.resolve().parent)
 
 

@@ -284,14 +284,11 @@ def _read_file(path: Path, state: _State, *, kind: str, depth: int, chain: tuple
                                hint="Give the path of a requirements file.")
     data = limits.read_bytes(real, what="Requirements file", limit=MAX_BYTES,
                              hint="Check that this is the file you meant.")
-    if b"\0" in data:
-        raise RequestFileError(where or Where(str(path)), str(path), "is a binary file, not text.",
-                               hint="Give the path of a requirements file.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RequestFileError(where or Where(str(path)), str(path), "is not UTF-8 text.",
-                               hint="Save it as UTF-8.") from None
+    try:  # pip and uv read past a UTF-8 or UTF-16 byte-order mark (a file PowerShell or Notepad wrote)
+        text = limits.decoded(data, marked=True)
+    except limits.TextProblem as exc:
+        raise RequestFileError(where or Where(str(path)), str(path), f"{exc.args[0]}.",
+                               hint="Give the path of a requirements file, saved as UTF-8.") from None
     state.files.append(str(path))
     for line_where, line in _logical_lines(text, str(path)):
         _logical_line(line, line_where, state, base=real.parent, kind=kind, depth=depth + 1, chain=(*chain, real))

@@ -138,21 +138,64 @@ def regular_file_problem(path: Path | str) -> str | None:
     return None if stat.S_ISREG(st.st_mode) else f"is {file_kind(st.st_mode)}, not a regular file"
 
 
-def decode(data: bytes, *, what: str, path: Path | str, hint: str | None = None) -> str:
-    """Strict UTF-8 text without NUL bytes; anything else is named a binary or non-UTF-8 file."""
-    if b"\0" in data:
-        raise Untrusted(f"{what} {path} is a binary file, not text.", hint=hint or "Check that the path names the right file.")
+# Byte-order marks Windows tools write: UTF-8's (Notepad) and UTF-16's (PowerShell 5's `>`). pip and uv read a
+# requirements file with either, conda an environment file; UTF-32, or UTF-16 without its mark, none of them.
+_MARKS: Final = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def utf16_fix(path: Path | str) -> str:
+    """How to make a UTF-16 file (PowerShell 5's `>` writes one) UTF-8."""
+    import shlex
+
+    return f"Convert it to UTF-8: `iconv -f UTF-16 -t UTF-8 {shlex.quote(str(path))} > {shlex.quote(str(path) + '.utf8')}`."
+
+
+def codec_of(data: bytes) -> str:
+    """The codec that reads ``data``: the one its byte-order mark names, else UTF-8."""
+    return next((codec for mark, codec in _MARKS if data.startswith(mark)), "utf-8")
+
+
+def decode(data: bytes, *, what: str, path: Path | str, hint: str | None = None, marked: bool = False) -> str:
+    """Strict UTF-8 text without NUL bytes; anything else is named a binary or non-UTF-8 file. ``marked``: a
+    format whose own tools read a byte-order mark (requirements files, environment files) is read past it,
+    UTF-16 included; elsewhere UTF-16 text is named as such, with the fix."""
     try:
-        return data.decode("utf-8")
+        return decoded(data, marked=marked)
+    except TextProblem as exc:
+        raise Untrusted(f"{what} {path} {exc.args[0]}.", hint=utf16_fix(path) if exc.utf16 else hint or exc.fix) from None
+
+
+class TextProblem(ValueError):
+    """Why bytes are not the text a reader takes (a phrase: "is a binary file, not text"); ``utf16``: the fix
+    is :func:`utf16_fix`."""
+
+    def __init__(self, phrase: str, fix: str, *, utf16: bool = False) -> None:
+        super().__init__(phrase)
+        self.fix, self.utf16 = fix, utf16
+
+
+def decoded(data: bytes, *, marked: bool = False) -> str:
+    """``data`` as text (see :func:`decode`), or TextProblem."""
+    codec = codec_of(data)
+    if codec == "utf-16" and not marked:
+        raise TextProblem("is UTF-16 text; its format is read as UTF-8", "", utf16=True)
+    binary = TextProblem("is a binary file, not text", "Check that the path names the right file.")
+    if codec != "utf-16" and b"\0" in data:
+        raise binary
+    try:
+        text = data.decode(codec if marked else "utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise Untrusted(f"{what} {path} is not UTF-8 text (byte {exc.start + 1}, line {line}).",
-                        hint=hint or "Save the file as UTF-8.") from None
+        raise TextProblem(f"is not {'UTF-16' if codec == 'utf-16' else 'UTF-8'} text (byte {exc.start + 1}, line {line})",
+                          "Save the file as UTF-8.") from None
+    if "\0" in text:  # UTF-32's mark begins with UTF-16's
+        raise binary
+    return text
 
 
-def read_text(path: Path | str, *, what: str, limit: int, hint: str | None = None) -> str:
+def read_text(path: Path | str, *, what: str, limit: int, hint: str | None = None, marked: bool = False) -> str:
     """``read_bytes`` then ``decode``: the one way cuenv reads a text file someone else may have written."""
-    return decode(read_bytes(path, what=what, limit=limit, hint=hint), what=what, path=path, hint=hint)
+    return decode(read_bytes(path, what=what, limit=limit, hint=hint), what=what, path=path, hint=hint, marked=marked)
 
 
 def _why(exc: OSError) -> str:

@@ -314,6 +314,51 @@ def test_uv_lock_graph() -> None:
     assert "no workspace package" in error.message
 
 
+# A workspace: a member named before the root in the lock (uv lists packages by name), no pyproject.toml beside
+MEMBER = """
+[[package]]
+name = "aaa-member"
+version = "0.1.0"
+source = {{ editable = "envs/aaa" }}
+dependencies = [{{ name = "colorama" }}]
+"""
+
+
+def test_a_workspace_lock_alone_is_read_for_its_root() -> None:
+    """`uv sync` installs the workspace root (the package at "."), not the member uv lists first
+    (prime-rl's uv.lock: 94 members, 'aime24' first, torch only in the root's dependencies)."""
+    head, first, rest = UVLOCK.format(sha=SHA, commit="c" * 40).partition("[[package]]")
+    text = head + MEMBER.format().lstrip() + "\n" + first + rest
+    found = uvlock.parse(text, file="uv.lock", platform="linux-64", python="3.11")
+    assert [p.name for p in found.packages] == ["colorama", "nvidia-cuda-runtime-cu12"]
+    virtual = text.replace('{ editable = "." }', '{ editable = "apps/app" }')
+    error = refusal(uvlock.parse, virtual, file="uv.lock", platform="linux-64", python="3.11")
+    assert "workspace root is not a package, and it holds 2 members (aaa-member, app)" in error.message
+    assert "uv export --package NAME --format pylock.toml -o pylock.toml" in error.hint
+
+
+def test_a_wheel_built_with_a_newer_cuda_raises_what_the_set_needs() -> None:
+    """vllm 0.26.0+cu129 over torch 2.11.0+cu128's runtime 12.8: the set needs 12.9; a build for another
+    major or an older release is reported, not hidden."""
+    from cuenv.engines import Package
+    from cuenv.lock.foreign.stack import derive
+
+    def wheels(*pins: str) -> list[Package]:
+        return [Package(name=n, version=v, kind="pypi", url=f"https://x.org/{n}.whl", sha256=SHA)
+                for n, v in (pin.split("==") for pin in pins)]
+
+    base = ("torch==2.11.0+cu128", "nvidia-cuda-runtime-cu12==12.8.90")
+    derived = derive(wheels(*base, "vllm==0.26.0+cu129"), platform="linux-64", label="x")
+    assert derived.stack.cuda == "12.9" and derived.evidence[0] == "CUDA 12.9 from vllm 0.26.0+cu129"
+    assert "newer than nvidia-cuda-runtime-cu12 12.8.90" in " ".join(derived.evidence)
+    older = derive(wheels(*base, "xformers==0.0.28+cu121", "torchvision==0.26.0+cu128"), platform="linux-64", label="x")
+    assert older.stack.cuda == "12.8" and older.conflicts == ("xformers 0.0.28+cu121 says CUDA 12.1",)
+    other = derive(wheels(*base, "natten==0.21.0+cu130"), platform="linux-64", label="x")
+    assert other.stack.cuda == "12.8" and other.conflicts == ("natten 0.21.0+cu130 says CUDA 13.0",)
+    alone = derive(wheels("vllm==0.26.0+cu129", "six==1.17.0"), platform="linux-64", label="x")
+    assert alone.stack.cuda == "12.9"
+
+
 # -- properties -----------------------------------------------------------------------------------
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**15), st.text(max_size=20),
                      st.sampled_from(["..", "ftp://a/b", "https://x.org/a/../b", SHA, MD5, "linux-64", "${X}"]))

@@ -10,6 +10,7 @@ the CUDA runtime package                      conda ``cuda-cudart 11.8.89``, ``c
 the framework's build                         conda ``pytorch`` build ``py3.10_cuda11.8_cudnn8.7.0_0`` (pytorch
                                               channel), ``cuda126_mkl_py312_h..._300`` (conda-forge);
                                               wheel ``torch 2.4.1+cu121``; PyPI's default torch wheel
+other wheels' builds                          ``vllm 0.26.0+cu129``, ``xformers 0.0.28+cu118`` (local tags)
 the CUDA meta packages                        ``pytorch-cuda 11.8``, ``cuda-version 12.1``
 a virtual-package requirement                 ``__cuda >=12`` in a package's depends or constrains
 cuDNN                                         conda ``cudnn 8.9.2``, wheel ``nvidia-cudnn-cu12 9.1.0.70``, the
@@ -18,7 +19,8 @@ nvcc                                          conda ``cuda-nvcc``, ``nvcc_linux-
 ============================================  ==============================================================
 
 The runtime that is actually installed wins (it is what the driver must serve), then the
-framework's build, then the meta packages, then ``__cuda``; every other source that disagrees is
+framework's build, then the meta packages, then ``__cuda``; a wheel built with a newer release of the
+same major raises it (its binaries need what that release needs); every other source that disagrees is
 reported, not hidden. A framework wheel in the pip layer over conda packages (conda's pytorch 1.13.1
 for CUDA 11.7 and a torch 2.3.1+cu121 wheel) is what Python imports: the pip layer's runtime and
 framework then come first, and the conda packages that disagree are the reported conflicts.
@@ -105,8 +107,22 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
         cudnn.append((mm(framework.stack.cudnn) or framework.stack.cudnn, framework.why))
     nvcc = [p for p in pkgs if (p.kind == "conda" and p.name in CUDA_CONDA["nvcc"])
             or (p.kind == "pypi" and canonical(p.name) == "nvidia-cuda-nvcc")]  # cu11/cu12 nvcc wheels hold no nvcc
+    # Other wheels built for a CUDA release (vllm 0.26.0+cu129, xformers ...+cu118): the set needs the newest
+    # release any of its binaries was built with, within the runtime's major; another major is a conflict.
+    built = [(found.cuda, f"{p.name} {p.version}") for p in pkgs
+             if p.kind == "pypi" and canonical(p.name) != "torch" and "+" in p.version
+             and (found := wheelcuda.from_version(p.version)).cuda]
     chosen_cuda = cuda[0][0] if cuda else None
     chosen_cudnn = cudnn[0][0] if cudnn else None
+    newer = [(v, why) for v, why in built if chosen_cuda is None or (v.split(".")[0] == chosen_cuda.split(".")[0]
+                                                                     and _release(v) > _release(chosen_cuda))]
+    if newer:
+        top = max(newer, key=lambda b: _release(b[0]))
+        if chosen_cuda:
+            evidence.append(f"CUDA {top[0]} from {top[1]}, built with it: newer than {cuda[0][1]}")
+        cuda.insert(0, top)
+        chosen_cuda = top[0]
+    cuda += [b for b in built if b not in cuda]
     if chosen_cuda:
         evidence.insert(0, f"CUDA {chosen_cuda} from {cuda[0][1]}")
     else:
@@ -202,10 +218,14 @@ def _cuda_floors(depends: Mapping[str, Iterable[str]]) -> Iterable[tuple[str, st
         yield version, seen[version]
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
 def _is_floor_of(floor: str, chosen: str | None, why: str) -> bool:
     """``__cuda >=12`` agrees with CUDA 12.1: a floor is a conflict only when the chosen CUDA is below it."""
     if chosen is None or "requires" not in why:
         return False
-    return tuple(int(x) for x in floor.split(".")) <= tuple(int(x) for x in chosen.split("."))
+    return _release(floor) <= _release(chosen)
 
 

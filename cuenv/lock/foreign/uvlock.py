@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -85,10 +85,11 @@ def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="cuenv-uvlock-") as folder:
         work = Path(folder)
         (work / "uv.lock").write_text(source, encoding="utf-8")
-        tries = ([project] if project is not None else []) + [_stand_in(doc, entries, roots)]
+        tries: list[Callable[[], str]] = [lambda: project] if project is not None else []
+        tries.append(lambda: _stand_in(doc, entries, roots, where))  # the lock alone, or a project uv cannot read here
         failure = ""
         for text in tries:
-            (work / "pyproject.toml").write_text(text, encoding="utf-8")
+            (work / "pyproject.toml").write_text(text(), encoding="utf-8")
             ok, out = _uv_export(work)
             if ok:
                 return load_toml(out, file, hint=HINT), roots
@@ -224,12 +225,25 @@ def _uv_export(work: Path) -> tuple[bool, str]:
     return True, done.stdout
 
 
-def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[str, ...]) -> str:
-    """A minimal pyproject.toml for the lock's root package, so that uv finds a project to export."""
+def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[str, ...], where: Where) -> str:
+    """A minimal pyproject.toml for the lock's workspace root, so that uv finds a project to export: the
+    package at ``.`` (`uv sync` installs the workspace root by default), or the lock's only package."""
     import json
 
-    root = next(e for e in entries if str(e.get("name")) == roots[0])
-    lines = ["[project]", f"name = {json.dumps(roots[0])}", f"version = {json.dumps(str(root.get('version') or '0'))}"]
+    at_root = [e for e in entries if isinstance(e.get("source"), dict)
+               and any(e["source"].get(k) == "." for k in _ROOT_SOURCES)]
+    if at_root:
+        root = at_root[0]
+    elif len(roots) == 1:
+        root = next(e for e in entries if str(e.get("name")) == roots[0])
+    else:  # a virtual workspace root: which member is installed is the user's choice (uv sync --package)
+        raise where.fail(f"its workspace root is not a package, and it holds {len(roots)} members "
+                         f"({', '.join(roots[:5])}{', ...' if len(roots) > 5 else ''}): which one is installed, "
+                         "`uv sync --package` says.",
+                         "Export the member you install, in the project's folder: `uv export --package NAME "
+                         "--format pylock.toml -o pylock.toml`; then check that pylock.toml.")
+    name = str(root.get("name"))
+    lines = ["[project]", f"name = {json.dumps(name)}", f"version = {json.dumps(str(root.get('version') or '0'))}"]
     requires = doc.get("requires-python")
     if isinstance(requires, str):
         lines.append(f"requires-python = {json.dumps(requires)}")
