@@ -76,6 +76,10 @@ def _plan(ctx: Context, machine, checked_here: bool):
     file, from_lock, name, recipe = a.file, a.from_lock, a.name, a.recipe
     if file and _is_project(file):  # a uv or pixi pyproject.toml: installed from its lock, as check reads it
         from_lock, file = file, None
+    elif file:
+        from cuenv.lock.io import refuse_poetry_only
+
+        refuse_poetry_only(file)
     if from_lock and recipe and not name:  # `cuenv create NAME --from-lock FILE`
         name, recipe = recipe, None
     if (a.environment or a.platform) and not from_lock:
@@ -139,17 +143,9 @@ def _refuse_file(file: str, name: str | None, ctx: Context) -> None:
 
 def _is_project(file: str) -> bool:
     """A uv or pixi project manifest (cuenv.lock.io.project_kind), which `-f` installs through its lock."""
-    from cuenv.lock.io import is_lockfile, project_kind
+    from cuenv.lock.io import head_text, is_lockfile, project_kind
 
-    return is_lockfile(file) and project_kind(Path(file).name, _head(file)) is not None
-
-
-def _head(file: str) -> str:
-    try:
-        with open(file, "rb") as fh:
-            return fh.read(65536).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
+    return is_lockfile(file) and project_kind(Path(file).name, head_text(file)) is not None
 
 
 def _plan_from_lock(ctx: Context, machine, from_lock: str, name: str | None):

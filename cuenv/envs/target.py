@@ -116,6 +116,9 @@ def path_target(text: str) -> Path | None:
     if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
         # What reaches here was not read as a lockfile or a project file either (`check` tries those first).
         from cuenv.lock.foreign import LABELS
+        from cuenv.lock.io import refuse_poetry_only
+
+        refuse_poetry_only(text)
 
         kinds = ", ".join(["cuenv.lock", *LABELS.values()])
         raise UsageError(f"{text} is not a wheel, a shared object, a fat binary, a lockfile or a project file cuenv reads.",

@@ -115,6 +115,31 @@ def project_kind(name: str, text: str) -> str | None:
     return None
 
 
+def head_text(file: str | Path) -> str:
+    """The first 64 KiB of a file as text (what tells a project manifest's kind); "" where unreadable."""
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def refuse_poetry_only(file: str | Path) -> None:
+    """A ``pyproject.toml`` whose dependencies only Poetry reads (``[tool.poetry.dependencies]``, no ``[project]``
+    table; neither uv nor pixi reads it) is refused with the export that writes a file cuenv reads."""
+    import re
+
+    name = Path(file).name
+    if not name.endswith(".toml"):
+        return
+    text = head_text(file)
+    if re.search(r"^\[+\s*tool\.poetry[.\]]", text, re.MULTILINE) and project_kind(name, text) is None:
+        raise UsageError(f"{file} is a Poetry project: its dependencies are in [tool.poetry.dependencies], which uv, "
+                         "and so cuenv, does not read.",
+                         hint="Export its locked pins in its folder, with Poetry's export plugin: `poetry export "
+                              "-f requirements.txt --output requirements.txt`; then `cuenv check requirements.txt`.")
+
+
 def _project_lock(manifest: Path, text: str, project: str, *,
                   environ: Mapping[str, str] | None) -> tuple[Path, str, tuple[str, ...]]:
     """The lock a uv or pixi project installs from: the one beside the manifest; for a uv project without

@@ -124,6 +124,9 @@ def read_need(path: Path, *, cuda: str | None = None, kind: str | None = None,
         raise UsageError(f"{path} is a lockfile, not an environment.yml or requirements file.",
                          hint=f"Install it exactly with `cuenv create --from-lock {path}`; `cuenv check {path}` "
                          "shows the stack it needs.")
+    from cuenv.lock.io import refuse_poetry_only
+
+    refuse_poetry_only(path)
     found = kind_of(path, kind)
     reader = READERS.get(found)
     if reader is None:  # named like a lockfile, but not one by its content

@@ -138,3 +138,64 @@ def test_a_project_for_a_python_not_installed_here_says_so(cli, tmp_path: Path) 
     assert code == 2 and "Traceback" not in err
     assert "needs a Python that its requires-python (==3.99.*) allows and finds none here" in err
     assert f"`uv lock` in {tmp_path}" in err and "shim" not in err
+
+
+POETRY_PROJECT = """\
+[tool.poetry]
+name = "tiny"
+version = "0.1.0"
+description = ""
+authors = ["a <a@example.org>"]
+
+[tool.poetry.dependencies]
+python = "^3.10"
+six = "^1.16"
+
+[build-system]
+requires = ["poetry-core"]
+build-backend = "poetry.core.masonry.api"
+"""
+
+
+@pytest.mark.parametrize("argv", [("check", "pyproject.toml"), ("create", "-f", "pyproject.toml", "-n", "p", "--dry-run"),
+                                  ("suggest", "--for", "pyproject.toml")])
+def test_a_poetry_project_is_named_with_the_export_that_cuenv_reads(cli, tmp_path: Path, monkeypatch, argv) -> None:
+    """Its dependencies are in [tool.poetry.dependencies], which uv does not read: not "broken YAML", not
+    "not a file cuenv reads"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(POETRY_PROJECT)
+    code, _out, err = cli(*argv)
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("error: pyproject.toml is a Poetry project") and "YAML" not in err
+    assert "`poetry export -f requirements.txt --output requirements.txt`" in err
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_the_poetry_hint_runs_as_written(cli, tmp_path: Path, monkeypatch) -> None:
+    """Poetry and its export plugin from PyPI; the hint's command in the project's folder writes the
+    requirements file that `cuenv check` then reads."""
+    import os
+    import subprocess
+    import sys
+
+    from uv import find_uv_bin
+
+    tools = tmp_path / "poetry-venv"
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}  # the suite's HOME; proxies and CA bundles kept
+    subprocess.run([find_uv_bin(), "venv", "-q", str(tools), "--python", sys.executable], check=True, env=env)
+    subprocess.run([find_uv_bin(), "pip", "install", "-q", "--python", str(tools / "bin" / "python"), "poetry",
+                    "poetry-plugin-export"], check=True, env=env)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(POETRY_PROJECT)
+    monkeypatch.chdir(project)
+    code, _out, err = cli("check", "pyproject.toml")
+    export, then = err.split("hint: ", 1)[1].split("`")[1::2]
+    run_env = {**env, "PATH": f"{tools / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+               "POETRY_CACHE_DIR": str(tmp_path / "pc")}
+    subprocess.run(["poetry", "lock"], cwd=project, check=True, env=run_env, capture_output=True)
+    subprocess.run(export, shell=True, cwd=project, check=True, env=run_env)
+    assert "six==" in (project / "requirements.txt").read_text()
+    code, out, err = cli(*then.split()[1:])
+    assert code == 0, err
