@@ -334,7 +334,7 @@ def test_a_workspace_lock_alone_is_read_for_its_root() -> None:
     virtual = text.replace('{ editable = "." }', '{ editable = "apps/app" }')
     error = refusal(uvlock.parse, virtual, file="uv.lock", platform="linux-64", python="3.11")
     assert "workspace root is not a package, and it holds 2 members (aaa-member, app)" in error.message
-    assert "uv export --package NAME --format pylock.toml -o pylock.toml" in error.hint
+    assert "`uv export --package aaa-member --format pylock.toml -o pylock.toml`" in error.hint
 
 
 def test_a_wheel_built_with_a_newer_cuda_raises_what_the_set_needs() -> None:

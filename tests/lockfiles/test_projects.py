@@ -199,3 +199,33 @@ def test_the_poetry_hint_runs_as_written(cli, tmp_path: Path, monkeypatch) -> No
     assert "six==" in (project / "requirements.txt").read_text()
     code, out, err = cli(*then.split()[1:])
     assert code == 0, err
+
+
+def test_a_virtual_workspace_lock_names_the_export_that_picks_a_member(cli, tmp_path: Path, monkeypatch) -> None:
+    """A uv.lock whose workspace root is no package (a virtual root, members under envs/): which member is
+    installed is the user's choice; the hint's `uv export`, run as written in the project, writes the
+    pylock.toml that `cuenv check` reads."""
+    import os
+    import subprocess
+
+    from uv import find_uv_bin
+
+    project = tmp_path / "ws"
+    (project / "pyproject.toml").parent.mkdir()
+    (project / "pyproject.toml").write_text('[tool.uv.workspace]\nmembers = ["envs/*"]\n')
+    for member in ("a", "b"):
+        (project / "envs" / member).mkdir(parents=True)
+        (project / "envs" / member / "pyproject.toml").write_text(
+            f'[project]\nname = "{member}"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = []\n')
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    subprocess.run([find_uv_bin(), "lock", "--offline", "-q"], cwd=project, check=True, env=env)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "uv.lock").write_bytes((project / "uv.lock").read_bytes())
+    code, _out, err = cli("check", str(shared / "uv.lock"))
+    assert code == 2 and "its workspace root is not a package, and it holds 2 members (a, b)" in err
+    command = err.split("hint: ", 1)[1].split("`")[1]
+    subprocess.run([find_uv_bin(), *command.split()[1:]], cwd=project, check=True, env=env)
+    monkeypatch.chdir(project)
+    code, out, err = cli("check", "pylock.toml")
+    assert code == 0, err

@@ -229,6 +229,7 @@ def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[s
     """A minimal pyproject.toml for the lock's workspace root, so that uv finds a project to export: the
     package at ``.`` (`uv sync` installs the workspace root by default), or the lock's only package."""
     import json
+    import shlex
 
     at_root = [e for e in entries if isinstance(e.get("source"), dict)
                and any(e["source"].get(k) == "." for k in _ROOT_SOURCES)]
@@ -240,8 +241,9 @@ def _stand_in(doc: dict[str, Any], entries: list[dict[str, Any]], roots: tuple[s
         raise where.fail(f"its workspace root is not a package, and it holds {len(roots)} members "
                          f"({', '.join(roots[:5])}{', ...' if len(roots) > 5 else ''}): which one is installed, "
                          "`uv sync --package` says.",
-                         "Export the member you install, in the project's folder: `uv export --package NAME "
-                         "--format pylock.toml -o pylock.toml`; then check that pylock.toml.")
+                         "Export the member you install, in the project's folder (here the first of them): "
+                         f"`uv export --package {shlex.quote(roots[0][:100])} --format pylock.toml -o pylock.toml`; "
+                         "then check that pylock.toml.")
     name = str(root.get("name"))
     lines = ["[project]", f"name = {json.dumps(name)}", f"version = {json.dumps(str(root.get('version') or '0'))}"]
     requires = doc.get("requires-python")
