@@ -212,13 +212,17 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 def entry() -> None:
     """The console script and `python -m cuenv`: main(), then exit.
 
-    Two exits flush and leave without finalizing (nothing of cuenv's needs atexit):
+    The command flushes its output and leaves without finalizing the interpreter: nothing of cuenv's needs
+    atexit (every temporary folder is removed by the ``with`` that made it, every file closed by the code that
+    wrote it, the only threads are daemons), and finalizing is slow and fragile:
+    - tearing down the modules a command loaded took 10-20 ms of a `cuenv add` (issue 26's benchmark);
     - when py-rattler was loaded: its runtime threads can call into Python while the interpreter
       finalizes and abort the process ("PyGILState_Release ... finalizing"), seen intermittently after a
       successful solve;
     - after a Ctrl-C: CPython remembers a KeyboardInterrupt that left code run by ``exec`` of a string
       (dataclasses and namedtuple build their methods so) even when cuenv handled it, and the finalizing
       interpreter then kills itself with SIGINT instead of exiting 130 (seen in tests/envs/test_interrupt.py).
+    The TUI exits the ordinary way (Textual restores the terminal on its own terms).
     """
     import signal
 
@@ -236,10 +240,12 @@ def entry() -> None:
     # The work is done (or taken back): a Ctrl-C from now on changes nothing and must not turn a finished
     # command into one killed by SIGINT while the interpreter exits (seen in tests/envs/test_interrupt.py).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if code == EXIT_INTERRUPTED or "rattler" in sys.modules:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
-    raise SystemExit(code)
+    if "textual" in sys.modules:
+        raise SystemExit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a reader that left (`cuenv list | head -1`): nothing more to say to it
+        pass
+    finally:
+        os._exit(code)

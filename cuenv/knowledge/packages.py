@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 FRAMEWORKS: Final = {
     "torch": ("torch", "pytorch"),
     "paddle": ("paddlepaddle-gpu", "paddlepaddle"),
-    "tensorflow": ("tensorflow", "tensorflow-gpu", "tensorflow-cpu"),
+    # tf-nightly*: TensorFlow's nightly builds on PyPI (pypi.org/project/tf-nightly), the same packaging
+    "tensorflow": ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly", "tf-nightly-gpu", "tf-nightly-cpu"),
     "jax": ("jax", "jaxlib"),
 }
-CPU_ONLY: Final = frozenset({"paddlepaddle", "tensorflow-cpu"})  # builds without CUDA
+CPU_ONLY: Final = frozenset({"paddlepaddle", "tensorflow-cpu", "tf-nightly-cpu"})  # builds without CUDA
 # JAX's CUDA wheels (``jax[cuda12]``, ``jax[cuda13]``): the plugin, and the PJRT runtime it requires.
 JAX_CUDA_PLUGINS: Final = ("jax-cuda12-plugin", "jax-cuda13-plugin")
 JAX_CUDA_WHEELS: Final = (*JAX_CUDA_PLUGINS, "jax-cuda12-pjrt", "jax-cuda13-pjrt")
@@ -65,7 +66,9 @@ CONDA_CUDA_PINS: Final = (*CONDA_CUDA_META, *CUDA_CONDA["libcudart"], *CUDA_COND
 CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda")
 # conda builds for CUDA or the CPU, whose CUDA (if any) follows the driver when nothing else pins it;
 # conda-forge's ``pytorch-gpu`` metapackage requires a ``pytorch *cuda*`` build, its CUDA the solver's choice.
-CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow-gpu", "jaxlib", "cupy")
+# conda packages with CUDA and CPU builds of one version, the solver choosing by the driver: conda-forge's tensorflow
+# too (its cudaXYZ... and cpu_... builds, conda-forge/tensorflow-feedstock)
+CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow", "tensorflow-gpu", "jaxlib", "cupy")
 # Selectors of PyTorch's CPU build: the pytorch channel's ``cpuonly`` requires ``pytorch-mutex * cpu``, which
 # every pytorch-channel build of pytorch/torchvision/torchaudio matches by its own mutex; conda-forge's
 # ``pytorch-cpu`` metapackage requires a ``pytorch *cpu*`` build. Either decides the build the solver picks.

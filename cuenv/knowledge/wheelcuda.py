@@ -31,6 +31,8 @@ from cuenv.knowledge.packages import canonical
 _RUNTIME: Final = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
 _SUFFIXED: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _JAX_PLUGIN: Final = re.compile(r"^jax-cuda(\d+)-(?:plugin|pjrt)$")
+_BUILD_DOTTED: Final = re.compile(r"cuda(\d+)\.(\d+)")
+_BUILD_DIGITS: Final = re.compile(r"cuda(\d{3})(?![\d.])")
 _LOCAL: Final = re.compile(r"\+(?:cu|cuda)(\d+)(?:\.|$)", re.IGNORECASE)
 _POST: Final = re.compile(r"\.post(\d{3,})$")
 _EXTRA: Final = re.compile(r"^cuda(\d+)(?:-local)?$")
@@ -118,6 +120,17 @@ def from_version(version: str) -> WheelCuda:
     if m and (got := _digits(m.group(1))):
         return WheelCuda(got[0], got[1], f"the post suffix of {version}")
     return NOTHING
+
+
+def from_build(build: str) -> WheelCuda:
+    """A conda build string's CUDA: ``cuda10.1_0``, ``py3.9_cuda11.3_cudnn8.2.0_0`` (X.Y), conda-forge's
+    ``cuda118py311h...`` and ``cuda120_py311_...`` (three digits; ``cuda92`` is ambiguous: nothing)."""
+    m = _BUILD_DOTTED.search(build)
+    if m:
+        return WheelCuda(f"{int(m.group(1))}.{int(m.group(2))}", int(m.group(1)), f"the build {build}")
+    m = _BUILD_DIGITS.search(build)
+    got = _digits(m.group(1)) if m else None
+    return WheelCuda(got[0], got[1], f"the build {build}") if got else NOTHING
 
 
 def from_extras(extras: Iterable[str]) -> WheelCuda:

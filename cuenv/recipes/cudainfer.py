@@ -154,6 +154,13 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
             out.append(Evidence(spec.where, spec.text, f"cuDNN {cudnn}", "none", cudnn=cudnn))
     if name in packages.CONDA_TORCH_CPU or (name == "pytorch-mutex" and "cpu" in (spec.build or "")):
         out.append(Evidence(spec.where, spec.text, "PyTorch's CPU-only build (the solver's pytorch follows it)", "cpu"))
+    elif spec.build and name not in ("pytorch", "pytorch-mutex") and "cuda" in spec.build.lower():
+        # a build string that names its CUDA (tensorflow=*=*cuda118*, cudnn=7.6.0=cuda10.1_0), or only that it is one
+        from cuenv.knowledge import wheelcuda
+
+        built = wheelcuda.from_build(spec.build.lower())
+        out.append(_exact(spec.where, spec.text, f"a {name} build for CUDA {built.cuda}", built.cuda) if built.cuda
+                   else Evidence(spec.where, spec.text, f"a CUDA build of {name}, whose CUDA the solver picks", "unknown"))
     if name in packages.CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
@@ -293,6 +300,8 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
                                 nvcc=False))
         elif suffix:
             out.append(Evidence(w, pin, f"CUDA {suffix} (major only)", "major", None, suffix))
+        else:  # nvidia-cuda-nvcc, unpinned: its version is the CUDA release, the resolver's pick
+            out.append(_undetermined(req, "CUDA package"))
         return out
     if name.startswith("nvidia-cudnn") and version:
         m = re.match(r"(\d+)\.(\d+)", version)

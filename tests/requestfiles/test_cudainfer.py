@@ -63,6 +63,11 @@ def conda(spec: str):
     ("--extra-index-url https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu", [("exact", "12.6", 12, None)]),
     ("onnxruntime-gpu==1.20.2", [("unknown", None, None, None)]),
     ("faiss-gpu", [("unknown", None, None, None)]),
+    # held-out-6: an unpinned unsuffixed NVIDIA wheel (its version is the CUDA release) and TensorFlow's nightlies
+    ("nvidia-cuda-nvcc", [("unknown", None, None, None)]),
+    ("nvidia-cuda-runtime>=13", [("unknown", None, None, None)]),
+    ("--pre\ntf-nightly[and-cuda]", [("unknown", None, None, None)]),
+    ("tf-nightly-cpu", [("cpu", None, None, None)]),
 ])
 def test_pip_pins(text, expected):
     assert pip(text) == expected
@@ -102,6 +107,12 @@ def test_a_gpu_build_of_unknown_cuda_beside_a_decided_one_leaves_it_unconfirmed(
     ("conda-forge::pytorch-cpu", [("cpu", None, None, False)]),
     ("pytorch-mutex=1.0=cpu", [("cpu", None, None, False)]),
     ("pytorch-mutex=1.0=cuda", []),
+    # any package's build string that names its CUDA (held-out-6: planetary-computer's gpu-tensorflow)
+    ("tensorflow>=2.14.0=*cuda118*", [("exact", "11.8", 11, False)]),
+    ("cudnn=7.6.0=cuda10.1_0", [("none", None, None, False), ("exact", "10.1", 10, False)]),  # cuDNN 7.6, for CUDA 10.1
+    ("jaxlib=*=cuda*", [("unknown", None, None, False)]),
+    ("tensorflow", [("unknown", None, None, False)]),  # conda-forge's has CUDA and CPU builds: the solver's pick
+    ("tensorflow=2.15=cpu*", []),
     ("pytorch-gpu=1.10", [("unknown", None, None, False)]),
 ])
 def test_conda_pins(spec, expected):

@@ -126,7 +126,7 @@ def describe(foreign: ForeignLock) -> Derived:
     where = filter(None, (foreign.environment, foreign.platform_name or foreign.platform))
     label = PurePath(foreign.file).name + " [" + ", ".join(where) + "]"
     return derive(foreign.packages, platform=foreign.platform, label=label, depends=foreign.depends,
-                  virtual_packages=foreign.virtual_packages)
+                  constrains=foreign.constrains, virtual_packages=foreign.virtual_packages)
 
 
 def engine_kind(foreign: ForeignLock) -> str:

@@ -98,8 +98,10 @@ class ForeignLock:
     python: str | None = None  # "3.11", when the file says
     channels: tuple[str, ...] = ()
     indexes: tuple[str, ...] = ()
-    # conda requirements by package name (depends + constrains): `__cuda >=12` lives here
+    # conda requirements by package name: `__cuda >=12` in depends is a need of a CUDA driver; in constrains
+    # (ffmpeg's NVENC builds) only a bound on one where there is one
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    constrains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     virtual_packages: tuple[str, ...] = ()  # pixi 7: what the platform was solved for ("__cuda=12")
     unusable: tuple[Unusable, ...] = ()
     notes: tuple[str, ...] = ()  # what was left out and why (other platforms' markers, optional categories)

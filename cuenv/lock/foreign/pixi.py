@@ -82,6 +82,7 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
     channels = tuple(str(c).rstrip("/") for c in env.channels())
     packages: dict[tuple[str, str], Any] = {}
     depends: dict[str, tuple[str, ...]] = {}
+    constrains: dict[str, tuple[str, ...]] = {}
     unusable: list[Unusable] = []
     for pkg in env.packages(chosen_platform) or ():
         at = where.at(f"environments.{env_name}.packages.{key}")
@@ -91,13 +92,15 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             continue
         if made.kind == "conda":
             record = pkg.repo_data_record()
-            depends[made.name] = tuple(str(s) for s in (*record.depends, *record.constrains))
+            depends[made.name] = tuple(map(str, record.depends))
+            if record.constrains:
+                constrains[made.name] = tuple(map(str, record.constrains))
         packages[(made.kind, made.name)] = made
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
     return ForeignLock(kind=KIND, file=file, platform=subdir, platforms=tuple(platforms), packages=chosen,
                        environment=env_name, environments=tuple(envs), python=python_of(chosen), channels=channels,
                        indexes=tuple(dict.fromkeys(p.index_url for p in chosen if p.kind == "pypi" and p.index_url)),
-                       depends=depends, virtual_packages=tuple(map(str, chosen_platform.virtual_packages or ())),
+                       depends=depends, constrains=constrains, virtual_packages=tuple(map(str, chosen_platform.virtual_packages or ())),
                        unusable=tuple(sorted(unusable, key=lambda u: u.name)), notes=_others(envs, env_name, platforms, key),
                        platform_name=key if key != subdir else None)
 

@@ -12,7 +12,8 @@ the framework's build                         conda ``pytorch`` build ``py3.10_c
                                               wheel ``torch 2.4.1+cu121``; PyPI's default torch wheel
 other wheels' builds                          ``vllm 0.26.0+cu129``, ``xformers 0.0.28+cu118`` (local tags)
 the CUDA meta packages                        ``pytorch-cuda 11.8``, ``cuda-version 12.1``
-a virtual-package requirement                 ``__cuda >=12`` in a package's depends or constrains
+a virtual-package requirement                 ``__cuda >=12`` in a package's depends (in its constrains it
+                                              bounds a driver only where there is one: not a need)
 cuDNN                                         conda ``cudnn 8.9.2``, wheel ``nvidia-cudnn-cu12 9.1.0.70``, the
                                               ``cudnnX.Y`` of a pytorch-channel build
 nvcc                                          conda ``cuda-nvcc``, ``nvcc_linux-64``; CUDA 13 wheel ``nvidia-cuda-nvcc``
@@ -69,8 +70,10 @@ def mm(version: str) -> str | None:
 
 
 def derive(packages: Iterable[Package], *, platform: str, label: str,
-           depends: Mapping[str, Iterable[str]] | None = None, virtual_packages: Iterable[str] = ()) -> Derived:
-    """The stack ``packages`` need on ``platform``; see the module docstring for the evidence read."""
+           depends: Mapping[str, Iterable[str]] | None = None, constrains: Mapping[str, Iterable[str]] | None = None,
+           virtual_packages: Iterable[str] = ()) -> Derived:
+    """The stack ``packages`` need on ``platform``; see the module docstring for the evidence read.
+    ``depends``/``constrains``: each conda package's requirements and run constraints (``__cuda``)."""
     pkgs = sorted(packages, key=lambda p: p.key)
     by_name = {(p.kind, canonical(p.name)): p for p in pkgs}
     cuda: list[tuple[str, str]] = []  # (version, where from), strongest first
@@ -138,6 +141,11 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     # pixi's `cuda = "12"` platform may well lock a CPU build.
     evidence += [f"solved for {vp.strip()} (pixi platform)" for vp in virtual_packages if vp.strip().startswith("__cuda")]
     conflicts = [f"{why} says CUDA {v}" for v, why in cuda[1:] if v != chosen_cuda and not _is_floor_of(v, chosen_cuda, why)]
+    # `constrains: __cuda >=12.4` (ffmpeg's NVENC builds) needs no CUDA: it bounds a driver only where one is
+    for floor, why in _cuda_floors(constrains or {}, verb="constrains"):
+        if chosen_cuda is None or _release(floor) > _release(chosen_cuda):
+            evidence.append(f"{why}: it needs no CUDA, but where a driver is present conda picks this build "
+                            f"only if it serves CUDA {floor}")
     conflicts += [f"{why} says cuDNN {v}" for v, why in cudnn[1:] if v != chosen_cudnn]
     base = framework.stack if framework is not None else Stack(label=label, cuda=None)
     arch_known = framework is not None and framework.stack.cuda == chosen_cuda
@@ -205,15 +213,15 @@ def _framework(by_name: Mapping[tuple[str, str], Package], platform: str) -> _Fr
     return None
 
 
-def _cuda_floors(depends: Mapping[str, Iterable[str]]) -> Iterable[tuple[str, str]]:
-    """``__cuda >=12`` in depends/constrains: the lowest CUDA a driver must serve."""
+def _cuda_floors(depends: Mapping[str, Iterable[str]], *, verb: str = "requires") -> Iterable[tuple[str, str]]:
+    """``__cuda >=12`` in depends (or constrains): the lowest CUDA a driver must serve."""
     seen: dict[str, str] = {}
     for name, specs in sorted(depends.items()):
         for spec in specs:
             match = _CUDA_SPEC.match(spec.strip())
             if match and match.group("version") and match.group("op") not in (">",):
                 version = mm(match.group("version") + ".0") or match.group("version")
-                seen.setdefault(version, f"{name} requires {spec.strip()}")
+                seen.setdefault(version, f"{name} {verb} {spec.strip()}")
     for version in sorted(seen, key=lambda v: tuple(int(x) for x in v.split(".")), reverse=True):
         yield version, seen[version]
 
