@@ -191,12 +191,33 @@ def applies(req: PipRequirement, python: str) -> bool:
         return True
 
 
-def _index_variant(options: PipOptions) -> tuple[str, str] | None:
+def _index_variant(options: PipOptions) -> tuple[str, str, bool] | None:
+    """(variant, URL, alone) of the first index or find-links page that names a build (``.../whl/cu118``);
+    ``alone``: it is the --index-url, which replaces PyPI (an extra index or page is searched with PyPI)."""
     for url in (*options.extra_index_urls, *((options.index_url,) if options.index_url else ()), *options.find_links):
         m = _INDEX_VARIANT.search(url + "/")
         if m:
-            return m.group(1), url
+            return m.group(1), url, url == options.index_url
     return None
+
+
+def _retired(variant: str, specifier: str) -> str | None:
+    """The last torch release with a ``variant`` build when the newest release ``specifier`` allows that the
+    tables confirm has none (PyTorch's cu118 index stops at 2.7), else None (cpu: every release has one)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.knowledge.versions import Dotted
+
+    try:
+        allows = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return None
+    releases = sorted(matrix.torch_releases(), key=Dotted.parse)
+    confirmed = [r for r in releases if matrix.torch_status(r) == "confirmed"
+                 and any(allows.contains(f"{r}.{patch}") for patch in range(10))]
+    if variant == "cpu" or not confirmed or variant in matrix.torch_variants(confirmed[-1]):
+        return None
+    return next((r for r in reversed(releases) if variant in matrix.torch_variants(r)), None)
 
 
 def _pinned_release(req: PipRequirement) -> str | None:
@@ -213,6 +234,14 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     out: list[Evidence] = []
     if name in packages.PYPI_TORCH_FAMILY:
         index = _index_variant(options)
+        if index is not None and not local and not index[2] and version is None \
+                and (last := _retired(index[0], req.specifier)):
+            # pip takes the newest release of PyPI and the extra index together: where the index's builds stopped
+            # (cu118 at 2.7), PyPI's newer torch of another CUDA; uv the index's first (held-out-7)
+            out.append(Evidence(w, pin, f"a {name} from PyPI or the extra index {index[1]}, whose {index[0]} builds stop "
+                                f"at torch {last}: pip installs PyPI's newer torch, uv the index's, so which CUDA "
+                                "build installs depends on the installer", "unknown"))
+            return out
         variant = local or (index[0] if index else None)
         how = f"+{local} build" if local else (f"from the index {index[1]}" if index else None)
         cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
@@ -241,6 +270,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         if major is None:
             if name == "jax" and "cpu" in req.extras:
                 out.append(Evidence(w, pin, "a CPU-only jax", "cpu"))
+            elif any("cuda" in e for e in req.extras) or "cuda" in local:
+                # jax[cuda]==0.4.5 (its jaxlib +cuda11 from Google's page): a CUDA build, of a major the release decides
+                out.append(_uncovered(req, f"{name}[{','.join(req.extras)}]" + (f" {version}" if version else "")))
             return out
         cudnn = f"{local_cuda.group(2)}.{local_cuda.group(3)}" if local_cuda and local_cuda.group(2) else None
         built = matrix.jax_plugin(f"cuda{major}")

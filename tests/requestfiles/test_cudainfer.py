@@ -68,6 +68,16 @@ def conda(spec: str):
     ("nvidia-cuda-runtime>=13", [("unknown", None, None, None)]),
     ("--pre\ntf-nightly[and-cuda]", [("unknown", None, None, None)]),
     ("tf-nightly-cpu", [("cpu", None, None, None)]),
+    # held-out-7: an extra index whose builds stopped (cu118 at torch 2.7) beside PyPI: pip takes PyPI's newer
+    # torch, uv the index's; an index that keeps up (cu130, cpu) or a --index-url decides; an exact pin decides
+    ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch~=2.2", [("unknown", None, None, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch", [("unknown", None, None, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu130\ntorch", [("exact", "13.0", 13, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cpu\ntorch", [("cpu", None, None, None)]),
+    ("--index-url https://download.pytorch.org/whl/cu118\ntorch", [("exact", "11.8", 11, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.0.1", [("exact", "11.8", 11, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0,<2.6", [("exact", "11.8", 11, None)]),
+    ("-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\njax[cuda]==0.4.5", [("unknown", None, None, None)]),
 ])
 def test_pip_pins(text, expected):
     assert pip(text) == expected
