@@ -59,6 +59,8 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
         code = main(argv, environ=dict(os.environ, UV_OFFLINE="1") if offline else dict(os.environ))
     if code == 2:
         return Outcome("refused", None, (err.getvalue() + out.getvalue()).strip())
+    if not out.getvalue().strip():  # say what happened instead of a JSON error
+        raise AssertionError(f"{entry['file']}: exit {code} and no JSON; stderr: {err.getvalue()[:800]}")
     data = json.loads(out.getvalue())
     codes = {f["code"] for f in data["findings"]}
     cuda = data["cuda"] if "cuda" in data else data.get("file", {}).get("cuda")
