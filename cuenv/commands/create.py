@@ -76,10 +76,6 @@ def _plan(ctx: Context, machine, checked_here: bool):
     file, from_lock, name, recipe = a.file, a.from_lock, a.name, a.recipe
     if file and _is_project(file):  # a uv or pixi pyproject.toml: installed from its lock, as check reads it
         from_lock, file = file, None
-    elif file:
-        from cuenv.lock.io import refuse_poetry_only
-
-        refuse_poetry_only(file)
     if from_lock and recipe and not name:  # `cuenv create NAME --from-lock FILE`
         name, recipe = recipe, None
     if (a.environment or a.platform) and not from_lock:
