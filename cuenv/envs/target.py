@@ -113,6 +113,8 @@ def path_target(text: str) -> Path | None:
         raise NotFound(f"No file or folder {text!r}.", hint=hint)
     if not path.is_file() and not path.is_dir():  # a FIFO, a socket, a device: nothing to read kernels from
         raise UsageError(f"{text} is neither a file nor a folder.", hint=hint)
+    if path.is_dir():
+        _refuse_file_named_folder(path)
     if path.is_file() and not text.endswith(".whl") and not looks_binary(path.name) and not _is_elf(path):
         # What reaches here was not read as a lockfile or a project file either (`check` tries those first).
         from cuenv.lock.foreign import LABELS
@@ -125,6 +127,18 @@ def path_target(text: str) -> Path | None:
                          hint=hint + f" Lockfiles: {kinds}; project files: environment.yml, requirements.txt, "
                          "pyproject.toml (uv, pixi), pixi.toml.")
     return path
+
+
+def _refuse_file_named_folder(path: Path) -> None:
+    """A folder named as a file cuenv reads (``uv.lock``, ``environment.yml``, a link to a folder so named) is
+    refused: read for its kernels it would say "no CUDA kernels" of what the user meant as a lockfile."""
+    import re
+
+    from cuenv.recipes.projectfile import KINDS
+
+    if path.name in ("pyproject.toml", "pixi.toml", "cuenv.lock") or any(re.search(p, path.name) for _, p in KINDS):
+        raise UsageError(f"{path} is a folder, not a file; cuenv reads a file of that name.",
+                         hint="Give the path of the file itself; a folder is read for the CUDA kernels in it.")
 
 
 def _is_elf(path: Path) -> bool:

@@ -73,7 +73,8 @@ class RequestFileError(UsageError):
     """A construct cuenv does not honour: where it is, what it is, why, and the nearest supported way."""
 
     def __init__(self, where: Where, construct: str, why: str, *, hint: str) -> None:
-        super().__init__(f"{where}: {construct}: {why}", hint=hint)
+        said = f"{where}: {why}" if construct == str(where) else f"{where}: {construct}: {why}"  # a whole file: named once
+        super().__init__(said, hint=hint)
         self.where = where
         self.construct = construct
         self.why = why

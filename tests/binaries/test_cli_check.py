@@ -153,3 +153,18 @@ def test_doctor_names_the_extension_too(cli, env_with_ext: str) -> None:
     assert [f["code"] for f in check["findings"]] == ["kernels-missing"]
     assert "(myext==0.1) has no kernels for the A100 (8.0)" in check["findings"][0]["message"]
     assert any(d.startswith("lib/python3") and "myext==0.1" in d and "8.0: none" in d for d in check["detail"])
+
+
+@pytest.mark.parametrize("name", ["uv.lock", "environment.yml", "pixi.lock", "requirements.txt", "pyproject.toml"])
+def test_a_folder_named_as_a_file_cuenv_reads_is_refused(cli, tmp_path: Path, monkeypatch, name: str) -> None:
+    """A folder (or a link to one) named uv.lock is no lockfile: read for its kernels it said "no CUDA
+    kernels", exit 0, of what the user took for a lockfile."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / name).symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    for given in (name, f"./{name}", str(tmp_path / name)):
+        code, out, err = cli("check", given)
+        assert (code, out) == (2, ""), err
+        assert err.splitlines()[0] == f"error: {Path(given)} is a folder, not a file; cuenv reads a file of that name.", err
+    code, out, _ = cli("check", "elsewhere")  # a folder by any other name is read for its kernels, as before
+    assert code == 0 and "no CUDA kernels in it" in out

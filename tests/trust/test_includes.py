@@ -98,3 +98,14 @@ def test_no_include_path_reads_outside_the_project(tmp_path_factory: pytest.Temp
         return
     for file in found.files:
         assert os.path.realpath(file).startswith(str(project.resolve()) + os.sep)
+
+
+def test_a_binary_requirements_file_is_named_once_and_an_include_by_its_line(cli, project: Path) -> None:
+    (project / "requirements.txt").write_bytes(b"numpy\x00\x01\x02\n")
+    code, _, err = cli("check", str(project / "requirements.txt"))
+    assert code == 2 and err.splitlines()[0] == f"error: {project / 'requirements.txt'}: is a binary file, not text.", err
+    (project / "blob.txt").write_bytes(b"\x00\x01")
+    (project / "main.txt").write_text("-r blob.txt\n")
+    code, _, err = cli("check", str(project / "main.txt"))
+    assert code == 2 and err.splitlines()[0].startswith(f"error: {project / 'main.txt'}:1: "), err
+    assert "blob.txt: is a binary file, not text." in err, err
