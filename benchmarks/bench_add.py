@@ -8,16 +8,28 @@ that a machine getting busier or quieter touches both alike; the figure is the m
 ratios, with their spread (alternating which goes first; the uninstalls are not timed). A second row
 times the floor of an add that checks before it installs: a Python start and uv's online resolve alone.
 
+A third row serves the package from a local index that sends PyPI's own caching header on its pages
+(``Cache-Control: max-age=600``), through ``--mirror pypi=...`` for cuenv and ``--index-url`` for uv. There
+uv answers from its cache without asking the index (as against pypi.org itself); an index or proxy that
+sends no such header (as this project's build machine has) makes every resolve ask again, and that
+round trip, paid by both sides, dominates the first row.
+
     python benchmarks/bench_add.py [--pairs 9] [--package six]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import hashlib
+import http.server
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import urllib.request
 from pathlib import Path
 
 from common import HEADER, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
@@ -41,17 +53,11 @@ def main() -> None:
         subprocess.run([*cuenv, "create", "cuda-12.1", "--engine", "venv", "-n", "bench", "-q"], env=env, check=True)
         python = str(Path(tmp) / "home" / "envs" / "bench" / "bin" / "python")
 
-        def undone(argv: list[str], undo: list[str]) -> float:
-            """``argv`` timed, then ``undo`` (not timed), so that every run adds the package anew."""
-            ms = time_command(argv, env)
-            subprocess.run(undo, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            return ms
-
         a = [*cuenv, "add", "-n", "bench", args.package, "-q"]
         a_undo = [*cuenv, "uninstall", "-n", "bench", args.package, "-q"]
         b = [uv, "pip", "install", "--python", python, args.package, "-q"]
         b_undo = [uv, "pip", "uninstall", "--python", python, args.package, "-q"]
-        result = paired(f"cuenv add {args.package}", lambda: undone(a, a_undo), lambda: undone(b, b_undo),
+        result = paired(f"cuenv add {args.package}", lambda: undone(a, a_undo, env), lambda: undone(b, b_undo, env),
                         pairs=args.pairs, baseline="uv pip install", warmup=1)  # warm-up: bytecode, caches, index
         # The floor of any add that checks before it installs: a Python that starts, imports what running a
         # tool takes, and has uv resolve the package online, as the check must (no install, no record).
@@ -60,12 +66,66 @@ def main() -> None:
         resolve = [uv, "pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(Path(tmp) / "pylock.toml"),
                    "--no-header", "--quiet", "--only-binary", ":all:", "--python", python]
         floor_argv = [sys.executable, "-c", f"import json, pathlib, re, subprocess; subprocess.run({resolve!r}, check=True)"]
-        floor = paired("floor: python + uv's resolve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo),
+        floor = paired("floor: python + uv's resolve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo, env),
                        pairs=args.pairs, baseline="uv pip install", warmup=1)
+        with _caching_index(Path(tmp), args.package, resolve, env) as simple:
+            mirrored = dict(env, CUENV_MIRRORS=f"pypi={simple}")
+            b_cached = [*b, "--index-url", simple]
+            cached = paired("the same, an index uv may cache (max-age=600)",
+                            lambda: undone(a, a_undo, mirrored), lambda: undone(b_cached, b_undo, env),
+                            pairs=args.pairs, baseline="uv pip install", warmup=1)
     print(f"one package ({args.package}) into a warm cuda-12.1 venv, {args.pairs} interleaved pairs:")
     print(HEADER)
     print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
     print(floor.line())
+    print(cached.line())
+
+
+def undone(argv: list[str], undo: list[str], env: dict[str, str]) -> float:
+    """``argv`` timed, then ``undo`` (not timed), so that every run adds the package anew."""
+    ms = time_command(argv, env)
+    subprocess.run(undo, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return ms
+
+
+class _Cacheable(http.server.SimpleHTTPRequestHandler):
+    """Files, with the header PyPI sends on its simple pages: a client may reuse them for 10 minutes."""
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=600, public")
+        super().end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _caching_index(tmp: Path, package: str, resolve: list[str], env: dict[str, str]):  # noqa: ANN202 - a context manager
+    """A one-package PEP 503 index on localhost: the wheel uv's resolve names (its hash checked), served
+    with PyPI's Cache-Control header; yields the index's URL."""
+    import tomllib
+
+    subprocess.run(resolve, env=env, check=True)
+    lock = tomllib.loads((tmp / "pylock.toml").read_text(encoding="utf-8"))
+    root = tmp / "index"
+    page = root / "simple" / package
+    page.mkdir(parents=True)
+    links = []
+    for wheel in next(p for p in lock["packages"] if p["name"] == package)["wheels"]:
+        data = urllib.request.urlopen(wheel["url"], timeout=60).read()  # noqa: S310 - the https URL uv resolved
+        sha = wheel["hashes"]["sha256"]
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise SystemExit(f"{wheel['url']}: the download does not match its sha256")
+        name = wheel["url"].rsplit("/", 1)[1]
+        (root / name).write_bytes(data)
+        links.append(f'<a href="../../{name}#sha256={sha}">{name}</a>\n')
+    (page / "index.html").write_text("".join(links), encoding="utf-8")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Cacheable, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
 
 
 if __name__ == "__main__":
