@@ -125,15 +125,38 @@ def cuda_of_version(text: str | None) -> tuple[str, str | None, int | None]:
     return "none", None, None
 
 
+def conda_range(version: str) -> tuple[str, ...]:
+    """The CUDA releases (X.Y, oldest first) a conda version spec such as ``<10.2,>10.0`` admits: rattler's
+    own matching of each release the driver table knows, as X.Y and as its full number (``>10.0`` admits
+    10.0.130); () for a spec rattler does not read. Only for what :func:`cuda_of_version` leaves open."""
+    from rattler import Version, VersionSpec
+
+    try:
+        wanted = VersionSpec(version)
+    except Exception:  # noqa: BLE001 - rattler's parse errors have no common base class
+        return ()
+    admitted: dict[str, None] = {}
+    for row in matrix.driver_rows():
+        mm = ".".join(row.cuda.split(".")[:2])
+        if wanted.matches(Version(mm)) or wanted.matches(Version(row.cuda)):
+            admitted.setdefault(mm, None)
+    return tuple(admitted)
+
+
 def conda_evidence(spec: CondaSpec) -> list[Evidence]:
     out: list[Evidence] = []
     name = spec.name
     if name in packages.CONDA_CUDA_PINS:
         strength, cuda, major = cuda_of_version(spec.version)
         nvcc = name in packages.CONDA_WITH_NVCC
+        admitted = conda_range(spec.version) if strength == "none" and spec.version else ()
+        if admitted and len({a.split(".")[0] for a in admitted}) == 1:  # one release (exact), or a floor as `>=11.8` is
+            strength, cuda, major = "exact" if len(admitted) == 1 else "min", admitted[0], int(admitted[0].split(".")[0])
         if strength != "none":
             says = f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
                                                                  else f"CUDA {major} (major only)")
+            if len(admitted) > 1:
+                says = f"CUDA {admitted[0]} {'or' if len(admitted) == 2 else 'to'} {admitted[-1]} (the releases {spec.version} admits)"
             out.append(Evidence(spec.where, spec.text, says + (", with nvcc" if nvcc else ""), strength, cuda,
                                 major, nvcc=nvcc))
         elif nvcc:
@@ -218,6 +241,20 @@ def _retired(variant: str, specifier: str) -> str | None:
     if variant == "cpu" or not confirmed or variant in matrix.torch_variants(confirmed[-1]):
         return None
     return next((r for r in reversed(releases) if variant in matrix.torch_variants(r)), None)
+
+
+def _floor(specifier: str) -> str | None:
+    """X.Y of the highest lower bound of a PEP 440 specifier (``>=12.9.79,<13`` -> 12.9), read by packaging;
+    None where it has none or does not parse."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        bounds = [Version(s.version.rstrip(".*")) for s in SpecifierSet(specifier) if s.operator in (">=", ">", "~=")]
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+    low = max(bounds, default=None)
+    return f"{low.major}.{low.minor}" if low is not None else None
 
 
 def _pinned_release(req: PipRequirement) -> str | None:
@@ -327,9 +364,12 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     if nv:
         strength, cuda, major = cuda_of_version(version) if version else ("none", None, None)
         suffix = int(nv.group(3)) if nv.group(3) else None
+        floor = _floor(req.specifier) if strength != "exact" and suffix else None
         if strength == "exact":
             out.append(Evidence(w, pin, f"CUDA {cuda} (NVIDIA's wheel)", "exact", cuda, major,
                                 nvcc=False))
+        elif floor and floor.split(".")[0] == str(suffix):  # >=12.9.79: the runtime installed is 12.9 or newer
+            out.append(Evidence(w, pin, f"CUDA {floor} or newer (NVIDIA's wheel)", "min", floor, suffix))
         elif suffix:
             out.append(Evidence(w, pin, f"CUDA {suffix} (major only)", "major", None, suffix))
         else:  # nvidia-cuda-nvcc, unpinned: its version is the CUDA release, the resolver's pick
@@ -432,8 +472,9 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
     """One CUDA for the project, or a refusal naming the lines that disagree.
 
     Several exact pins in one major: the newest wins (it needs the newest driver; the others run on it by
-    CUDA's minor-version compatibility). Pins of two majors cannot share one environment. A flag wins
-    over the pins, but not over a pin of another major.
+    CUDA's minor-version compatibility), unless a floor is above it (``nvidia-cuda-runtime-cu12>=12.9.79``
+    installs 12.9 or newer). Pins of two majors cannot share one environment. A flag wins over the pins,
+    but not over a pin of another major.
     """
     notes: list[str] = []
     evidence = _imported(evidence, notes)
@@ -480,6 +521,12 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
         if others:
             notes.append(f"The pins name CUDA {', '.join(others)} and {cuda}; the environment needs the newest, "
                          f"{cuda} (its driver runs the others too).")
+        raised = max((e for e in gpu if e.strength == "min" and e.cuda and _vkey(e.cuda) > _vkey(cuda)),
+                     key=lambda e: (_vkey(e.cuda or "0.0"), "runtime" in e.pin), default=None)  # the runtime's line first
+        if raised is not None and raised.cuda:  # one major (checked above): a floor above the exact pins installs newer
+            notes.append(f"{raised.pin} ({raised.where}) installs CUDA {raised.cuda} or newer, above {best.pin}'s "
+                         f"{cuda}; the environment needs {raised.cuda} (its driver runs {cuda} too).")
+            cuda, best = raised.cuda, raised
         how = f"from {best.pin} ({best.where}): {best.says}"
         unconfirmed = tuple(dict.fromkeys([*(f"{e.where}: {e.unconfirmed}" for e in gpu if e.unconfirmed),
                                            *_beside(evidence, cuda)]))

@@ -108,6 +108,24 @@ def test_conda_lock_pip_sdist_and_optional_categories() -> None:
     assert found.notes == ("left out the optional category 'test' (conda-lock installs it with --extras test)",)
 
 
+def test_conda_lock_pip_vcs_checkout_is_described_not_refused() -> None:
+    """held-out-9 (tardis-sn/stardis): conda-lock writes a pip package from git as its git URL, with the commit
+    in the sha256 field. The lock is still read (what it needs is in its conda part); the package is named as
+    one cuenv would not install, as an sdist is, never fetched."""
+    commit = "cfce38d0d8945fea0f8ebcde8e22639ec8e71872"
+    doc = conda_lock_doc()
+    doc["package"].append({"name": "tardis", "version": "2023.10.20", "manager": "pip", "platform": "linux-64",
+                           "dependencies": {"astropy": "*"}, "url": f"git+https://github.com/tardis-sn/tardis@{commit}",
+                           "hash": {"sha256": commit}, "category": "main", "optional": False,
+                           "source": {"type": "url", "url": f"git+https://github.com/tardis-sn/tardis@{commit}"}})
+    found = read_conda_lock(doc)
+    assert [(u.name, u.why) for u in found.unusable] == [
+        ("tardis", "is locked as a VCS checkout: installing it would run its build code.")]
+    assert "tardis" not in {p.name for p in found.packages}
+    doc["package"][-1]["url"] = "ftp://example.org/tardis.whl"  # any other scheme is still refused
+    assert "is not http(s) or file" in refusal(read_conda_lock, doc).message
+
+
 # -- pixi ---------------------------------------------------------------------------------------
 def pixi_doc(version: int = 6) -> dict:
     url = f"{CH}/linux-64/cuda-cudart-12.1.105-h0_0.conda"
@@ -253,6 +271,20 @@ def test_pylock_refusals() -> None:
     assert "(packages[0].size): size -3 is not a byte count" in error.message
     error = refusal(read_pylock, PYLOCK.format(sha=SHA, extra="").replace("[[packages]]", "[[packages]", 1))
     assert error.message.startswith("pylock.toml, line 5: broken TOML")
+
+
+def test_pylock_requires_python_of_one_patch_release() -> None:
+    """held-out-9 (kyutai-labs/moshi): requires-python ==3.12.8 admits Python 3.12 (its 3.12.8), which
+    3.12.0 alone does not; the lock is read for 3.12 with python_full_version 3.12.8 in its markers."""
+    from cuenv.lock import foreign
+
+    text = PYLOCK.format(sha=SHA, extra="").replace('requires-python = ">=3.9"', 'requires-python = "==3.12.8"')
+    text = text.replace("marker = \"sys_platform == 'win32'\"", "marker = \"python_full_version >= '3.12.8'\"")
+    assert [p for p, _ in foreign.pythons(text, "pylock", "3.11")] == ["3.12"]
+    found = pylock.parse(text, file="pylock.toml", platform="linux-64", python="3.12")
+    assert {p.name for p in found.packages} == {"nvidia-cuda-runtime-cu12", "colorama"}
+    error = refusal(read_pylock, text, python="3.11")
+    assert "it needs Python ==3.12.8, not 3.11" in error.message and "--python" in error.hint
 
 
 def test_pylock_sdists_and_paths() -> None:

@@ -183,6 +183,36 @@ def test_a_floor_is_checked_at_its_lowest():
     assert inference.cuda == "11.8" and "oldest allowed" in inference.how
 
 
+@pytest.mark.parametrize(("pin", "cuda", "says"), [
+    # rattler's own matching over the releases the driver table knows: `>10.0` admits 10.0.130 (held-out-9)
+    ("cudatoolkit<10.2,>10.0", "10.0", "CUDA 10.0 or 10.1 (the releases <10.2,>10.0 admits); cuenv checks the oldest"),
+    ("cudatoolkit>=11.2,<11.3", "11.2", "CUDA 11.2"),
+    ("cuda-version<12.5,>=12.1", "12.1", "CUDA 12.1 to 12.4 (the releases <12.5,>=12.1 admits); cuenv checks the oldest"),
+    ("cuda-version>=12.1,<12.5", "12.1", "CUDA 12.1 or newer; cuenv checks the oldest"),  # the same set, either order
+])
+def test_a_conda_range_is_read_by_rattler(pin, cuda, says):
+    env = envyml.parse_text(f"channels: [c]\ndependencies: ['{pin}']\n")
+    inference = cudainfer.infer(env, file="environment.yml", python="3.11")
+    assert inference.cuda == cuda and says in inference.how, inference.how
+
+
+def test_a_conda_range_across_majors_or_unread_says_nothing():
+    assert cudainfer.conda_range("<12")[-1] == "11.8" and cudainfer.conda_range("not a [spec") == ()
+    env = envyml.parse_text("channels: [c]\ndependencies: ['cudatoolkit<12']\n")
+    assert cudainfer.infer(env, file="environment.yml", python="3.11").cuda is None
+
+
+def test_an_nvidia_wheel_floor_above_the_framework_build_raises_the_need():
+    """held-out-9 (maxtext): jax[cuda12]'s plugin is built with 12.3, but nvidia-cuda-runtime-cu12>=12.9.79
+    installs 12.9 or newer, and the environment needs that."""
+    inference = infer_text("jax[cuda12]\nnvidia-cuda-runtime-cu12>=12.9.79\n")
+    assert inference.cuda == "12.9" and "installs CUDA 12.9 or newer, above jax[cuda12]'s 12.3" in inference.notes[-1]
+    assert infer_text("nvidia-cuda-runtime-cu12>=12.4\n").cuda == "12.4"  # a floor alone: its oldest
+    assert infer_text("jax[cuda12]\nnvidia-cuda-runtime-cu12>=12.1\n").cuda == "12.3"  # below the build: no change
+    with pytest.raises(RequestFileError):  # a floor of another major than the name's says only the name's major
+        infer_text("nvidia-cuda-runtime-cu12>=11.8\n")
+
+
 def test_a_framework_pin_gives_the_whole_build():
     stack = infer_text("torch==2.5.1+cu121\n").stack("requirements.txt")
     assert (stack.label, stack.cuda, stack.framework, stack.framework_version) == ("requirements.txt", "12.1", "torch", "2.5.1")

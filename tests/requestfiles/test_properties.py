@@ -119,7 +119,7 @@ evidence = st.builds(
 
 @FAST
 @given(st.lists(evidence, max_size=6))
-def test_decide_picks_the_newest_exact_pin_or_refuses(items):
+def test_decide_picks_the_newest_exact_pin_or_a_floor_above_it_or_refuses(items):
     gpu = [e for e in items if e.strength != "cpu"]
     majors = {e.major for e in gpu}
     exact = [e for e in gpu if e.strength == "exact"]
@@ -133,8 +133,9 @@ def test_decide_picks_the_newest_exact_pin_or_refuses(items):
     assert len(majors) <= 1 or len({m for m in majors if m < 13}) <= 1
     if len(majors) > 1:
         assert inference.cuda is not None and int(inference.cuda.split(".")[0]) == max(majors)
-    elif exact:
-        assert inference.cuda == max((e.cuda for e in exact), key=lambda c: tuple(map(int, c.split("."))))
+    elif exact:  # the newest exact pin, or a floor above it (it installs newer; the driver runs both)
+        assert inference.cuda == max((e.cuda for e in gpu if e.strength in ("exact", "min")),
+                                     key=lambda c: tuple(map(int, c.split("."))))
     elif not gpu:
         assert inference.cuda is None
 
@@ -161,3 +162,33 @@ def test_check_on_any_requirements_file_ends_cleanly(cli, tmp_path, body, other)
     assert "Traceback" not in err and "internal error" not in err
     if code == 2:
         assert err.startswith("error: ") and len(err.splitlines()) <= 2
+
+
+@FAST
+@given(st.text(max_size=40) | st.lists(st.tuples(st.sampled_from(["<", "<=", ">", ">=", "==", "!=", ""]),
+                                                 st.sampled_from(["10.0", "10.1", "11", "11.8", "12.4.1", "12.*", "13.0"])),
+                                       min_size=1, max_size=3).map(lambda ps: ",".join(o + v for o, v in ps)))
+def test_a_conda_range_admits_known_releases_in_order_and_never_raises(spec):
+    from rattler import Version, VersionSpec
+
+    from cuenv.knowledge import matrix
+
+    admitted = cudainfer.conda_range(spec)
+    releases = matrix.cuda_releases()
+    assert list(admitted) == [r for r in releases if r in admitted]  # known releases, oldest first
+    try:
+        wanted = VersionSpec(spec)
+    except Exception:  # noqa: BLE001 - rattler's parse errors
+        assert admitted == ()
+        return
+    for row in matrix.driver_rows():  # differential: each admitted release is one rattler matches
+        mm = ".".join(row.cuda.split(".")[:2])
+        assert (mm in admitted) >= (wanted.matches(Version(mm)) or wanted.matches(Version(row.cuda)))
+
+
+@FAST
+@given(st.text(max_size=30), st.integers(10, 13), st.integers(0, 9), st.integers(0, 200))
+def test_an_nvidia_floor_is_its_highest_lower_bound(noise, major, minor, patch):
+    cudainfer._floor(noise)  # noqa: SLF001 - never raises on any text
+    assert cudainfer._floor(f">={major}.{minor}.{patch},<{major + 1}") == f"{major}.{minor}"  # noqa: SLF001
+    assert cudainfer._floor(f"~={major}.{minor}.{patch}, >={major}.0") == f"{major}.{minor}"  # noqa: SLF001

@@ -101,7 +101,7 @@ def pythons(source: str, kind: str, here: str) -> list[tuple[str, str | None]]:
     parser to refuse."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    from cuenv.lock.foreign.model import load_toml
+    from cuenv.lock.foreign.model import admitted_patch, load_toml
 
     if kind not in ("pylock", "uv-lock"):
         return [(here, None)]
@@ -111,7 +111,7 @@ def pythons(source: str, kind: str, here: str) -> list[tuple[str, str | None]]:
     except (ForeignLockError, InvalidSpecifier):
         return [(here, None)]
     now = int(here.split(".")[1])
-    allowed = [m for m in range(8, 20) if spec.contains(f"3.{m}.0", prereleases=True)]
+    allowed = [m for m in range(8, 20) if admitted_patch(spec, f"3.{m}") is not None]
     found: list[tuple[str, str | None]] = [(here, None)] if now in allowed else []
     for minor in sorted((m for m in allowed if m != now), key=lambda m: (abs(m - now), -m)):
         why = (f"its requires-python ({requires}) does not allow {here}" if now not in allowed

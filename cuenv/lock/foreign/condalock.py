@@ -18,6 +18,7 @@ Like ``conda-lock install`` (whose ``--dev`` is on by default), the packages of 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from cuenv.lock.foreign.model import (
@@ -39,6 +40,7 @@ from cuenv.lock.foreign.model import (
 KIND: Final = "conda-lock"
 HINT: Final = "Regenerate it with `conda-lock lock`, or create from its source: `cuenv create -f environment.yml`."
 _INSTALLED_CATEGORIES: Final = ("main", "dev")
+_VCS: Final = re.compile(r"^(?:git|hg|svn|bzr)\+", re.IGNORECASE)
 
 
 def parse(source: str, *, file: str, platform: str, environment: str | None = None, data: Any = None) -> ForeignLock:
@@ -96,11 +98,16 @@ def parse(source: str, *, file: str, platform: str, environment: str | None = No
             deps = table(entry.get("dependencies"), at.part("dependencies"), "dependencies", hint=HINT)
             depends[pkg.name] = tuple(f"{k} {v}".strip() for k, v in sorted(deps.items()) if isinstance(v, str))
         elif manager == "pip":
-            link, filename = url(entry.get("url"), at.part("url"), hint=HINT)
-            if entry.get("source") is not None or not filename.endswith(".whl"):
+            raw = entry.get("url")
+            if isinstance(raw, str) and _VCS.match(raw):  # git+https://...@COMMIT, its "sha256" the commit: never fetched
+                built = "a VCS checkout"
+            else:
+                link, filename = url(raw, at.part("url"), hint=HINT)
+                built = "a source distribution or VCS checkout" if entry.get("source") is not None \
+                    or not filename.endswith(".whl") else ""
+            if built:
                 unusable.append(Unusable(
-                    str(entry.get("name")), "is locked as a source distribution or VCS checkout: installing it would "
-                    "run its build code.", at,
+                    str(entry.get("name")), f"is locked as {built}: installing it would run its build code.", at,
                     "Lock a wheel for it (pip/uv with --only-binary :all:), or install it later inside the environment."))
                 continue
             pkg = wheel_package(name=entry.get("name"), version=entry.get("version"), location=link,

@@ -23,6 +23,7 @@ class Target:
 
     python: str  # "3.11"
     platform: str  # linux-64 | linux-aarch64 | win-64 | osx-64 | osx-arm64
+    patch: int = 0  # python_full_version's last part: the first the lock's requires-python admits
 
     def markers(self) -> dict[str, str]:
         """PEP 508 marker values for CPython ``python`` on ``platform``."""
@@ -31,10 +32,10 @@ class Target:
         }.get(self.platform, ("linux", _ARCH.get(self.platform, "x86_64")))
         system = {"win32": "Windows", "darwin": "Darwin"}.get(os_, "Linux")
         return {
-            "implementation_name": "cpython", "implementation_version": f"{self.python}.0",
+            "implementation_name": "cpython", "implementation_version": f"{self.python}.{self.patch}",
             "os_name": "nt" if os_ == "win32" else "posix", "platform_machine": machine,
             "platform_python_implementation": "CPython", "platform_release": "", "platform_system": system,
-            "platform_version": "", "python_full_version": f"{self.python}.0", "python_version": self.python,
+            "platform_version": "", "python_full_version": f"{self.python}.{self.patch}", "python_version": self.python,
             "sys_platform": os_,
         }
 
