@@ -243,7 +243,7 @@ def _retired(variant: str, specifier: str) -> str | None:
     return next((r for r in reversed(releases) if variant in matrix.torch_variants(r)), None)
 
 
-def _floor(specifier: str) -> str | None:
+def spec_floor(specifier: str) -> str | None:
     """X.Y of the highest lower bound of a PEP 440 specifier (``>=12.9.79,<13`` -> 12.9), read by packaging;
     None where it has none or does not parse."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -364,7 +364,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     if nv:
         strength, cuda, major = cuda_of_version(version) if version else ("none", None, None)
         suffix = int(nv.group(3)) if nv.group(3) else None
-        floor = _floor(req.specifier) if strength != "exact" and suffix else None
+        floor = spec_floor(req.specifier) if strength != "exact" and suffix else None
         if strength == "exact":
             out.append(Evidence(w, pin, f"CUDA {cuda} (NVIDIA's wheel)", "exact", cuda, major,
                                 nvcc=False))

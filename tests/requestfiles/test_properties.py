@@ -189,6 +189,6 @@ def test_a_conda_range_admits_known_releases_in_order_and_never_raises(spec):
 @FAST
 @given(st.text(max_size=30), st.integers(10, 13), st.integers(0, 9), st.integers(0, 200))
 def test_an_nvidia_floor_is_its_highest_lower_bound(noise, major, minor, patch):
-    cudainfer._floor(noise)  # noqa: SLF001 - never raises on any text
-    assert cudainfer._floor(f">={major}.{minor}.{patch},<{major + 1}") == f"{major}.{minor}"  # noqa: SLF001
-    assert cudainfer._floor(f"~={major}.{minor}.{patch}, >={major}.0") == f"{major}.{minor}"  # noqa: SLF001
+    cudainfer.spec_floor(noise)  # never raises on any text
+    assert cudainfer.spec_floor(f">={major}.{minor}.{patch},<{major + 1}") == f"{major}.{minor}"
+    assert cudainfer.spec_floor(f"~={major}.{minor}.{patch}, >={major}.0") == f"{major}.{minor}"
