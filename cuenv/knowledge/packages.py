@@ -69,6 +69,12 @@ CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda")
 # conda packages with CUDA and CPU builds of one version, the solver choosing by the driver: conda-forge's tensorflow
 # too (its cudaXYZ... and cpu_... builds, conda-forge/tensorflow-feedstock)
 CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow", "tensorflow-gpu", "jaxlib", "cupy")
+# RAPIDS' conda packages, built for CUDA only (rapidsai channel; the release selector's "Standard" packages and
+# their libraries, https://docs.rapids.ai/install/ and each project's conda recipe): one without a CUDA pin
+# beside it is a GPU package whose CUDA the solver picks from the driver, never a CPU-only one.
+CONDA_RAPIDS: Final = ("rapids", "cudf", "dask-cudf", "libcudf", "cuml", "libcuml", "cugraph", "libcugraph",
+                       "pylibcugraph", "nx-cugraph", "cuspatial", "libcuspatial", "cuproj", "cuxfilter", "cucim",
+                       "pylibraft", "raft-dask", "libraft", "cuvs", "libcuvs", "rmm", "librmm", "kvikio", "libkvikio")
 # Selectors of PyTorch's CPU build: the pytorch channel's ``cpuonly`` requires ``pytorch-mutex * cpu``, which
 # every pytorch-channel build of pytorch/torchvision/torchaudio matches by its own mutex; conda-forge's
 # ``pytorch-cpu`` metapackage requires a ``pytorch *cpu*`` build. Either decides the build the solver picks.

@@ -115,7 +115,7 @@ def cuda_of_version(text: str | None) -> tuple[str, str | None, int | None]:
     major = re.fullmatch(r"(?:==?)?(\d+)(?:\.\*)?", v)
     if major:
         return "major", None, int(major.group(1))
-    low = re.match(r">=?(\d+)(?:\.(\d+))?(?:,|$|\.)", v)  # >=11.8, >=12.0,<13.0a0, >=11,<12
+    low = re.match(r">=(\d+)(?:\.(\d+))?(?:,|$|\.)", v)  # >=11.8, >=12.0,<13.0a0, >=11,<12 (a strict > is conda_range's)
     if low:
         minor = int(low.group(2) or 0)
         bounded = re.search(r"<(\d+)(?:\.0)*(?:a0|\.0a0)?(?:,|$)", v)
@@ -150,13 +150,16 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         strength, cuda, major = cuda_of_version(spec.version)
         nvcc = name in packages.CONDA_WITH_NVCC
         admitted = conda_range(spec.version) if strength == "none" and spec.version else ()
-        if admitted and len({a.split(".")[0] for a in admitted}) == 1:  # one release (exact), or a floor as `>=11.8` is
+        known = matrix.cuda_releases()
+        if admitted and (len({a.split(".")[0] for a in admitted}) == 1 or admitted == known[known.index(admitted[0]):]):
+            # one release (exact); several of one major, or every release from one on (`>12`): a floor, as `>=11.8` is
             strength, cuda, major = "exact" if len(admitted) == 1 else "min", admitted[0], int(admitted[0].split(".")[0])
         if strength != "none":
             says = f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
                                                                  else f"CUDA {major} (major only)")
             if len(admitted) > 1:
-                says = f"CUDA {admitted[0]} {'or' if len(admitted) == 2 else 'to'} {admitted[-1]} (the releases {spec.version} admits)"
+                span = "or newer" if admitted[-1] == known[-1] else f"{'or' if len(admitted) == 2 else 'to'} {admitted[-1]}"
+                says = f"CUDA {admitted[0]} {span} (the releases {spec.version} admits)"
             out.append(Evidence(spec.where, spec.text, says + (", with nvcc" if nvcc else ""), strength, cuda,
                                 major, nvcc=nvcc))
         elif nvcc:
@@ -184,7 +187,7 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         built = wheelcuda.from_build(spec.build.lower())
         out.append(_exact(spec.where, spec.text, f"a {name} build for CUDA {built.cuda}", built.cuda) if built.cuda
                    else Evidence(spec.where, spec.text, f"a CUDA build of {name}, whose CUDA the solver picks", "unknown"))
-    if name in packages.CONDA_GPU_CAPABLE and not out and "cpu" not in (spec.build or ""):
+    if (name in packages.CONDA_GPU_CAPABLE or name in packages.CONDA_RAPIDS) and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
     return out

@@ -189,6 +189,7 @@ def test_a_floor_is_checked_at_its_lowest():
     ("cudatoolkit>=11.2,<11.3", "11.2", "CUDA 11.2"),
     ("cuda-version<12.5,>=12.1", "12.1", "CUDA 12.1 to 12.4 (the releases <12.5,>=12.1 admits); cuenv checks the oldest"),
     ("cuda-version>=12.1,<12.5", "12.1", "CUDA 12.1 or newer; cuenv checks the oldest"),  # the same set, either order
+    ("pytorch-cuda>12", "12.0", "CUDA 12.0 or newer (the releases >12 admits)"),  # a strict bound: 12.0.1 is > 12
 ])
 def test_a_conda_range_is_read_by_rattler(pin, cuda, says):
     env = envyml.parse_text(f"channels: [c]\ndependencies: ['{pin}']\n")
@@ -196,10 +197,23 @@ def test_a_conda_range_is_read_by_rattler(pin, cuda, says):
     assert inference.cuda == cuda and says in inference.how, inference.how
 
 
+@pytest.mark.parametrize("spec", ["cudf==22.10.*", "rapids=24.02", "cuml", "rapidsai::cugraph"])
+def test_a_rapids_conda_package_without_a_cuda_pin_is_a_gpu_build_of_unknown_cuda(spec):
+    """held-out-10 (virtual_dataframe): `cudf==22.10.*` alone read CPU-only; RAPIDS builds conda packages for
+    CUDA only, so the CUDA is the solver's, and cuenv asks for it."""
+    env = envyml.parse_text(f"channels: [rapidsai, conda-forge]\ndependencies: ['{spec}']\n")
+    found = cudainfer.infer(env, file="environment.yml", python="3.11")
+    assert found.cuda is None and [e.pin for e in found.undetermined] == [spec]
+    assert "whose CUDA build the solver picks" in found.undetermined[0].says
+    env = envyml.parse_text(f"channels: [rapidsai, conda-forge]\ndependencies: ['{spec}', 'cuda-version=12.0']\n")
+    assert cudainfer.infer(env, file="environment.yml", python="3.11").cuda == "12.0"  # a pin beside it decides
+
+
 def test_a_conda_range_across_majors_or_unread_says_nothing():
     assert cudainfer.conda_range("<12")[-1] == "11.8" and cudainfer.conda_range("not a [spec") == ()
-    env = envyml.parse_text("channels: [c]\ndependencies: ['cudatoolkit<12']\n")
-    assert cudainfer.infer(env, file="environment.yml", python="3.11").cuda is None
+    for spec in ("<12", "!=11.8"):  # neither one major nor every release from one on: no floor to check at
+        env = envyml.parse_text(f"channels: [c]\ndependencies: ['cudatoolkit{spec}']\n")
+        assert cudainfer.infer(env, file="environment.yml", python="3.11").cuda is None
 
 
 def test_an_nvidia_wheel_floor_above_the_framework_build_raises_the_need():
