@@ -143,23 +143,32 @@ def conda_range(version: str) -> tuple[str, ...]:
     return tuple(admitted)
 
 
+def _conda_pin(version: str | None) -> tuple[str, str | None, int | None, str | None]:
+    """A conda CUDA package's version spec -> (strength, "X.Y", major, what a range says): the simple forms
+    by :func:`cuda_of_version`, any other by :func:`conda_range`. One release admitted is that release;
+    several of one major, or every release from one on (``>12``), a floor at the oldest, as ``>=11.8`` is."""
+    strength, cuda, major = cuda_of_version(version)
+    if strength != "none" or not version:
+        return strength, cuda, major, None
+    admitted, known = conda_range(version), matrix.cuda_releases()
+    if not admitted or not (len({a.split(".")[0] for a in admitted}) == 1 or admitted == known[known.index(admitted[0]):]):
+        return "none", None, None, None
+    low, major = admitted[0], int(admitted[0].split(".")[0])
+    if len(admitted) == 1:
+        return "exact", low, major, None
+    span = "or newer" if admitted[-1] == known[-1] else f"{'or' if len(admitted) == 2 else 'to'} {admitted[-1]}"
+    return "min", low, major, f"CUDA {low} {span} (the releases {version} admits)"
+
+
 def conda_evidence(spec: CondaSpec) -> list[Evidence]:
     out: list[Evidence] = []
     name = spec.name
     if name in packages.CONDA_CUDA_PINS:
-        strength, cuda, major = cuda_of_version(spec.version)
+        strength, cuda, major, ranged = _conda_pin(spec.version)
         nvcc = name in packages.CONDA_WITH_NVCC
-        admitted = conda_range(spec.version) if strength == "none" and spec.version else ()
-        known = matrix.cuda_releases()
-        if admitted and (len({a.split(".")[0] for a in admitted}) == 1 or admitted == known[known.index(admitted[0]):]):
-            # one release (exact); several of one major, or every release from one on (`>12`): a floor, as `>=11.8` is
-            strength, cuda, major = "exact" if len(admitted) == 1 else "min", admitted[0], int(admitted[0].split(".")[0])
         if strength != "none":
-            says = f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
-                                                                 else f"CUDA {major} (major only)")
-            if len(admitted) > 1:
-                span = "or newer" if admitted[-1] == known[-1] else f"{'or' if len(admitted) == 2 else 'to'} {admitted[-1]}"
-                says = f"CUDA {admitted[0]} {span} (the releases {spec.version} admits)"
+            says = ranged or (f"CUDA {cuda}" if strength == "exact" else (f"CUDA {cuda} or newer" if strength == "min"
+                                                                          else f"CUDA {major} (major only)"))
             out.append(Evidence(spec.where, spec.text, says + (", with nvcc" if nvcc else ""), strength, cuda,
                                 major, nvcc=nvcc))
         elif nvcc:
