@@ -136,7 +136,8 @@ def _refuse_file_named_folder(path: Path) -> None:
 
     from cuenv.recipes.projectfile import KINDS
 
-    if path.name in ("pyproject.toml", "pixi.toml", "cuenv.lock") or any(re.search(p, path.name) for _, p in KINDS):
+    named = path.name in ("pyproject.toml", "pixi.toml", "cuenv.lock") or any(re.search(p, path.name) for _, p in KINDS)
+    if named and "." in path.name:  # a `requirements/` folder of requirement files is a folder by name too
         raise UsageError(f"{path} is a folder, not a file; cuenv reads a file of that name.",
                          hint="Give the path of the file itself; a folder is read for the CUDA kernels in it.")
 

@@ -166,5 +166,7 @@ def test_a_folder_named_as_a_file_cuenv_reads_is_refused(cli, tmp_path: Path, mo
         code, out, err = cli("check", given)
         assert (code, out) == (2, ""), err
         assert err.splitlines()[0] == f"error: {Path(given)} is a folder, not a file; cuenv reads a file of that name.", err
-    code, out, _ = cli("check", "elsewhere")  # a folder by any other name is read for its kernels, as before
-    assert code == 0 and "no CUDA kernels in it" in out
+    (tmp_path / "requirements").mkdir()  # a folder of requirement files, named as folders are
+    for folder in ("elsewhere", "requirements"):  # a folder by any other name is read for its kernels, as before
+        code, out, _ = cli("check", folder)
+        assert code == 0 and "no CUDA kernels in it" in out
