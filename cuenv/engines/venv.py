@@ -44,7 +44,7 @@ from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, T
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
-from cuenv.knowledge.packages import canonical
+from cuenv.knowledge.packages import canonical, suffix_major
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
@@ -104,7 +104,7 @@ def cuda_major_of(name: str, version: str) -> int | None:
     """The CUDA major an NVIDIA wheel belongs to, or None for anything else."""
     match = _SUFFIX.match(name)
     if match:
-        return int(match.group(1))
+        return suffix_major(match.group(1))
     if _UNSUFFIXED_LIBRARY.match(name):
         return None
     if _UNSUFFIXED_CUDA.match(name):

@@ -417,7 +417,9 @@ class _Checker:
                      self._arch_fix(gpu, None))
             return
         torch = "python -c 'import torch; print(torch.cuda.get_arch_list())'" if stack.framework == "torch" else None
-        if targets and not any(t[0] == g[0] and t[1] <= g[1] for t in targets):
+        first = matrix.first_cuda_running_on(gpu.compute_capability) if not targets and gpu.compute_capability else None
+        older = bool(first and stack.cuda and versions.cuda(str(stack.cuda)) < versions.cuda(first))  # 9.0 < 11.0 (sm_80's first)
+        if older or (targets and not any(t[0] == g[0] and t[1] <= g[1] for t in targets)):
             # no SASS of that CUDA runs on this GPU: only PTX would, and whether the build carries any is not known
             self.add("build-unknown", "warning",
                      f"{name} is built with CUDA {stack.cuda}, which predates the {gname}: it runs there only through "

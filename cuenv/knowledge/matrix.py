@@ -239,6 +239,19 @@ def cc_first_last(cc: str) -> tuple[str | None, str | None]:
 
 
 @versions.memo
+def first_cuda_running_on(cc: str) -> str | None:
+    """The oldest CUDA release whose SASS runs on a GPU of compute capability ``cc``: one that targets a cc
+    of its major at or below its minor (8.0 SASS runs on 8.6); None when the table knows none, or only its
+    own first row (10.0: older releases targeted Volta too, the table does not go back that far)."""
+    have = versions.cc(cc)
+    rows = kb()["nvcc_targets"]["first_cuda_for_cc"]
+    firsts = [row["first"] for key, row in rows.items()
+              if (v := versions.cc(key)).major == have.major and v.minor <= have.minor]
+    first = min(firsts, key=_mm) if firsts else None
+    return None if first is None or first == min((r["first"] for r in rows.values()), key=_mm) else first
+
+
+@versions.memo
 def _cc(text: str) -> str:
     v = versions.cc(text)
     return f"{v.major}.{v.minor}"

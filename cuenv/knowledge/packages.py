@@ -57,6 +57,12 @@ CUDA_CONDA: Final = {
     "nvcc": ("cuda-nvcc", "cuda-nvcc-tools", "nvcc_linux-64", "nvcc_linux-aarch64", "cudatoolkit-dev"),
 }
 CUDA_PARTS: Final = {part: CUDA_WHEELS[part] + CUDA_CONDA[part] for part in CUDA_WHEELS}  # as solutions list them
+def suffix_major(digits: str) -> int:
+    """The CUDA major of an NVIDIA wheel's ``-cuNN`` suffix: ``cu12`` -> 12. The older three-digit suffixes of
+    pypi.nvidia.com (``nvidia-cublas-cu116``, the nvidia-tensorflow wheels) name a release: ``cu116`` -> 11."""
+    return int(digits[:-1]) if len(digits) >= 3 else int(digits)
+
+
 # conda meta-packages whose version is the CUDA release: conda-forge's and NVIDIA's cuda-version, the
 # pytorch channel's pytorch-cuda.
 CONDA_CUDA_META: Final = ("pytorch-cuda", "cuda-version")

@@ -25,7 +25,7 @@ from typing import Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from cuenv.knowledge import derive
+from cuenv.knowledge import derive, packages
 from cuenv.knowledge.packages import canonical
 
 _RUNTIME: Final = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
@@ -99,9 +99,9 @@ def from_requirements(requires: Iterable[str], *, python: str = "3.12", machine:
                 if low and (mm := _mm(low)):
                     found, rank = WheelCuda(mm[0], mm[1], f"{name}{req.specifier}", exact=False), 3
                 elif m.group(1):
-                    found, rank = WheelCuda(None, int(m.group(1)), f"{name}{req.specifier}"), 4
+                    found, rank = WheelCuda(None, packages.suffix_major(m.group(1)), f"{name}{req.specifier}"), 4
         elif (m := _SUFFIXED.match(name)) is not None or (m := _JAX_PLUGIN.match(name)) is not None:
-            found, rank = WheelCuda(None, int(m.group(1)), f"{name}{req.specifier}"), 5
+            found, rank = WheelCuda(None, packages.suffix_major(m.group(1)), f"{name}{req.specifier}"), 5
         if found is not None and rank < rank_best:
             best, rank_best = found, rank
     return best or NOTHING

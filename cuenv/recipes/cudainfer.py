@@ -375,7 +375,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     nv = _NVIDIA_EXACT.match(name)
     if nv:
         strength, cuda, major = cuda_of_version(version) if version else ("none", None, None)
-        suffix = int(nv.group(3)) if nv.group(3) else None
+        suffix = packages.suffix_major(nv.group(3)) if nv.group(3) else None
         floor = spec_floor(req.specifier) if strength != "exact" and suffix else None
         if strength == "exact":
             out.append(Evidence(w, pin, f"CUDA {cuda} (NVIDIA's wheel)", "exact", cuda, major,
@@ -392,7 +392,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         cudnn_major = _NVIDIA_ANY.match(name)
         out.append(Evidence(w, pin, f"cuDNN {m.group(1)}.{m.group(2)}" if m else "cuDNN",
                             "major" if cudnn_major else "none", None,
-                            int(cudnn_major.group(1)) if cudnn_major else None,
+                            packages.suffix_major(cudnn_major.group(1)) if cudnn_major else None,
                             cudnn=f"{m.group(1)}.{m.group(2)}" if m else None))
         return out
     cupy = _CUPY.match(name)
@@ -411,7 +411,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
         (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
     if named:
-        major = int(named.group(1))
+        major = packages.suffix_major(named.group(1))
         out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, major))
     elif name.endswith("-gpu"):  # PyPI's name for a project's GPU build (onnxruntime-gpu, faiss-gpu): CUDA, but which?
         out.append(_uncovered(req, name + (f" {version}" if version else "")))

@@ -287,6 +287,23 @@ def test_pylock_requires_python_of_one_patch_release() -> None:
     assert "it needs Python ==3.12.8, not 3.11" in error.message and "--python" in error.hint
 
 
+def test_pylock_with_wheels_only_for_another_platform_says_so() -> None:
+    """held-out-11 (cdisc-rules-engine): a pylock.toml written on Windows holds win_amd64 wheels and each
+    package's sdist; read for linux-64 it takes the sdists (cuenv would not build them), and a note names
+    the target the wheels are for, with the command that reads the lock for it."""
+    text = ('lock-version = "1.0"\ncreated-by = "uv"\nrequires-python = ">=3.12"\n\n[[packages]]\nname = "numpy"\n'
+            'version = "2.3.1"\nindex = "https://pypi.org/simple"\n'
+            f'sdist = {{ url = "https://files.pythonhosted.org/numpy-2.3.1.tar.gz", hashes = {{ sha256 = "{SHA}" }} }}\n'
+            f'wheels = [{{ url = "https://files.pythonhosted.org/numpy-2.3.1-cp312-cp312-win_amd64.whl", hashes = {{ sha256 = "{SHA}" }} }}]\n')
+    found = pylock.parse(text, file="pylock.toml", platform="linux-64", python="3.12")
+    assert [u.name for u in found.unusable] == ["numpy"]
+    assert found.notes[-1] == ("packages with wheels only for other targets (1; Python 3.12 on win-64 first) would be built "
+                               "from their sdists on linux-64; `cuenv check pylock.toml --platform win-64 --python 3.12` "
+                               "reads it for the target its wheels are for")
+    windows = pylock.parse(text, file="pylock.toml", platform="win-64", python="3.12")  # the note's command, in effect
+    assert [p.name for p in windows.packages] == ["numpy"] and not windows.unusable
+
+
 def test_pylock_sdists_and_paths() -> None:
     extra = ('\n[[packages]]\nname = "chess"\nversion = "1.11.2"\n'
              f'sdist = {{ url = "https://files.pythonhosted.org/chess-1.11.2.tar.gz", hashes = {{ sha256 = "{SHA}" }} }}\n'

@@ -229,3 +229,36 @@ def test_a_virtual_workspace_lock_names_the_export_that_picks_a_member(cli, tmp_
     monkeypatch.chdir(project)
     code, out, err = cli("check", "pylock.toml")
     assert code == 0, err
+
+
+def test_a_project_whose_sources_are_local_is_refused_and_its_hint_runs(cli, tmp_path: Path, monkeypatch) -> None:
+    """held-out-11 (openpi): `openpi-client = { workspace = true }` in tool.uv.sources made uv, locking the
+    file's private copy, say the member "references a workspace ... not a member", of the copy. cuenv now
+    says why the copy cannot lock it; the hint's `uv lock`, run in the project, writes the lock it reads."""
+    import os
+    import subprocess
+
+    from uv import find_uv_bin
+
+    project = tmp_path / "proj"
+    (project / "packages" / "client").mkdir(parents=True)
+    (project / "packages" / "client" / "pyproject.toml").write_text(
+        '[project]\nname = "client"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = []\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "proj"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = ["client"]\n\n'
+        '[tool.uv]\npackage = false\n\n[tool.uv.sources]\nclient = { workspace = true }\n\n'
+        '[tool.uv.workspace]\nmembers = ["packages/*"]\n')
+    code, _out, err = cli("check", str(project / "pyproject.toml"))
+    assert code == 2 and "client comes from a member of its workspace (tool.uv.sources)" in err, err
+    assert f"`uv lock` in {project}" in err
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    subprocess.run([find_uv_bin(), "lock", "--offline", "-q"], cwd=project, check=True, env=env)  # the hint
+    code, out, err = cli("check", str(project / "pyproject.toml"))
+    assert code == 0 and "a CPU-only stack" in out, err
+    (project / "pyproject.toml").write_text(  # a path source: the same, named
+        '[project]\nname = "proj"\nversion = "0.1"\ndependencies = ["client"]\n\n[tool.uv.sources]\n'
+        'client = { path = "packages/client" }\n')
+    (project / "uv.lock").unlink()
+    code, _out, err = cli("check", str(project / "pyproject.toml"))
+    assert code == 2 and "client comes from the local path packages/client (tool.uv.sources)" in err, err

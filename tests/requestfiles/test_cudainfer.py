@@ -238,3 +238,17 @@ def test_a_framework_pin_gives_the_whole_build():
                                             (">=11.8", "min"), ("*", "none"), (None, "none")])
 def test_cuda_of_version(text, strength):
     assert cudainfer.cuda_of_version(text)[0] == strength
+
+
+def test_nvidias_three_digit_wheel_suffixes_name_a_release():
+    """held-out-11 (pharml): pypi.nvidia.com's nvidia-tensorflow era named wheels `nvidia-cublas-cu116`; the
+    suffix read as "CUDA 116" and the file was refused asking for "--cuda 116.0"."""
+    from cuenv.engines.venv import cuda_major_of
+    from cuenv.knowledge.packages import suffix_major
+
+    assert [suffix_major(d) for d in ("11", "12", "116", "115", "129")] == [11, 12, 11, 11, 12]
+    assert cuda_major_of("nvidia-cublas-cu116", "11.8.1.74") == 11
+    assert infer_text("nvidia-cublas-cu116==11.8.1.74\nnvidia-cuda-runtime-cu116==11.6.55\n").cuda == "11.6"
+    with pytest.raises(RequestFileError) as err:
+        infer_text("nvidia-cublas-cu116==11.8.1.74\n")
+    assert "CUDA 11 (major only)" in str(err.value) and "--cuda 11.8" in err.value.hint

@@ -90,6 +90,17 @@ def test_torch_1x_conda_builds_are_known_by_the_cuda_they_were_built_for(tmp_pat
         assert any("predates the GPU 0 (8.6)" in f["message"] for f in data["findings"] if f["code"] == "build-unknown")
 
 
+@pytest.mark.parametrize("cc, code", [("8.6", "build-unknown"), ("8.0", "build-unknown"), ("7.0", "arch-unknown")])
+def test_a_cuda_older_than_the_nvcc_table_is_judged_by_the_gpus_first_cuda(tmp_path, cli, cc, code):
+    """held-out-11 (an @EXPLICIT list of cudatoolkit 9.0): the nvcc table starts at CUDA 10.0, so a 9.0 build
+    read "runs" on 8.6 with only "arch unknown". Ampere's first CUDA is 11.0 (sm_80), so 9.0 predates it;
+    Volta's first is before the table's first row, so there cuenv still says only that it does not know."""
+    path = _write(tmp_path, "environment.yml", "dependencies:\n  - cudatoolkit=9.0\n")
+    data = json.loads(cli("check", str(path), "--driver", "535.104.05", "--cc", cc, "--json")[1])
+    assert code in {f["code"] for f in data["findings"]}, data["findings"]
+    assert data["verdict"] == ("unknown" if code == "build-unknown" else "runs")
+
+
 def test_a_known_build_is_a_plain_verdict(tmp_path, cli):
     path = _write(tmp_path, "requirements.txt", "torch==2.1.0+cu121\n")
     data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])

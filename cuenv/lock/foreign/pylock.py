@@ -112,17 +112,26 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
     base = Path(file).resolve().parent
     packages: dict[str, Any] = {}
     unusable: list[Unusable] = []
+    elsewhere: list[Any] = []  # packages whose wheels are all for other targets: their sdists are taken here
     for package, artifact in selected:
         here = at(index_of.get(id(package)))
         made = _package(package, artifact, base, here)
         if isinstance(made, Unusable):
             unusable.append(made)
+            if package.wheels:
+                elsewhere.append(package)
         else:
             packages[made.name.lower()] = made
     left_out = len(lock.packages) - len(selected)
     chosen = tuple(sorted(packages.values(), key=lambda p: p.key))
     indexes = tuple(dict.fromkeys(p.index_url for p in chosen if p.index_url))
-    notes = (f"left out {left_out} packages whose markers do not hold for Python {python} on {platform}",) if left_out else ()
+    notes: tuple[str, ...] = (f"left out {left_out} packages whose markers do not hold for Python {python} on {platform}",) \
+        if left_out else ()
+    if elsewhere and (targets := _wheel_targets(elsewhere[0])):
+        plat, version = targets[0]
+        notes += (f"packages with wheels only for other targets ({len(elsewhere)}; Python {version} on {plat} first) "
+                  f"would be built from their sdists on {platform}; "
+                  f"`cuenv check {shlex.quote(file)} --platform {plat} --python {version}` reads it for the target its wheels are for",)
     return ForeignLock(kind=KIND, file=file, platform=platform, platforms=(platform,), packages=chosen, python=python,
                        indexes=indexes, unusable=tuple(unusable), notes=notes)
 

@@ -170,6 +170,14 @@ def _virtual(pyproject: str, where: Where, hint: str) -> str:
     tool: dict[str, Any] = doc["tool"] if isinstance(doc.get("tool"), dict) else {}
     uv: dict[str, Any] = dict(tool["uv"]) if isinstance(tool.get("uv"), dict) else {}
     uv.pop("workspace", None)  # its members are folders beside the file, not copied
+    sources: dict[str, Any] = uv["sources"] if isinstance(uv.get("sources"), dict) else {}
+    for name, source in sources.items():
+        local = next((s for s in (source if isinstance(source, list) else [source])
+                      if isinstance(s, dict) and (s.get("workspace") is True or "path" in s)), None)
+        if local is not None:  # uv would say "references a workspace ... not a member": of the copy, not the project
+            said = "a member of its workspace" if local.get("workspace") is True else f"the local path {str(local['path'])[:120]}"
+            raise where.fail(f"{str(name)[:80]} comes from {said} (tool.uv.sources), which only the project's own "
+                             "folder holds: cuenv locks a copy of the file alone.", hint)
     out["tool"] = {"uv": {**uv, "package": False}}
     if isinstance(doc.get("dependency-groups"), dict):
         out["dependency-groups"] = doc["dependency-groups"]
