@@ -628,5 +628,14 @@ def jax_plugin(extra: str) -> FrameworkBuild | None:
     return None
 
 
+def onnxruntime_gpu_cuda(version: str) -> str | None:
+    """The CUDA PyPI's onnxruntime-gpu ``version`` (a final release of a minor the table lists) was built with;
+    None for a nightly or release candidate (1.25.0.dev20260210001), which the table does not describe."""
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+        return None
+    minor = ".".join(version.split(".")[:2])
+    return next((r["cuda"] for r in kb()["onnxruntime_gpu"]["builds"] if r["release"] == minor), None)
+
+
 def jax_extras() -> tuple[str, ...]:
     return tuple(p["extra"] for p in kb()["jax"]["plugins"])

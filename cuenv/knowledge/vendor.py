@@ -7,6 +7,7 @@ cuenv/knowledge/data/vendor.yaml and compares them with what is there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ Row = dict[str, Any]
 TOOLKIT_PIECES: Final = ("cudart", "nvcc", "nvrtc", "cublas", "nvvm", "crt")
 FIRST: Final = {  # the first release whose PyPI wheels pull NVIDIA's wheels
     "torch": "1.13", "tensorflow": "2.14", "jax-cuda12-plugin": "0.4", "jax-cuda13-plugin": "0.7",
+    "onnxruntime-gpu": "1.21",  # the first whose wheels record the CUDA they were built with (build_and_package_info.py)
 }
 
 
@@ -205,6 +207,27 @@ def jax(client: Client) -> list[Row]:
     return rows
 
 
+ORT_BUILD_INFO: Final = "onnxruntime/capi/build_and_package_info.py"
+_ORT_CUDA: Final = re.compile(r"^cuda_version\s*=\s*['\"](\d+)\.(\d+)", re.MULTILINE)
+
+
+def onnxruntime(client: Client) -> list[Row]:
+    """onnxruntime-gpu of each minor: the CUDA its Linux wheel was built with, as the wheel itself records it
+    (``cuda_version`` in onnxruntime/capi/build_and_package_info.py); the [cuda] extra, where there is one,
+    names the same major's NVIDIA wheels."""
+    rows: list[Row] = []
+    per = wheels(client, "onnxruntime-gpu")
+    for version in newest_per_minor(client, "onnxruntime-gpu", FIRST["onnxruntime-gpu"]).values():
+        f = _pick(per[version], "linux-64", "3.12")
+        text = client.member(f, ORT_BUILD_INFO) if f else None
+        found = _ORT_CUDA.search(text.decode("utf-8", "replace")) if f and text else None
+        if f is None or found is None:
+            continue
+        rows.append({"onnxruntime_gpu": version, "cuda": f"{int(found[1])}.{int(found[2])}", "cuda_major": int(found[1]),
+                     "source": _source("onnxruntime-gpu", version, f, ORT_BUILD_INFO)})
+    return rows
+
+
 def releases(client: Client) -> dict[str, dict[str, str]]:
     """Which releases exist: project -> {minor: newest final version}."""
     return {p: newest_per_minor(client, p) for p in packages.TRACKED_RELEASES}
@@ -217,5 +240,6 @@ SECTIONS: Final[dict[str, Callable[[Client], Any]]] = {
     "torch": torch,
     "tensorflow": tensorflow,
     "jax": jax,
+    "onnxruntime": onnxruntime,
     "releases": releases,
 }

@@ -408,6 +408,12 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     if plus_cuda:
         out.append(replace(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda), bundled=True))
         return out
+    if name == "onnxruntime-gpu" and base and (ort := matrix.onnxruntime_gpu_cuda(base)):
+        # its major, not its minor: it loads the environment's CUDA libraries, and a 12.x build runs with any 12.x
+        major = int(ort.split(".")[0])
+        out.append(Evidence(w, pin, f"CUDA {major} (PyPI's onnxruntime-gpu {base} is built with {ort}; it loads the "
+                                    f"environment's CUDA {major} libraries)", "major", None, major))
+        return out
     named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
         (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
     if named:
@@ -553,7 +559,9 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                          tuple(_beside(evidence, low.cuda or "")))
     if majors:
         major, e = next(iter(majors.items()))
-        raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x.",
+        picked = next((u for u in evidence if u.strength == "unknown"), None)  # an unpinned torch may bring another
+        raise RequestFileError(e.where, e.pin, f"says {e.says}, but no pin says which CUDA {major}.x"
+                               + (f", and {picked.pin} ({picked.where}) is {picked.says}." if picked else "."),
                                hint=f"Pass --cuda with the minor too (for example --cuda {_newest_of_major(major)}), "
                                "or pin the CUDA runtime in the file.")
     cpu = [e for e in evidence if e.strength == "cpu"]

@@ -81,3 +81,19 @@ def test_jax_plugin_minimum_cuda_matches_the_newest_plugin(extra: str) -> None:
     newest = max(rows, key=lambda r: derive.Version(r["version"]))
     plugin = next(p for p in matrix.kb()["jax"]["plugins"] if p["extra"] == extra)
     assert plugin["min_cuda"] == newest["cuda"]
+
+
+@pytest.mark.parametrize("row", VENDOR["onnxruntime"], ids=lambda r: r["onnxruntime_gpu"])
+def test_onnxruntime_gpu_build_matches_the_wheel(row: dict) -> None:
+    """Every onnxruntime-gpu minor whose wheel records its CUDA (build_and_package_info.py) is in cuda.yaml
+    with that CUDA, citing VENDOR; the table says nothing of a release it lacks, or of a nightly."""
+    kb = next((r for r in matrix.kb()["onnxruntime_gpu"]["builds"] if r["release"] == derive.minor(row["onnxruntime_gpu"])), None)
+    assert kb is not None and kb["cuda"] == row["cuda"] and "VENDOR" in kb["sources"], row
+    assert matrix.onnxruntime_gpu_cuda(row["onnxruntime_gpu"]) == row["cuda"]
+    assert matrix.onnxruntime_gpu_cuda(row["onnxruntime_gpu"] + ".dev20260210001") is None
+
+
+def test_onnxruntime_gpu_rows_all_come_from_wheels() -> None:
+    derived = {derive.minor(r["onnxruntime_gpu"]) for r in VENDOR["onnxruntime"]}
+    assert {r["release"] for r in matrix.kb()["onnxruntime_gpu"]["builds"]} == derived
+    assert matrix.onnxruntime_gpu_cuda("1.18.0") is None  # its wheel records no CUDA: not covered

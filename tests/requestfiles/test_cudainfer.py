@@ -252,3 +252,17 @@ def test_nvidias_three_digit_wheel_suffixes_name_a_release():
     with pytest.raises(RequestFileError) as err:
         infer_text("nvidia-cublas-cu116==11.8.1.74\n")
     assert "CUDA 11 (major only)" in str(err.value) and "--cuda 11.8" in err.value.hint
+
+
+def test_onnxruntime_gpu_says_its_cuda_major_from_the_table():
+    """PyPI's onnxruntime-gpu 1.21+ records the CUDA it was built with; it loads the environment's libraries,
+    so it says the major (and conflicts with another), never the minor: torch's pin decides that."""
+    assert infer_text("torch==2.5.1\n--extra-index-url https://download.pytorch.org/whl/cu121\n"
+                      "onnxruntime-gpu==1.22.0\n").cuda == "12.1"
+    with pytest.raises(RequestFileError) as err:
+        infer_text("onnxruntime-gpu==1.22.0\n")
+    assert "CUDA 12 (PyPI's onnxruntime-gpu 1.22.0 is built with 12.2" in str(err.value)
+    with pytest.raises(RequestFileError, match="one environment holds one CUDA major"):
+        infer_text("torch==2.0.1+cu118\nonnxruntime-gpu==1.22.0\n")
+    nightly = infer_text("torch==2.5.1+cu121\nonnxruntime-gpu==1.25.0.dev20260210001\n")
+    assert nightly.cuda == "12.1" and nightly.unconfirmed  # not in the table: a GPU build cuenv cannot place

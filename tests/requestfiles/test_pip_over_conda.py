@@ -66,7 +66,9 @@ def test_a_pin_in_the_pip_layer_or_a_flag_needs_no_resolution(tmp_path):
 @pytest.mark.parametrize("pip, pytorch, kept", [
     (["numpy"], "pytorch=2.5.1", True),               # no torch in the layer's set
     (["torchvision"], "pytorch=1.12.1", False),       # the newest torchvision pins a newer torch
-    (["accelerate"], "pytorch=2.5.1", True),          # the newest accelerate accepts conda's torch 2.5
+    # a release that accepts conda's torch 2.5 (accelerate 1.16, on PyPI since, needs torch>=2.6: the layer's
+    # newest release is the resolver's, so an unpinned accelerate would make this test follow the index)
+    (["accelerate==1.2.1"], "pytorch=2.5.1", True),
 ])
 def test_online_pip_keeps_conda_torch_only_where_the_layers_newest_releases_accept_it(tmp_path, pip, pytorch, kept):
     path = _env(tmp_path, pip, pytorch)
