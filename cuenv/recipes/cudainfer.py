@@ -255,6 +255,31 @@ def _retired(variant: str, specifier: str) -> str | None:
     return next((r for r in reversed(releases) if variant in matrix.torch_variants(r)), None)
 
 
+def _one_pypi_cuda(specifier: str) -> tuple[str, tuple[str, ...]] | None:
+    """(CUDA, the torch minors) where every torch release a range admits (``~=2.1.0``, ``>=2.5,<2.7``) has a
+    PyPI Linux wheel of one CUDA, by packaging's own matching over the releases the tables know; None where
+    the range admits a release newer than they know (the resolver's pick), none, or wheels of two CUDAs."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        spec = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return None
+    if not specifier.strip():
+        return None
+    known = matrix.torch_releases()
+    newest = tuple(int(x) for x in known[-1].split("."))
+    beyond = (f"{newest[0]}.{newest[1] + 1}.0", f"{newest[0] + 1}.0.0")
+    if any(spec.contains(v, prereleases=True) for v in beyond):
+        return None
+    minors = tuple(r for r in known if any(spec.contains(f"{r}.{patch}") for patch in range(20)))
+    cudas = {matrix.torch_pypi_default(r) for r in minors}
+    if not minors or len(cudas) != 1 or None in cudas:
+        return None
+    cuda = matrix.variant_cuda(cudas.pop() or "")
+    return (cuda, minors) if cuda else None
+
+
 def spec_floor(specifier: str) -> str | None:
     """X.Y of the highest lower bound of a PEP 440 specifier (``>=12.9.79,<13`` -> 12.9), read by packaging;
     None where it has none or does not parse."""
@@ -304,6 +329,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif default and (default_cuda := matrix.variant_cuda(default)):
             out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
                               default_cuda, stack=builds.torch_stack(base, None)))
+        elif name == "torch" and not base and index is None and (one := _one_pypi_cuda(req.specifier)):
+            out.append(_exact(w, pin, f"CUDA {one[0]} (PyPI's Linux wheel of every torch release {req.specifier} allows: "
+                                      f"{', '.join(one[1])})", one[0], stack=builds.torch_stack(one[1][-1], None)))
         elif name == "torch" and base and not re.search(r"[*<>!~,]", req.specifier) and "==" in req.specifier:
             first = next((r for r in matrix.torch_releases() if matrix.torch_pypi_default(r)), "?")
             out.append(Evidence(w, pin, f"torch {base} from PyPI, whose CUDA build cuenv's tables do not cover "

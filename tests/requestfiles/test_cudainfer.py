@@ -266,3 +266,14 @@ def test_onnxruntime_gpu_says_its_cuda_major_from_the_table():
         infer_text("torch==2.0.1+cu118\nonnxruntime-gpu==1.22.0\n")
     nightly = infer_text("torch==2.5.1+cu121\nonnxruntime-gpu==1.25.0.dev20260210001\n")
     assert nightly.cuda == "12.1" and nightly.unconfirmed  # not in the table: a GPU build cuenv cannot place
+
+
+@pytest.mark.parametrize(("line", "cuda"), [
+    ("torch~=2.1.0", "12.1"),         # held-out-12 (VAR): every 2.1.x PyPI wheel is CUDA 12.1
+    ("torch>=2.5,<2.7", "12.4"),      # 2.5 and 2.6: both 12.4
+    ("torch==2.1.*", "12.1"),
+    ("torch>=2.4", None),             # admits releases newer than the tables know: the resolver's pick
+    ("torch>=2.6,<2.8", None),        # 2.6 is 12.4, 2.7 is 12.6: two CUDAs
+])
+def test_a_torch_range_whose_releases_share_one_pypi_cuda_is_that_cuda(line, cuda):
+    assert infer_text(line + "\n").cuda == cuda
