@@ -15,7 +15,7 @@ from cuenv.plain import Plain
 TYPE_CHECKING = False  # no `typing` at run time: every check starts by parsing versions (issue 29)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import ParamSpec, TypeVar
+    from typing import Any, ParamSpec, TypeVar
 
     T = TypeVar("T")
     P = ParamSpec("P")
@@ -145,3 +145,9 @@ def major_minor(text: str) -> str:
     """ "12.1.105" -> "12.1"."""
     v = cuda(text)
     return f"{v.major}.{v.minor}"
+
+
+def admitted_patch(spec: Any, release: str) -> int | None:
+    """The first patch of release ``release`` (X.Y) that a PEP 440 specifier (packaging's SpecifierSet) admits,
+    None for none: ``==3.12.8`` admits 3.12 from 3.12.8 on, which its X.Y.0 alone would not."""
+    return next((patch for patch in range(64) if spec.contains(f"{release}.{patch}", prereleases=True)), None)

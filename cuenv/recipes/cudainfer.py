@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cuenv.errors import UsageError
-from cuenv.knowledge import builds, matrix, packages
+from cuenv.knowledge import builds, matrix, packages, versions
 from cuenv.knowledge.stack import Stack
 from cuenv.recipes.envyml import CondaSpec, EnvironmentFile
 from cuenv.recipes.pipreqs import (
@@ -272,7 +272,7 @@ def _one_pypi_cuda(specifier: str) -> tuple[str, tuple[str, ...]] | None:
     beyond = (f"{newest[0]}.{newest[1] + 1}.0", f"{newest[0] + 1}.0.0")
     if any(spec.contains(v, prereleases=True) for v in beyond):
         return None
-    minors = tuple(r for r in known if any(spec.contains(f"{r}.{patch}") for patch in range(20)))
+    minors = tuple(r for r in known if versions.admitted_patch(spec, r) is not None)
     cudas = {matrix.torch_pypi_default(r) for r in minors}
     if not minors or len(cudas) != 1 or None in cudas:
         return None

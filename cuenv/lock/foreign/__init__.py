@@ -101,7 +101,8 @@ def pythons(source: str, kind: str, here: str) -> list[tuple[str, str | None]]:
     parser to refuse."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    from cuenv.lock.foreign.model import admitted_patch, load_toml
+    from cuenv.knowledge.versions import admitted_patch
+    from cuenv.lock.foreign.model import load_toml
 
     if kind not in ("pylock", "uv-lock"):
         return [(here, None)]

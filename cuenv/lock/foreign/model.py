@@ -306,12 +306,6 @@ def index_for(link: str, indexes: tuple[str, ...]) -> str | None:
     return None
 
 
-def admitted_patch(spec: Any, python: str) -> int | None:
-    """The first release ``python`` (X.Y) + ``.PATCH`` that a ``requires-python`` (a packaging SpecifierSet)
-    admits, None for none: ``==3.12.8`` admits 3.12 from 3.12.8 on, which its X.Y.0 alone would not."""
-    return next((patch for patch in range(64) if spec.contains(f"{python}.{patch}", prereleases=True)), None)
-
-
 def python_of(packages: tuple[Package, ...]) -> str | None:
     """X.Y of the locked conda ``python`` package."""
     for pkg in packages:

@@ -28,7 +28,6 @@ from cuenv.lock.foreign.model import (
     NoWheelForTarget,
     Unusable,
     Where,
-    admitted_patch,
     load_toml,
     size,
     table_lines,
@@ -83,6 +82,8 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
         raise at(_index(exc.context)).fail(f"not a PEP 751 lockfile: {_said(exc)}.", HINT) from None
     except (TypeError, ValueError, AttributeError) as exc:  # a value packaging did not expect at all
         raise where.fail(f"not a PEP 751 lockfile: {exc}.", HINT) from None
+    from cuenv.knowledge.versions import admitted_patch
+
     patch = 0 if lock.requires_python is None else admitted_patch(lock.requires_python, python)
     if patch is None:
         raise where.at("requires-python").fail(f"it needs Python {lock.requires_python}, not {python}.",
