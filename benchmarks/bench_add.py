@@ -32,7 +32,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
-from common import HEADER, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
+from common import HEADER, Ms, as_users_run, paired, time_command  # benchmarks/ is the script's folder, first on sys.path
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,24 +68,46 @@ def main() -> None:
         floor_argv = [sys.executable, "-c", f"import json, pathlib, re, subprocess; subprocess.run({resolve!r}, check=True)"]
         floor = paired("floor: python + uv's resolve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo, env),
                        pairs=args.pairs, baseline="uv pip install", warmup=1)
-        with _caching_index(Path(tmp), args.package, resolve, env) as simple:
+        # The bound of any add that checks before it installs with uv, with no Python at all: uv resolves, and
+        # then installs what it resolved, by URL and hash from its cache (--offline, --no-deps), as cuenv does.
+        pinned = Path(tmp) / "pinned.txt"
+        install = [uv, "pip", "install", "-r", str(pinned), "--python", python, "--require-hashes", "--no-deps",
+                   "--offline", "-q"]
+        with _caching_index(Path(tmp), args.package, resolve, env, pinned) as simple:
+            bound = paired("bound: uv resolve, then uv install", lambda: two_step(resolve, install, b_undo, env),
+                           lambda: undone(b, b_undo, env), pairs=args.pairs, baseline="uv pip install", warmup=1)
             mirrored = dict(env, CUENV_MIRRORS=f"pypi={simple}")
             b_cached = [*b, "--index-url", simple]
             cached = paired("the same, an index uv may cache (max-age=600)",
                             lambda: undone(a, a_undo, mirrored), lambda: undone(b_cached, b_undo, env),
                             pairs=args.pairs, baseline="uv pip install", warmup=1)
+            resolve_cached = [*resolve, "--index-url", simple]
+            bound_cached = paired("bound, the index uv may cache", lambda: two_step(resolve_cached, install, b_undo, env),
+                                  lambda: undone(b_cached, b_undo, env), pairs=args.pairs, baseline="uv pip install",
+                                  warmup=1)
     print(f"one package ({args.package}) into a warm cuda-12.1 venv, {args.pairs} interleaved pairs:")
     print(HEADER)
     print(result.line() + f"  goal <= 1.3x: {'met' if result.ratio <= 1.3 else 'MISSED'}")
     print(floor.line())
+    print(bound.line())
     print(cached.line())
+    print(bound_cached.line())
 
 
-def undone(argv: list[str], undo: list[str], env: dict[str, str]) -> float:
+def undone(argv: list[str], undo: list[str], env: dict[str, str]) -> Ms:
     """``argv`` timed, then ``undo`` (not timed), so that every run adds the package anew."""
     ms = time_command(argv, env)
     subprocess.run(undo, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return ms
+
+
+def two_step(resolve: list[str], install: list[str], undo: list[str], env: dict[str, str]) -> Ms:
+    """``resolve`` then ``install`` timed back to back (their sum, wall and CPU), then ``undo`` (not timed)."""
+    first = time_command(resolve, env)
+    second = undone(install, undo, env)
+    out = Ms(first + second)
+    out.cpu = (first.cpu or 0.0) + (second.cpu or 0.0)
+    return out
 
 
 class _Cacheable(http.server.SimpleHTTPRequestHandler):
@@ -100,9 +122,10 @@ class _Cacheable(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def _caching_index(tmp: Path, package: str, resolve: list[str], env: dict[str, str]):  # noqa: ANN202 - a context manager
+def _caching_index(tmp: Path, package: str, resolve: list[str], env: dict[str, str], pinned: Path):  # noqa: ANN202 - a context manager
     """A one-package PEP 503 index on localhost: the wheel uv's resolve names (its hash checked), served
-    with PyPI's Cache-Control header; yields the index's URL."""
+    with PyPI's Cache-Control header; yields the index's URL. ``pinned``: that wheel's requirement line with
+    its URL and hash is written there."""
     import tomllib
 
     subprocess.run(resolve, env=env, check=True)
@@ -119,6 +142,7 @@ def _caching_index(tmp: Path, package: str, resolve: list[str], env: dict[str, s
         name = wheel["url"].rsplit("/", 1)[1]
         (root / name).write_bytes(data)
         links.append(f'<a href="../../{name}#sha256={sha}">{name}</a>\n')
+        pinned.write_text(f"{package} @ {wheel['url']} --hash=sha256:{sha}\n", encoding="utf-8")
     (page / "index.html").write_text("".join(links), encoding="utf-8")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Cacheable, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
