@@ -483,15 +483,22 @@ def test_a_damaged_lockfile_is_read_or_refused(reader: str, data: st.DataObject)
     foreign.describe(found)
 
 
+@pytest.mark.parametrize("hashes", [True, False], ids=["hashed", "some-wheels-unhashed"])
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # uv runs for each
 @given(data=st.data())
-def test_a_damaged_uv_lock_is_read_or_refused(data: st.DataObject) -> None:
-    """uv reads the text (uv export), so the damaged document is written out as TOML first."""
-    doc = _mutated(load_toml(UVLOCK.format(sha=SHA, commit="c" * 40), "uv.lock", hint=""), data)
+def test_a_damaged_uv_lock_is_read_or_refused(hashes: bool, data: st.DataObject) -> None:
+    """uv reads the text (uv export), so the damaged document is written out as TOML first. A lock read without
+    hashes (its wheels' hashes gone) is for reading only: it can never be installed."""
+    text = UVLOCK.format(sha=SHA, commit="c" * 40)
+    doc = _mutated(load_toml(text if hashes else text.replace(f', hash = "sha256:{SHA}"', "", 1), "uv.lock", hint=""), data)
     try:
         found = uvlock.parse(_toml(doc), file="uv.lock", platform="linux-64", python="3.11")
     except ForeignLockError as exc:
         assert exc.message and exc.hint and "\n" not in exc.message
+        return
+    if any(not pkg.sha256 for pkg in found.packages):  # read through uv's pins without hashes
+        with pytest.raises(ForeignLockError, match="no hash"):
+            foreign.require_installable(found)
         return
     for pkg in found.packages:
         assert pkg.url.split(":", 1)[0] in ("http", "https", "file") and pkg.sha256

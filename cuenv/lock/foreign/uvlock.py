@@ -11,6 +11,12 @@ among them, are the project's); with none beside it (a lock shared alone), a min
 ``pyproject.toml`` naming the lock's own root package stands in. Nothing is written next to the
 user's files and uv's cache is private to the call. The project itself (an editable or virtual
 root) is source, not a locked artifact: it is left out (``--no-emit-project``) and said so.
+
+A lock whose wheels include some without a hash (an index that served none, as PyTorch's did for
+some of its wheels) uv exports as PEP 751 only after downloading those wheels to hash them. Read
+here, that lock is exported as uv's requirements instead (``--format requirements.txt --no-hashes``:
+what `uv sync` installs, as pins with markers, which ``packaging`` judges for the target): enough to
+say what it installs and what it needs; never enough to install, since nothing verifies a download.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import functools
 import re
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,8 +49,12 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
         raise where.fail(f"a uv.lock has one environment, so --environment {environment} does not apply.",
                          "Leave out --environment.")
     project = _project_beside(file)
-    exported, roots = export(source, file=file, project=project)
-    found = pylock.parse("", file=file, platform=platform, python=python, data=exported)
+    exported = export(source, file=file, project=project)
+    if exported.pylock is not None:
+        found = pylock.parse("", file=file, platform=platform, python=python, data=exported.pylock)
+    else:
+        found = _from_pins(exported, where, platform=platform, python=python)
+    roots = exported.roots
     lines = _lines_by_name(source)
     unusable = tuple(replace(u, where=replace(u.where, line=lines.get(canonical(u.name)), key=f"package {u.name}"))
                      for u in found.unusable)
@@ -65,13 +76,25 @@ def _lines_by_name(source: str) -> dict[str, int]:
     return found
 
 
-def export(source: str, *, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The PEP 751 document ``uv export`` writes for this lock (and the project's root packages)."""
+@dataclass(frozen=True)
+class Exported:
+    """What ``uv export`` gives for a lock: its PEP 751 document, or (where wheels in it have no hash)
+    its pins without hashes; and the lock's facts the reading needs."""
+
+    roots: tuple[str, ...]  # the project's root packages (not installed: source)
+    pylock: dict[str, Any] | None = None
+    pins: str | None = None  # uv's requirements export, --no-hashes
+    unhashed: tuple[str, ...] = ()  # the packages with wheels the lock holds no hash for
+    requires_python: str | None = None
+
+
+def export(source: str, *, file: str, project: str | None) -> Exported:
+    """What ``uv export`` writes for this lock (see :class:`Exported`)."""
     return _export(source, file, project)
 
 
 @functools.lru_cache(maxsize=8)  # check tries several Pythons on one lock: uv runs once
-def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _export(source: str, file: str, project: str | None) -> Exported:
     where = Where(file)
     doc = load_toml(source, file, hint=HINT)
     entries = doc.get("package")
@@ -92,9 +115,87 @@ def _export(source: str, file: str, project: str | None) -> tuple[dict[str, Any]
             (work / "pyproject.toml").write_text(text(), encoding="utf-8")
             ok, out = _uv_export(work)
             if ok:
-                return load_toml(out, file, hint=HINT), roots
+                return Exported(roots, pylock=load_toml(out, file, hint=HINT))
+            if _UNHASHED in out:  # uv would download wheels to hash them: read the pins without hashes
+                ok, pins = _uv_export(work, hashes=False)
+                if ok:
+                    requires = doc.get("requires-python")
+                    return Exported(roots, pins=pins, unhashed=_without_hash(entries),
+                                    requires_python=requires if isinstance(requires, str) else None)
             failure = failure or out
     raise where.fail(f"uv cannot read it: {failure}", HINT)
+
+
+_UNHASHED: Final = "to compute missing hashes"  # uv's words where the lock holds wheels without a hash
+_UNHASHED_HINT: Final = ("Export it with hashes where its indexes are reachable: in the project's folder, "
+                         "`uv export --format pylock.toml -o pylock.toml` downloads the wheels without one to hash them; "
+                         "then install from that pylock.toml.")
+
+
+def _without_hash(entries: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The lock's packages with a wheel that has no ``hash`` (a field of uv.lock's entries, read as it is)."""
+    return tuple(sorted({canonical(str(e.get("name"))) for e in entries if isinstance(e.get("wheels"), list)
+                         and any(isinstance(w, dict) and "hash" not in w for w in e["wheels"])}))
+
+
+def _from_pins(exported: Exported, where: Where, *, platform: str, python: str) -> ForeignLock:
+    """The lock for ``python`` on ``platform`` from uv's pins without hashes (``name==version ; marker``,
+    the markers judged by ``packaging``): every package by name and version, for reading; nothing of it
+    installable (no pin carries a hash), which the first package without a hashed wheel says."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.engines import Package
+    from cuenv.knowledge.versions import admitted_patch
+    from cuenv.lock.foreign.model import Unusable
+    from cuenv.lock.foreign.wheels import Target
+
+    requires = exported.requires_python or ""
+    try:
+        patch = admitted_patch(SpecifierSet(requires), python)
+    except InvalidSpecifier:
+        raise where.at("requires-python").fail(f"{requires[:80]!r} is not a version specifier.", HINT) from None
+    if patch is None:
+        raise where.at("requires-python").fail(f"it needs Python {requires}, not {python}.",
+                                               f"Choose a Python it allows ({requires}) with --python.")
+    markers = Target(python=python, platform=platform, patch=patch).markers()
+    packages: dict[str, Package] = {}
+    for line in (exported.pins or "").splitlines():
+        text = line.strip()
+        if not text or text.startswith(("#", "-")):  # uv's comments; -e of a workspace member; index options
+            continue
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise where.fail(f"uv's export of it holds a line cuenv cannot read ({exc}).", HINT) from None
+        if req.marker is not None and not req.marker.evaluate(markers):
+            continue
+        exact = [spec.version for spec in req.specifier if spec.operator in ("==", "===")]
+        version = exact[0] if exact else (_wheel_version(req.url) if req.url else None)
+        if version is None:
+            raise where.fail(f"uv's export of it pins {req.name} to no version ({text[:80]!r}).", HINT)
+        name = canonical(req.name)
+        packages[name] = Package(name=name, version=version, kind="pypi", url=req.url or "", sha256=None)
+    first = exported.unhashed[0] if exported.unhashed else "a package"
+    more = f" ({len(exported.unhashed) - 1} more like it)" if len(exported.unhashed) > 1 else ""
+    why = (f"has wheels the lock holds no hash for{more} (their index served none): read without hashes, so "
+           "nothing of it can be installed verified.")
+    return ForeignLock(kind=KIND, file=where.file, platform=platform, platforms=(platform,), python=python,
+                       packages=tuple(sorted(packages.values(), key=lambda p: p.key)),
+                       unusable=(Unusable(first, why, where, _UNHASHED_HINT),),
+                       notes=(f"read through uv's export without hashes (`uv export --format requirements.txt "
+                              f"--no-hashes`): {first} has wheels without a hash in the lock",))
+
+
+def _wheel_version(url: str) -> str | None:
+    from urllib.parse import unquote
+
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        return str(parse_wheel_filename(unquote(url.rsplit("/", 1)[-1]))[1])
+    except InvalidWheelFilename:
+        return None
 
 
 def lock_project(pyproject: str, *, file: str, environ: Mapping[str, str]) -> str:
@@ -210,7 +311,8 @@ def _inline(value: object) -> str:
     return json.dumps(str(value))
 
 
-def _uv_export(work: Path) -> tuple[bool, str]:
+def _uv_export(work: Path, *, hashes: bool = True) -> tuple[bool, str]:
+    """uv's PEP 751 export of the project in ``work``; ``hashes=False``: its requirements export without hashes."""
     from cuenv.errors import ToolError
     from cuenv.runner import run, stderr_tail
 
@@ -222,7 +324,8 @@ def _uv_export(work: Path) -> tuple[bool, str]:
         return False, "the uv package (a dependency of cuenv) has no uv binary here"
     env = {"UV_CACHE_DIR": str(work / ".cache"), "UV_NO_CONFIG": "1", "UV_OFFLINE": "1", "NO_COLOR": "1",
            "UV_PYTHON_DOWNLOADS": "never", "PATH": "/usr/bin:/bin", "HOME": str(work)}
-    argv = [uv, "export", "--frozen", "--offline", "--format", "pylock.toml", "--no-header", "--no-emit-project",
+    form = ["--format", "pylock.toml"] if hashes else ["--format", "requirements.txt", "--no-hashes"]
+    argv = [uv, "export", "--frozen", "--offline", *form, "--no-header", "--no-emit-project",
             "--no-emit-workspace", "--directory", str(work)]
     try:
         done = run(argv, timeout=_TIMEOUT, env=env, cwd=work, check=False)
