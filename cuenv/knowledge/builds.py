@@ -68,7 +68,8 @@ def paddle_stack(version: str, variant: str, *, label: str | None = None) -> Sta
 
 
 def tensorflow_stack(version: str, *, cpu: bool = False, label: str | None = None) -> Stack | None:
-    """tensorflow[and-cuda]: GPU builds are Linux-only (native Windows GPU ended with 2.10)."""
+    """tensorflow[and-cuda], or before it a GPU build on the system's CUDA: GPU builds are Linux-only (native
+    Windows GPU ended with 2.10)."""
     version = _full(version)
     build = matrix.tf_build(version)
     if build is None:
@@ -76,8 +77,9 @@ def tensorflow_stack(version: str, *, cpu: bool = False, label: str | None = Non
     if cpu:
         return Stack(label=label or f"tensorflow-cpu=={version}", cuda=None, os=BOTH_OSES,
                      framework="tensorflow", framework_version=version, variant="cpu")
-    return Stack(label=label or f"tensorflow[and-cuda]=={version}", cuda=build.cuda, cudnn=build.cudnn,
-                 os=("linux",), framework="tensorflow", framework_version=version, variant="and-cuda")
+    name = "tensorflow[and-cuda]" if build.variant == "and-cuda" else "tensorflow"
+    return Stack(label=label or f"{name}=={version}", cuda=build.cuda, cudnn=build.cudnn,
+                 os=("linux",), framework="tensorflow", framework_version=version, variant=build.variant)
 
 
 def jax_stack(version: str, extra: str | None, *, label: str | None = None) -> Stack | None:
@@ -127,7 +129,8 @@ def candidates(framework: str = "torch") -> list[Stack]:
                 if s is not None:
                     out.append(s)
     elif framework == "tensorflow":
-        out = [s for rel in matrix.tf_releases() if (s := tensorflow_stack(rel)) is not None]
+        # a release on the system's CUDA is read in files, never suggested: cuenv cannot build its CUDA with pip
+        out = [s for rel in matrix.tf_releases() if (s := tensorflow_stack(rel)) is not None and s.variant == "and-cuda"]
     elif framework == "jax":
         out = [s for extra in matrix.jax_extras() if (s := jax_stack("", extra)) is not None]
     elif framework == "cuda":

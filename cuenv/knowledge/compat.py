@@ -235,7 +235,9 @@ class _Checker:
         floor = matrix.family_floor(major, os_name)
         full = matrix.min_driver(cuda, os_name)
         need = floor or full  # what it takes to run at all
-        name = _name(stack)
+        built = matrix.variant_cuda(stack.variant) if stack.variant and stack.variant.startswith("cu") else None
+        # a framework built with an older CUDA beside newer CUDA packages: the driver serves the newest
+        name = _name(stack) if built in (None, cuda) else f"CUDA {cuda}"
         driver = self.machine.driver
         if driver is None:
             self.add("no-driver", "error",

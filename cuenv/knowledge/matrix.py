@@ -612,12 +612,14 @@ def tf_releases() -> tuple[str, ...]:
 
 
 def tf_build(version: str) -> FrameworkBuild | None:
-    """The tested GPU configuration of a TensorFlow release (what tensorflow[and-cuda] pins)."""
+    """The tested GPU configuration of a TensorFlow release: variant ``and-cuda`` where pip brings that CUDA
+    (tensorflow[and-cuda] pins it), ``system-cuda`` for a release whose GPU wheel loads it from the system."""
     key = release_key(version, tf_releases())
     if key is None:
         return None
     r = _tf_rows()[key]
-    return FrameworkBuild("tensorflow", key, "and-cuda", r["cuda"], r["cudnn"], r["status"])
+    variant = "system-cuda" if r.get("reading_only") else "and-cuda"
+    return FrameworkBuild("tensorflow", key, variant, r["cuda"], r["cudnn"], r["status"])
 
 
 def jax_plugin(extra: str) -> FrameworkBuild | None:
@@ -626,6 +628,14 @@ def jax_plugin(extra: str) -> FrameworkBuild | None:
         if p["extra"] == extra.lower():
             return FrameworkBuild("jax", extra.lower(), extra.lower(), p["built_with"], p["cudnn"], p["status"], p.get("min_cc"))
     return None
+
+
+def companion_torch(project: str, version: str) -> str | None:
+    """The torch release PyPI's ``project`` (torchvision, torchaudio) ``version`` requires, None where the table
+    does not list it (a local build such as 0.20.0+cu121 is the same release)."""
+    base = version.split("+", 1)[0]
+    return next((r["torch"] for r in kb()["torch_companions"]["releases"]
+                 if r["project"] == project and r["release"] == base), None)
 
 
 def onnxruntime_gpu_cuda(version: str) -> str | None:

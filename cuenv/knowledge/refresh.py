@@ -34,6 +34,7 @@ HEADER: Final = """\
 KEYS: Final = {  # how rows of a section are told apart
     "host_compilers": ("cuda",), "ptx_isa": ("ptx",), "cuda_toolkit": ("release",), "torch": ("torch",),
     "tensorflow": ("tensorflow",), "jax": ("plugin", "version"), "onnxruntime": ("onnxruntime_gpu",),
+    "companions": ("project", "version"),
 }
 # recipe framework name -> PyPI project whose public versions the recipe pins
 PROJECTS: Final = {"torch": "torch", "jax": "jax", "tensorflow": "tensorflow", "paddle": "paddlepaddle"}

@@ -14,6 +14,7 @@ from typing import Any, Final
 from packaging.version import Version
 
 from cuenv.knowledge import derive, packages
+from cuenv.knowledge.packages import canonical
 from cuenv.knowledge.pypi import Client, File
 
 Row = dict[str, Any]
@@ -228,6 +229,34 @@ def onnxruntime(client: Client) -> list[Row]:
     return rows
 
 
+COMPANIONS: Final = {"torchvision": "0.14", "torchaudio": "0.13"}  # their minors beside torch 1.13 on
+
+
+def companions(client: Client) -> list[Row]:
+    """Every final torchvision and torchaudio release beside torch 1.13 on: the torch release its Linux wheel
+    requires (``torch==2.5.1``), which decides the CUDA where the companion is pinned and torch is not."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    rows: list[Row] = []
+    for project, first in COMPANIONS.items():
+        per = wheels(client, project)
+        for version in sorted((v for v in per if Version(v) >= Version(first)), key=Version):
+            f = _pick(per[version], "linux-64", "3.12")
+            if f is None:
+                continue
+            pins = []
+            for text in client.metadata(f).get_all("Requires-Dist") or []:
+                try:
+                    req = Requirement(text)
+                except InvalidRequirement:
+                    continue
+                pins += [s.version for s in req.specifier if canonical(req.name) == "torch" and s.operator == "=="]
+            if len(pins) == 1:
+                rows.append({"project": project, "version": version, "torch": pins[0],
+                             "source": _source(project, version, f)})
+    return rows
+
+
 def releases(client: Client) -> dict[str, dict[str, str]]:
     """Which releases exist: project -> {minor: newest final version}."""
     return {p: newest_per_minor(client, p) for p in packages.TRACKED_RELEASES}
@@ -241,5 +270,6 @@ SECTIONS: Final[dict[str, Callable[[Client], Any]]] = {
     "tensorflow": tensorflow,
     "jax": jax,
     "onnxruntime": onnxruntime,
+    "companions": companions,
     "releases": releases,
 }

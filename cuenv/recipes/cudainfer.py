@@ -87,10 +87,16 @@ class Inference:
         return tuple(e for e in self.evidence if e.strength == "unknown") if self.cuda is None else ()
 
     def stack(self, label: str) -> Stack:
-        """The hardware contract: the framework build's when one pin names it, else the bare CUDA."""
+        """The hardware contract: the framework build's when one pin names it, else the bare CUDA. A framework
+        built with an older CUDA of the same major than the environment's newest (conda's pytorch
+        py3.11_cuda12.1 beside cuda-version 12.8) keeps its own build (its arch list); the driver serves the newest."""
         if self.framework is not None and self.framework.cuda == self.cuda:
             return self.framework.replace(label=label, has_nvcc=self.framework.has_nvcc or self.has_nvcc,
                            cudnn=self.framework.cudnn or self.cudnn)
+        if self.framework is not None and self.framework.cuda and self.cuda \
+                and self.framework.cuda.split(".")[0] == self.cuda.split(".")[0] and _vkey(self.framework.cuda) < _vkey(self.cuda):
+            return self.framework.replace(label=label, cuda=self.cuda, has_nvcc=self.framework.has_nvcc or self.has_nvcc,
+                                          cudnn=self.framework.cudnn or self.cudnn)
         major_minor = self.cuda.replace(".", "") if self.cuda else None
         return Stack(label=label, cuda=self.cuda, cudnn=self.cudnn, has_nvcc=self.has_nvcc, os=("linux",),
                      framework=self.framework.framework if self.framework else None,
@@ -255,6 +261,35 @@ def _retired(variant: str, specifier: str) -> str | None:
     return next((r for r in reversed(releases) if variant in matrix.torch_variants(r)), None)
 
 
+def _none_built(variant: str, specifier: str) -> str | None:
+    """The last torch release with a ``variant`` build, where no release ``specifier`` allows that the tables
+    confirm has one and the variant is retired (the newest confirmed release has none): an index of that
+    variant alone installs no torch there. None where one allowed release has the build, none is allowed, or
+    the tables cannot say."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cuenv.knowledge.versions import admitted_patch
+
+    try:
+        allows = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return None
+    last = _retired(variant, "")  # the variant's last release, where the newest confirmed one has no such build
+    allowed = [r for r in matrix.torch_releases() if admitted_patch(allows, r) is not None]
+    if last is None or not any(matrix.torch_status(r) == "confirmed" for r in allowed) \
+            or any(variant in matrix.torch_variants(r) for r in allowed):
+        return None
+    return last
+
+
+def _lacks_build(version: str, variant: str) -> bool:
+    """Whether the tables confirm that torch ``version`` has no ``variant`` CUDA build (1.13 has cu116 and cu117,
+    no cu113); False where they do not know the release's builds, or for a CPU or ROCm index."""
+    key = matrix.release_key(version, matrix.torch_releases())
+    return bool(key and variant.startswith("cu") and matrix.torch_status(key) == "confirmed"
+                and variant not in matrix.torch_variants(key))
+
+
 def _one_pypi_cuda(specifier: str) -> tuple[str, tuple[str, ...]] | None:
     """(CUDA, the torch minors) where every torch release a range admits (``~=2.1.0``, ``>=2.5,<2.7``) has a
     PyPI Linux wheel of one CUDA, by packaging's own matching over the releases the tables know; None where
@@ -316,10 +351,21 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
                                 f"at torch {last}: pip installs PyPI's newer torch, uv the index's, so which CUDA "
                                 "build installs depends on the installer", "unknown"))
             return out
+        if index is not None and index[2] and not local and name == "torch" \
+                and (last := _none_built(index[0], f"=={version}" if version else req.specifier)):
+            # the index replaces PyPI, and no release the pin allows was built for its CUDA (held-out-13, mistral_ner)
+            raise RequestFileError(w, pin, f"the index {index[1]} replaces PyPI, and its {index[0]} builds stop at torch "
+                                   f"{last}: no torch it allows installs from it.",
+                                   hint=f"Pin torch<={last} for that index, or use the index of a CUDA that the torch "
+                                   "you want is built for (its release notes list them).")
+        passed = None  # an extra index without a build of the pinned torch: pip takes PyPI's (held-out-13, ImageBind)
+        if index is not None and not local and not index[2] and name == "torch" and base and _lacks_build(base, index[0]):
+            passed, index = index, None
         variant = local or (index[0] if index else None)
         how = f"+{local} build" if local else (f"from the index {index[1]}" if index else None)
         cuda = matrix.variant_cuda(variant) if variant and variant.startswith("cu") else None
-        default = matrix.torch_pypi_default(base) if name == "torch" and base else None
+        paired = matrix.companion_torch(name, base) if name != "torch" and base else None  # torchvision==0.20.0: torch 2.5.0
+        default = matrix.torch_pypi_default(paired or base) if (name == "torch" or paired) and base else None
         if variant and cuda:
             stack = builds.torch_stack(base, variant) if name == "torch" and base else None
             unconfirmed = None if stack is not None or name != "torch" or not base else unconfirmed_torch(base, variant)
@@ -327,8 +373,11 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         elif variant == "cpu" or (variant or "").startswith("rocm"):
             out.append(Evidence(w, pin, f"a {'CPU-only' if variant == 'cpu' else 'ROCm'} build ({how})", "cpu"))
         elif default and (default_cuda := matrix.variant_cuda(default)):
-            out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of torch {base} for Linux x86_64)",
-                              default_cuda, stack=builds.torch_stack(base, None)))
+            beside = (f"; the extra index {passed[1]} has no {passed[0]} build of it, so pip takes PyPI's (uv, which "
+                      "stops at the first index that has torch, finds none)") if passed else ""
+            what = f"torch {paired or base} for Linux x86_64" + (f", which {name} {base} requires" if paired else "")
+            out.append(_exact(w, pin, f"CUDA {default_cuda} (the PyPI wheel of {what}{beside})",
+                              default_cuda, stack=builds.torch_stack(paired or base, None)))
         elif name == "torch" and not base and index is None and (one := _one_pypi_cuda(req.specifier)):
             out.append(_exact(w, pin, f"CUDA {one[0]} (PyPI's Linux wheel of every torch release {req.specifier} allows: "
                                       f"{', '.join(one[1])})", one[0], stack=builds.torch_stack(one[1][-1], None)))
@@ -366,13 +415,13 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             out.append(Evidence(w, pin, "a CPU-only TensorFlow", "cpu"))
         elif not release:
             out.append(_undetermined(req, "TensorFlow"))
+        elif name == "tensorflow" and _cpu_only_tensorflow(release):
+            out.append(Evidence(w, pin, "a CPU-only TensorFlow (before 2.1, TensorFlow's GPU build was tensorflow-gpu)",
+                                "cpu"))
         elif (build := matrix.tf_build(release)) is not None and build.cuda:
             stack = builds.tensorflow_stack(release.split("+")[0])
             out.append(_exact(w, pin, f"CUDA {build.cuda} (TensorFlow {build.release}'s tested configuration)",
                               build.cuda, cudnn=build.cudnn, stack=stack))
-        elif name == "tensorflow" and _cpu_only_tensorflow(release):
-            out.append(Evidence(w, pin, "a CPU-only TensorFlow (before 2.1, TensorFlow's GPU build was tensorflow-gpu)",
-                                "cpu"))
         else:  # a CUDA build whose CUDA is not in the table: unknown, never CPU-only
             out.append(_uncovered(req, f"{name} {release}"))
         return out
@@ -514,13 +563,15 @@ def _vkey(cuda: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = None) -> Inference:
+def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = None, exported: bool = False) -> Inference:
     """One CUDA for the project, or a refusal naming the lines that disagree.
 
     Several exact pins in one major: the newest wins (it needs the newest driver; the others run on it by
     CUDA's minor-version compatibility), unless a floor is above it (``nvidia-cuda-runtime-cu12>=12.9.79``
-    installs 12.9 or newer). Pins of two majors cannot share one environment. A flag wins over the pins,
-    but not over a pin of another major.
+    installs 12.9 or newer). Pins of two majors cannot share one environment, but where they do not share
+    files (CUDA 13 wheels beside others) or an export shows that they did (``exported``: conda packages of
+    two majors, each pinned to its build); then the newest major decides, and a note names both. A flag wins
+    over the pins, but not over a pin of another major.
     """
     notes: list[str] = []
     evidence = _imported(evidence, notes)
@@ -547,12 +598,17 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                                    hint=f"Drop --cuda, or change that pin to a CUDA {flag_major} build.")
         return Inference(cuda_flag, cudnn, nvcc, f"from --cuda {cuda_flag}", tuple(evidence),
                          _framework(evidence, cuda_flag))
-    if len(majors) > 1 and _side_by_side(gpu, majors):
+    if len(majors) > 1 and (_side_by_side(gpu, majors) or (exported and _libraries_of_each(gpu, majors))):
         # CUDA 13's wheels live under site-packages/nvidia/cu13/, apart from a cu12 wheel's nvidia/<component>/
-        # (cuenv.engines.wheelfiles reads the files before an install): both install, the driver serves the newest.
+        # (cuenv.engines.wheelfiles reads the files before an install); conda's cudatoolkit 11.8 (libcudart.so.11.0)
+        # beside cuda-cudart 12.1 (libcudart.so.12) in an export: both installed, the driver serves the newest.
         newest = max(majors)
+        listed = " and ".join(f"{m} ({majors[m].pin}, {majors[m].where})" for m in sorted(majors))
         notes.append(f"The pins name CUDA {' and '.join(str(m) for m in sorted(majors))} wheels; CUDA 13 wheels "
-                     f"install under nvidia/cu13/, apart from the others, and the driver must serve CUDA {newest}.")
+                     f"install under nvidia/cu13/, apart from the others, and the driver must serve CUDA {newest}."
+                     if _side_by_side(gpu, majors) else
+                     f"The export holds CUDA {listed}: the environment it was exported from held both, each "
+                     f"major's libraries under their own file names, and the driver must serve CUDA {newest}.")
         gpu = [e for e in gpu if e.major == newest]
         majors = {newest: majors[newest]}
     if len(majors) > 1:
@@ -613,6 +669,13 @@ def _beside(evidence: Sequence[Evidence], cuda: str) -> list[str]:
             "for with --cuda" for e in evidence if e.uncovered]
 
 
+def _libraries_of_each(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:
+    """Whether every major is named by a conda package that installs its libraries (cudatoolkit, cuda-cudart):
+    ``cuda-version`` installs none, and of another major than the libraries it only bounds the driver."""
+    named = {e.major for e in gpu if e.layer == "conda" and re.split(r"[=<>!~ ]", e.pin.split("::")[-1])[0] != "cuda-version"}
+    return all(e.layer == "conda" for e in gpu) and set(majors) <= named
+
+
 def _side_by_side(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:
     """Whether the pins of several CUDA majors are pip wheels that do not share files: at most one major
     below 13 (cu11 and cu12 wheels write the same nvidia/<component>/ folders), the rest 13 or newer."""
@@ -665,20 +728,22 @@ def unconfirmed_torch(version: str, variant: str, *, conda: bool = False) -> str
 def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cuda_flag: str | None = None) -> Inference:
     if cuda_flag is not None:
         validate_cuda(cuda_flag)
-    inference = decide(evidence_of(doc, python=python), file=file, cuda_flag=cuda_flag)
+    inference = decide(evidence_of(doc, python=python), file=file, cuda_flag=cuda_flag,
+                       exported=isinstance(doc, EnvironmentFile) and doc.exported)
     if inference.framework is None and inference.cuda and isinstance(doc, EnvironmentFile):
         # conda's pytorch=2.0.0 + pytorch-cuda=11.7: the build the knowledge base knows as torch 2.0.0+cu117.
         spec = doc.spec("pytorch")
         strength, _, _ = cuda_of_version(spec.version) if spec else ("none", None, None)
         version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
+        own = re.search(r"cuda(\d+)\.(\d+)", spec.build or "") if spec else None  # py3.11_cuda12.1_cudnn8.9.2_0
         if strength == "exact" and version:
-            variant = "cu" + inference.cuda.replace(".", "")
+            variant = "cu" + (own.group(1) + own.group(2) if own else inference.cuda.replace(".", ""))
             known = builds.torch_stack(version.group(1), variant)
             # A release the knowledge base does not know still names the framework (for the closest recipe),
             # but whether that build exists is unknown, and says so (issue 25 §3).
             stack = known or Stack(
-                label=f"pytorch={version.group(1)}", cuda=inference.cuda, os=("linux",), framework="torch",
-                framework_version=version.group(1), variant=variant)
+                label=f"pytorch={version.group(1)}", cuda=f"{own.group(1)}.{own.group(2)}" if own else inference.cuda,
+                os=("linux",), framework="torch", framework_version=version.group(1), variant=variant)
             # a build string that names the CUDA (py3.9_cuda11.3_cudnn8.2.0_0) is a build the channel published
             built = bool(spec and spec.build and re.search(r"cuda\d", spec.build))
             unconfirmed = () if known or built else (unconfirmed_torch(version.group(1), variant, conda=True),)

@@ -62,6 +62,13 @@ class EnvironmentFile:
         return next((s for s in self.specs if s.name == name), None)
 
     @property
+    def exported(self) -> bool:
+        """Whether every conda package is pinned to one version and build (``name=1.0=h1234_0``), as `conda env
+        export` writes an environment that existed."""
+        return bool(self.specs) and all(s.build and not any(c in s.build for c in "*?[") and s.version
+                                        and s.version.startswith("==") for s in self.specs)
+
+    @property
     def kind(self) -> str:
         """conda (conda packages only), mixed (conda + pip) or pip (a ``pip:`` list and Python alone)."""
         names = {s.name for s in self.specs} - {"python", "pip"}

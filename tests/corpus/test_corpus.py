@@ -54,9 +54,12 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
     m = manifest()["machine"]
     out, err = io.StringIO(), io.StringIO()
     argv = ["check", str(FILES / entry["file"]), "--json", "--driver", m["driver"], "--cc", m["cc"], "--os", m["os"]]
+    # network-free: a project without a lock is not locked online, a requirements file not resolved online; and
+    # with a cache of its own, which no online test fills, so that what uv answers offline never depends on which
+    # tests ran first (held-out-13: `tensorflow >= 1.11.0` resolved from pages another test had cached)
+    environ = dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=_offline_cache()) if offline else dict(os.environ)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        # network-free: a project without a lock is not locked online, a requirements file not resolved online
-        code = main(argv, environ=dict(os.environ, UV_OFFLINE="1") if offline else dict(os.environ))
+        code = main(argv, environ=environ)
     if code == 2:
         return Outcome("refused", None, (err.getvalue() + out.getvalue()).strip())
     if not out.getvalue().strip():  # say what happened instead of a JSON error
@@ -67,6 +70,18 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
     # cuenv's own verdict (an error found beats a build it cannot confirm); the codes where a reply has none
     verdict = data.get("verdict") or ("unknown" if codes & compat.UNKNOWN_CODES else ("runs" if data["ok"] else "does-not-run"))
     return Outcome(verdict, cuda, ", ".join(sorted(codes)))
+
+
+@cache
+def _offline_cache() -> str:
+    """One empty cache folder for the network-free readings of this process (removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="cuenv-corpus-offline-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def _same_cuda(expected: str | None, got: str | None) -> bool:

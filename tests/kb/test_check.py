@@ -202,3 +202,13 @@ def test_suggest_on_r580_prefers_cuda_13() -> None:
 def test_suggest_none_without_driver() -> None:
     best, lines = suggest(builds.candidates("torch"), machine(None))
     assert best is None and lines[-1] == "no candidate runs here"
+
+
+def test_a_framework_build_beside_newer_cuda_packages_is_not_said_to_be_built_with_them():
+    """A torch cu121 build in an environment whose newest CUDA packages are 12.8 (held-out-13, TinyXRA): the
+    driver warning speaks of CUDA 12.8, never of "torch 2.2.2+cu121 is built with CUDA 12.8"."""
+    stack = builds.torch_stack("2.2.2", "cu121").replace(cuda="12.8")
+    found = {f.code: f for f in check(stack, machine("535.104.05", "8.6"))}
+    said = found["driver-minor-compat"].message
+    assert said.startswith("CUDA 12.8's full feature set needs a driver >= 570") and "built with" not in said
+    assert "arch-unknown" not in found  # the cu121 build's arch list is known and checked

@@ -150,4 +150,4 @@ def test_vendor_facts_match_pypi(live: refresh.Outcome) -> None:
 def test_recipe_pins_match_pypi_and_the_catalogue_is_current(live: refresh.Outcome) -> None:
     assert live.recipes.problems == []
     assert live.recipes.proposals == []
-    assert live.requests < 400  # metadata and byte ranges, not wheels
+    assert live.requests < 600  # metadata and byte ranges, not wheels (386 on 2026-12-02, with every torchvision and torchaudio)

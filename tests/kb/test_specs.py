@@ -53,7 +53,7 @@ def test_toolkit_sass_is_what_nvcc_targets() -> None:
     ("paddlepaddle-gpu==3.0.0", None, "per-CUDA index"),
     ("paddlepaddle-gpu==2.6.1.post127", None, "no CUDA 12.7 release"),
     ("paddlepaddle-gpu==1.8.0", None, "does not know paddlepaddle-gpu"),
-    ("tensorflow==2.3.0", None, "tested GPU configuration"),
+    ("tensorflow==1.12.0", None, "tested GPU configuration"),
     ("jax[cuda11]==0.4.30", None, "jax extra"),
     ("cuda==12.7", None, "does not know CUDA 12.7"),
     ("cuda==twelve", None, "does not know CUDA"),

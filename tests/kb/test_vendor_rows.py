@@ -97,3 +97,13 @@ def test_onnxruntime_gpu_rows_all_come_from_wheels() -> None:
     derived = {derive.minor(r["onnxruntime_gpu"]) for r in VENDOR["onnxruntime"]}
     assert {r["release"] for r in matrix.kb()["onnxruntime_gpu"]["builds"]} == derived
     assert matrix.onnxruntime_gpu_cuda("1.18.0") is None  # its wheel records no CUDA: not covered
+
+
+def test_torch_companions_match_their_wheels() -> None:
+    """Every torchvision/torchaudio row cuenv reads is the torch pin its Linux wheel's METADATA states, and back."""
+    derived = {(r["project"], str(r["version"])): str(r["torch"]) for r in VENDOR["companions"]}
+    table = {(r["project"], r["release"]): r["torch"] for r in matrix.kb()["torch_companions"]["releases"]}
+    assert table == derived and len(table) > 40
+    assert all("VENDOR" in r["sources"] for r in matrix.kb()["torch_companions"]["releases"])
+    assert matrix.companion_torch("torchvision", "0.20.0") == "2.5.0"
+    assert matrix.companion_torch("torchvision", "0.20.0+cu121") == "2.5.0" and matrix.companion_torch("torchvision", "9.9") is None

@@ -51,13 +51,21 @@ def conda(spec: str):
     ("peft==0.10.0; sys_platform == 'win32'", []),
     ("torch==2.3.0+cpu\naccelerate", [("cpu", None, None, None)]),
     ("accelerate\ntorch==2.1.0+cu121", [("exact", "12.1", 12, None)]),
-    # GPU builds whose CUDA no table of cuenv's covers: unknown, never CPU-only (held-out-3 corpus batch)
-    ("tensorflow==2.6.0", [("unknown", None, None, None)]),
+    # TensorFlow's tested build configurations go back to 1.13 (tensorflow/docs source.md): the GPU builds before
+    # 2.12, which load CUDA from the system, read by them (held-out-13); older ones stay unknown, never CPU-only
+    ("tensorflow==2.6.0", [("exact", "11.2", 11, "8.1")]),
+    ("tensorflow==2.11.0", [("exact", "11.2", 11, "8.1")]),
+    ("tensorflow==2.4.1", [("exact", "11.0", 11, "8.0")]),
     ("tensorflow==1.14.0", [("cpu", None, None, None)]),  # before 2.1 the GPU build was tensorflow-gpu
     ("tensorflow==2.0.1", [("cpu", None, None, None)]),
-    ("tensorflow==1.15.0", [("unknown", None, None, None)]),  # 1.15.0 and 1.15.1 carried the GPU build
-    ("tensorflow-gpu==1.14.0", [("unknown", None, None, None)]),
-    ("tensorflow-gpu==2.6.0", [("unknown", None, None, None)]),
+    ("tensorflow==1.15.0", [("exact", "10.0", 10, "7.4")]),  # 1.15.0 and 1.15.1 carried the GPU build
+    ("tensorflow-gpu==1.14.0", [("exact", "10.0", 10, "7.4")]),
+    ("tensorflow-gpu==2.6.0", [("exact", "11.2", 11, "8.1")]),
+    ("tensorflow-gpu==1.12.0", [("unknown", None, None, None)]),  # the table gives only CUDA 9, a major
+    # torchvision/torchaudio pin one torch each (their wheels' METADATA): its PyPI wheel's CUDA (held-out-13)
+    ("torch\ntorchvision==0.20.0", [("unknown", None, None, None), ("exact", "12.4", 12, None)]),
+    ("torchaudio==2.0.2", [("exact", "11.7", 11, None)]),
+    ("torchvision==0.99.0", [("unknown", None, None, None)]),  # a release the table does not list: the resolver's
     ("paddlepaddle-gpu==9.9.9", [("unknown", None, None, None)]),
     ("paddlepaddle-gpu", [("unknown", None, None, None)]),
     ("--extra-index-url https://www.paddlepaddle.org.cn/packages/stable/cu126/\npaddlepaddle-gpu", [("exact", "12.6", 12, None)]),
@@ -76,6 +84,9 @@ def conda(spec: str):
     ("--extra-index-url https://download.pytorch.org/whl/cpu\ntorch", [("cpu", None, None, None)]),
     ("--index-url https://download.pytorch.org/whl/cu118\ntorch", [("exact", "11.8", 11, None)]),
     ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.0.1", [("exact", "11.8", 11, None)]),
+    # an extra index with no build of the pinned torch (1.13 has cu116/cu117): pip takes PyPI's (held-out-13)
+    ("--extra-index-url https://download.pytorch.org/whl/cu113\ntorch==1.13.0", [("exact", "11.7", 11, None)]),
+    ("--extra-index-url https://download.pytorch.org/whl/cu113\ntorch==1.12.1", [("exact", "11.3", 11, None)]),
     ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0,<2.6", [("exact", "11.8", 11, None)]),
     ("-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\njax[cuda]==0.4.5", [("unknown", None, None, None)]),
 ])
@@ -83,7 +94,17 @@ def test_pip_pins(text, expected):
     assert pip(text) == expected
 
 
-@pytest.mark.parametrize("text", ["onnxruntime-gpu==1.20.2", "tensorflow-gpu==2.6.0", "numpy\nfaiss-gpu"])
+@pytest.mark.parametrize("text", ["--index-url https://download.pytorch.org/whl/cu121\ntorch>=2.7.0",
+                                  "--index-url https://download.pytorch.org/whl/cu121\ntorch==2.8.0"])
+def test_an_index_that_replaces_pypi_and_has_no_build_the_pin_allows_is_refused(text):
+    """held-out-13 (mistral_ner): the cu121 index alone, whose builds stop at torch 2.5, and a torch it cannot
+    serve: pip finds no matching distribution, so cuenv names why instead of reading CUDA 12.1."""
+    with pytest.raises(RequestFileError, match=r"cu121 builds stop at torch 2\.5: no torch it allows installs"):
+        cudainfer.evidence_of(pipreqs.parse_text(text), python="3.11")
+    assert pip("--index-url https://download.pytorch.org/whl/cu121\ntorch>=2.0") == [("exact", "12.1", 12, None)]
+
+
+@pytest.mark.parametrize("text", ["onnxruntime-gpu==1.20.2", "tensorflow-gpu==1.12.0", "numpy\nfaiss-gpu"])
 def test_a_gpu_build_of_unknown_cuda_alone_is_unknown_with_the_flag_that_answers(text):
     inference = cudainfer.infer(pipreqs.parse_text(text), file="r.txt", python="3.11")
     assert inference.cuda is None and inference.undetermined and "--cuda" in inference.how
@@ -277,3 +298,36 @@ def test_onnxruntime_gpu_says_its_cuda_major_from_the_table():
 ])
 def test_a_torch_range_whose_releases_share_one_pypi_cuda_is_that_cuda(line, cuda):
     assert infer_text(line + "\n").cuda == cuda
+
+
+def test_an_export_that_held_two_cuda_majors_is_read_for_the_newest_and_names_both():
+    """held-out-13 (skyrim): `conda env export` of an environment holding cudatoolkit 11.8 (libcudart.so.11.0)
+    beside cuda-cudart 12.1 (libcudart.so.12): it existed, so the two majors are named, not refused; the
+    driver must serve the newest. The same pins written as a request (no builds) are still refused."""
+    export = ("channels: [pytorch, nvidia, defaults]\ndependencies:\n  - cuda-cudart=12.1.105=0\n"
+              "  - cudatoolkit=11.8.0=h6a678d5_0\n  - python=3.10.14=h955ad1f_1\n")
+    found = cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")
+    assert found.cuda == "12.1" and any("The export holds CUDA 11 (cudatoolkit=11.8.0" in n for n in found.notes)
+    with pytest.raises(RequestFileError, match="one environment holds one CUDA major"):
+        cudainfer.infer(envyml.parse_text("channels: [nvidia]\ndependencies: [cuda-cudart=12.1.105, cudatoolkit=11.8.0]\n"),
+                        file="environment.yml", python="3.11")
+
+
+def test_a_conda_pytorch_build_keeps_its_own_cuda_beside_a_newer_cuda_version():
+    """held-out-13 (TinyXRA): an export with pytorch py3.11_cuda12.1 and cuda-version 12.8 (cuda-opencl 12.8 pulled
+    it): the environment needs 12.8's driver, and the torch is still the cu121 build (its arch list), never +cu128."""
+    export = ("channels: [pytorch, nvidia]\ndependencies:\n  - cuda-cudart=12.1.105=0\n  - cuda-version=12.8=3\n"
+              "  - pytorch=2.2.2=py3.11_cuda12.1_cudnn8.9.2_0\n")
+    found = cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")
+    stack = found.stack("environment.yml")
+    assert (found.cuda, stack.cuda, stack.variant, stack.framework_version) == ("12.8", "12.8", "cu121", "2.2.2")
+    assert stack.sass  # the cu121 build's arch list, which the tables know
+
+
+def test_an_export_whose_other_major_is_only_cuda_version_is_still_refused():
+    """cuda-version installs no library: an export with cuda-cudart 11.8 beside cuda-version 12.8 (JonasKlotz's
+    conda-lock render, first round) names the conflict as before; only libraries of both majors show coexistence."""
+    export = ("channels: [pytorch, nvidia]\ndependencies:\n  - cuda-cudart=11.8.89=0\n  - cuda-version=12.8=3\n"
+              "  - pytorch=2.5.1=py3.12_cuda11.8_cudnn9.1.0_0\n")
+    with pytest.raises(RequestFileError, match="one environment holds one CUDA major"):
+        cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")

@@ -116,7 +116,7 @@ def _cuda_of(resolved: dict[str, str]) -> str | None:
 
 
 @pytest.mark.network
-@pytest.mark.parametrize("text, torch", [("xformers==0.0.33.post2\n", "2.9.1"), ("torchvision==0.20.1\n", "2.5.1")])
+@pytest.mark.parametrize("text, torch", [("xformers==0.0.33.post2\n", "2.9.1")])
 def test_a_torch_the_files_pins_decide_is_read_from_the_resolved_set(tmp_path, text, torch):
     need = _need(_write(tmp_path, text), offline=False)
     command = need.how.split("`")[1]
@@ -124,6 +124,17 @@ def test_a_torch_the_files_pins_decide_is_read_from_the_resolved_set(tmp_path, t
     assert resolved["torch"] == torch and need.stack.framework_version == torch
     assert need.stack.cuda == _cuda_of(resolved) and need.stack.cuda is not None
     assert not need.undetermined
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("text", ["torchvision==0.20.1\n", "torch\ntorchvision==0.15.2\n", "torchaudio==2.8.0\n"])
+def test_a_torch_companion_read_from_the_table_is_what_uv_resolves(tmp_path, text):
+    """Network-free, a pinned torchvision/torchaudio says its torch (the table from their wheels' METADATA);
+    differential: the CUDA read equals the CUDA runtime of the set `uv pip compile` resolves for Linux x86_64."""
+    path = _write(tmp_path, text)
+    need = _need(path, offline=True)
+    resolved = _uv_compile(f"uv pip compile {path} --python-version 3.11 --python-platform x86_64-manylinux_2_28")
+    assert need.stack.cuda == _cuda_of(resolved) and need.stack.framework_version == resolved["torch"]
 
 
 @pytest.mark.network
