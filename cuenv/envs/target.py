@@ -50,6 +50,8 @@ def resolve(text: str, settings: Settings, *, index: str | None = None) -> Targe
             return Target(text, stack=stack, note=_derived_note(text, settings) if stack.label == text else None)
     if Path(text).is_dir():  # a folder in the current one, named without ./: nothing else by that name
         return Target(text, path=path_target(f"./{text}"))
+    if _named_like_a_file(text):  # `cuenv check requirements.txt` in a folder without one
+        raise NotFound(f"No file {text!r} in {Path.cwd()}.", hint="Run it in the folder that holds the file, or give the file's path.")
     import difflib
 
     from cuenv.knowledge.specs import EXAMPLES
@@ -129,15 +131,21 @@ def path_target(text: str) -> Path | None:
     return path
 
 
-def _refuse_file_named_folder(path: Path) -> None:
-    """A folder named as a file cuenv reads (``uv.lock``, ``environment.yml``, a link to a folder so named) is
-    refused: read for its kernels it would say "no CUDA kernels" of what the user meant as a lockfile."""
+def _named_like_a_file(name: str) -> bool:
+    """Whether ``name`` is named as a file cuenv reads (``uv.lock``, ``environment.yml``, ``requirements-gpu.txt``);
+    one without a dot (a ``requirements/`` folder of requirement files) is not."""
     import re
 
     from cuenv.recipes.projectfile import KINDS
 
-    named = path.name in ("pyproject.toml", "pixi.toml", "cuenv.lock") or any(re.search(p, path.name) for _, p in KINDS)
-    if named and "." in path.name:  # a `requirements/` folder of requirement files is a folder by name too
+    named = name in ("pyproject.toml", "pixi.toml", "cuenv.lock") or any(re.search(p, name) for _, p in KINDS)
+    return named and "." in name
+
+
+def _refuse_file_named_folder(path: Path) -> None:
+    """A folder named as a file cuenv reads (``uv.lock``, ``environment.yml``, a link to a folder so named) is
+    refused: read for its kernels it would say "no CUDA kernels" of what the user meant as a lockfile."""
+    if _named_like_a_file(path.name):
         raise UsageError(f"{path} is a folder, not a file; cuenv reads a file of that name.",
                          hint="Give the path of the file itself; a folder is read for the CUDA kernels in it.")
 

@@ -45,9 +45,10 @@ class Pin:
 
     @property
     def lowest(self) -> str | None:
-        """The version the specifier pins or starts at (== or >=)."""
-        m = re.search(r"(?:^|,)(?:===?|>=|~=)([0-9][0-9.]*)", self.spec)
-        return m.group(1) if m else None
+        """The version the specifier pins or starts at (==, >= or ~=)."""
+        from cuenv.knowledge.versions import lower_bound
+
+        return lower_bound(self.spec)
 
 
 @dataclass(frozen=True)

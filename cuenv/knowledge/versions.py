@@ -151,3 +151,17 @@ def admitted_patch(spec: Any, release: str) -> int | None:
     """The first patch of release ``release`` (X.Y) that a PEP 440 specifier (packaging's SpecifierSet) admits,
     None for none: ``==3.12.8`` admits 3.12 from 3.12.8 on, which its X.Y.0 alone would not."""
     return next((patch for patch in range(64) if spec.contains(f"{release}.{patch}", prereleases=True)), None)
+
+
+def lower_bound(specifier: str, operators: tuple[str, ...] = ("==", "===", ">=", "~=")) -> str | None:
+    """The highest version a PEP 440 specifier pins or starts at, among its clauses of ``operators`` (read by
+    packaging; a ``==13.0.96.*`` wildcard gives 13.0.96): ``>=9.1.0.70,<10`` -> 9.1.0.70; None where it has none
+    or does not parse."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        found = [Version(s.version.removesuffix(".*")) for s in SpecifierSet(specifier) if s.operator in operators]
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+    return str(max(found)) if found else None

@@ -316,17 +316,13 @@ def _one_pypi_cuda(specifier: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def spec_floor(specifier: str) -> str | None:
-    """X.Y of the highest lower bound of a PEP 440 specifier (``>=12.9.79,<13`` -> 12.9), read by packaging;
-    None where it has none or does not parse."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
+    """X.Y of the highest lower bound of a PEP 440 range (``>=12.9.79,<13`` -> 12.9); None where it has none."""
+    from packaging.version import Version
 
-    try:
-        bounds = [Version(s.version.rstrip(".*")) for s in SpecifierSet(specifier) if s.operator in (">=", ">", "~=")]
-    except (InvalidSpecifier, InvalidVersion):
-        return None
-    low = max(bounds, default=None)
-    return f"{low.major}.{low.minor}" if low is not None else None
+    from cuenv.knowledge.versions import lower_bound
+
+    low = lower_bound(specifier, (">=", ">", "~="))
+    return f"{Version(low).major}.{Version(low).minor}" if low else None
 
 
 def _pinned_release(req: PipRequirement) -> str | None:

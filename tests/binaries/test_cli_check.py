@@ -170,3 +170,14 @@ def test_a_folder_named_as_a_file_cuenv_reads_is_refused(cli, tmp_path: Path, mo
     for folder in ("elsewhere", "requirements"):  # a folder by any other name is read for its kernels, as before
         code, out, _ = cli("check", folder)
         assert code == 0 and "no CUDA kernels in it" in out
+
+
+@pytest.mark.parametrize("name", ["requirements.txt", "environment.yml", "pixi.lock", "uv.lock"])
+def test_a_file_cuenv_reads_that_is_not_here_is_named_missing(cli, tmp_path: Path, monkeypatch, name: str) -> None:
+    """`cuenv check requirements.txt` in a folder without one said "does not know the target": it is a missing
+    file, said so with the folder looked in, and the same command in the file's folder reads it."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("check", name)
+    assert (code, out) == (2, "") and err.splitlines()[0] == f"error: No file {name!r} in {tmp_path}.", err
+    code, _out, err = cli("check", "torch-cu12")  # not named as a file: still the target cuenv does not know
+    assert code == 2 and "does not know the target 'torch-cu12'" in err

@@ -146,3 +146,23 @@ def test_suggest_on_a_thor_picks_a_cuda_13_build_with_sm_110() -> None:
     best, _ = suggest(builds.candidates("torch"), board("580.00", "NVIDIA Thor"))
     assert best is not None and best.cuda is not None and best.cuda.startswith("13.")
     assert best.arch_aarch64 is not None and "11.0" in best.arch_aarch64[0]
+
+
+@pytest.mark.parametrize(("spec", "operators", "bound"), [
+    (">=9.1.0.70,<10", None, "9.1.0.70"), ("==13.0.96.*", None, "13.0.96"), ("<10,>=9.1", None, "9.1"),
+    (">=12.1,>=12.4", None, "12.4"), ("<13", None, None), (">12.8", (">",), "12.8"), ("==12.1", (">=",), None),
+])
+def test_lower_bound_is_read_by_packaging(spec: str, operators: tuple[str, ...] | None, bound: str | None) -> None:
+    from cuenv.knowledge.versions import lower_bound
+
+    assert (lower_bound(spec, operators) if operators else lower_bound(spec)) == bound
+
+
+@given(st.text(max_size=60))
+def test_lower_bound_reads_any_text(text: str) -> None:
+    from packaging.version import Version
+
+    from cuenv.knowledge.versions import lower_bound
+
+    found = lower_bound(text)
+    assert found is None or str(Version(found)) == found
