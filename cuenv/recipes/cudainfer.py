@@ -180,12 +180,11 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         elif nvcc:
             out.append(Evidence(spec.where, spec.text, "nvcc (CUDA from the other pins)", "none", nvcc=True))
     if name == "pytorch" and spec.build:
-        build = re.search(r"cuda(\d+)\.(\d+)", spec.build)
+        cuda = _pytorch_build_cuda(spec.build)
         with_cudnn = re.search(r"cudnn(\d+)\.(\d+)", spec.build)
-        if build:
-            cuda = f"{int(build.group(1))}.{int(build.group(2))}"
+        if cuda:
             out.append(Evidence(spec.where, spec.text, f"a PyTorch build for CUDA {cuda}", "exact", cuda,
-                                int(build.group(1)),
+                                int(cuda.split(".")[0]),
                                 cudnn=f"{with_cudnn.group(1)}.{with_cudnn.group(2)}" if with_cudnn else None))
         elif "cpu" in spec.build:
             out.append(Evidence(spec.where, spec.text, "a CPU-only PyTorch build", "cpu"))
@@ -731,20 +730,28 @@ def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cu
         spec = doc.spec("pytorch")
         strength, _, _ = cuda_of_version(spec.version) if spec else ("none", None, None)
         version = re.match(r"^=*(\d+\.\d+(?:\.\d+)?)", spec.version or "") if spec else None
-        own = re.search(r"cuda(\d+)\.(\d+)", spec.build or "") if spec else None  # py3.11_cuda12.1_cudnn8.9.2_0
+        own = _pytorch_build_cuda(spec.build) if spec and spec.build else None  # py3.11_cuda12.1_cudnn8.9.2_0
         if strength == "exact" and version:
-            variant = "cu" + (own.group(1) + own.group(2) if own else inference.cuda.replace(".", ""))
+            variant = "cu" + (own or inference.cuda).replace(".", "")
             known = builds.torch_stack(version.group(1), variant)
             # A release the knowledge base does not know still names the framework (for the closest recipe),
             # but whether that build exists is unknown, and says so (issue 25 §3).
             stack = known or Stack(
-                label=f"pytorch={version.group(1)}", cuda=f"{own.group(1)}.{own.group(2)}" if own else inference.cuda,
+                label=f"pytorch={version.group(1)}", cuda=own or inference.cuda,
                 os=("linux",), framework="torch", framework_version=version.group(1), variant=variant)
             # a build string that names the CUDA (py3.9_cuda11.3_cudnn8.2.0_0) is a build the channel published
             built = bool(spec and spec.build and re.search(r"cuda\d", spec.build))
             unconfirmed = () if known or built else (unconfirmed_torch(version.group(1), variant, conda=True),)
             inference = replace(inference, framework=stack, unconfirmed=inference.unconfirmed + unconfirmed)
     return inference
+
+
+def _pytorch_build_cuda(build: str) -> str | None:
+    """The CUDA X.Y a conda pytorch build string names (``py3.9_cuda11.3_cudnn8.2.0_0``), None for another."""
+    from cuenv.knowledge import wheelcuda
+
+    found = wheelcuda.from_build(build.lower())
+    return found.cuda if found.cuda and "." in found.cuda else None
 
 
 def validate_cuda(text: str) -> str:

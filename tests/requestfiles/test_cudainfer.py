@@ -130,6 +130,7 @@ def test_a_gpu_build_of_unknown_cuda_beside_a_decided_one_leaves_it_unconfirmed(
     ("cuda-nvcc", [("none", None, None, True)]),
     ("cudatoolkit-dev=11.6", [("exact", "11.6", 11, True)]),
     ("pytorch=1.11.0=py3.9_cuda11.3_cudnn8.2.0_0", [("exact", "11.3", 11, False)]),
+    ("pytorch=2.5.1=cuda126_mkl_py312_h1234567_300", [("exact", "12.6", 12, False)]),  # conda-forge, as locks read it
     ("pytorch 2.1.* *cuda*", [("unknown", None, None, False)]),
     ("pytorch", [("unknown", None, None, False)]),
     ("pytorch=2.1.0=py3.11_cpu_0", [("cpu", None, None, False)]),
