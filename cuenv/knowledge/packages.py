@@ -67,9 +67,11 @@ def suffix_major(digits: str) -> int:
 # pytorch channel's pytorch-cuda.
 CONDA_CUDA_META: Final = ("pytorch-cuda", "cuda-version")
 # conda packages whose pin states a CUDA release (cuenv.recipes.cudainfer), and those of them that install nvcc.
+# cuda-compiler is the toolkit's compiler meta-package, versioned as the release it requires (12.1.1 runs with
+# cuda-nvcc 12.1.105: conda-forge/cuda-compiler-feedstock recipe/meta.yaml@df1a335cbf7699d441fff1cad1707fdaf2b6e798).
 CONDA_CUDA_PINS: Final = (*CONDA_CUDA_META, *CUDA_CONDA["libcudart"], *CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda",
-                          "cuda-runtime", "cuda-cudart-dev", "cuda-libraries")
-CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda")
+                          "cuda-runtime", "cuda-cudart-dev", "cuda-libraries", "cuda-compiler")
+CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda", "cuda-compiler")
 # conda builds for CUDA or the CPU, whose CUDA (if any) follows the driver when nothing else pins it;
 # conda-forge's ``pytorch-gpu`` metapackage requires a ``pytorch *cuda*`` build, its CUDA the solver's choice.
 # conda packages with CUDA and CPU builds of one version, the solver choosing by the driver: conda-forge's tensorflow

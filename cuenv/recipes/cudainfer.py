@@ -405,7 +405,7 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
             out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, int(major), cudnn=cudnn))
         return out
     if name in packages.FRAMEWORKS["tensorflow"]:
-        release = _pinned_release(req)
+        release = _pinned_release(req) or (req.exact_version() if req.url else None)  # a wheel URL names its release
         if name in packages.CPU_ONLY or "cpu" in req.extras:
             out.append(Evidence(w, pin, "a CPU-only TensorFlow", "cpu"))
         elif not release:
@@ -533,9 +533,18 @@ def evidence_of(doc: EnvironmentFile | RequirementsFile, *, python: str) -> list
     else:
         pip = doc
     if pip is not None:
+        # a constraint (-c) pinning one version decides which release of a package the file installs (held-out-14:
+        # `torch>=2.4` with `-c` of torch==2.7.1+cu118); it installs nothing by itself, but a torch is installed
+        # wherever the file names a package of its family or one that requires it
+        pinned = {c.name: c for c in pip.constraints if c.exact_version() and applies(c, python)}
         for req in pip.requirements:
             if applies(req, python):
-                out.extend(replace(e, layer="pip") for e in pip_evidence(req, pip.options))
+                out.extend(replace(e, layer="pip") for e in pip_evidence(pinned.get(req.name, req), pip.options))
+        named = {r.name for r in pip.requirements if applies(r, python)}
+        if named & {*packages.PYPI_TORCH_FAMILY, *packages.TORCH_DEPENDENTS}:
+            for name in sorted(set(pinned) - named):
+                if name in packages.PYPI_TORCH_FAMILY:
+                    out.extend(replace(e, layer="pip") for e in pip_evidence(pinned[name], pip.options))
         names_torch = any(r.name in packages.PYPI_TORCH_FAMILY for r in pip.requirements) or (
             isinstance(doc, EnvironmentFile) and doc.spec("pytorch") is not None)
         dependents = [r for r in pip.requirements if r.name in packages.TORCH_DEPENDENTS and applies(r, python)]
@@ -667,7 +676,7 @@ def _beside(evidence: Sequence[Evidence], cuda: str) -> list[str]:
 def _libraries_of_each(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:
     """Whether every major is named by a conda package that installs its libraries (cudatoolkit, cuda-cudart):
     ``cuda-version`` installs none, and of another major than the libraries it only bounds the driver."""
-    named = {e.major for e in gpu if e.layer == "conda" and re.split(r"[=<>!~ ]", e.pin.split("::")[-1])[0] != "cuda-version"}
+    named = {e.major for e in gpu if e.layer == "conda" and _conda_name(e) != "cuda-version"}
     return all(e.layer == "conda" for e in gpu) and set(majors) <= named
 
 
@@ -687,13 +696,24 @@ def _imported(evidence: Sequence[Evidence], notes: list[str]) -> list[Evidence]:
     names the conda line it overrides."""
     torch = next((e for e in evidence if e.layer == "pip" and e.strength == "exact" and e.cuda
                   and (_TORCH_PIN.match(e.pin) or (e.stack is not None and e.stack.framework == "torch"))), None)
-    conda = [e for e in evidence if e.layer == "conda" and e.strength in ("exact", "min", "major", "unknown")]
-    if torch is None or not conda or all(e.cuda == torch.cuda for e in conda):
+    conda = [e for e in evidence if e.layer == "conda" and e.strength in ("exact", "min", "major", "unknown")
+             and e.cuda != torch.cuda] if torch is not None else []
+    # what the pip torch replaces (conda's pytorch and its CUDA selector), and pins of another major; a CUDA pin of
+    # the same major stays, for the packages that still load it (held-out-14: RAPIDS on cuda-version 12.5 beside a
+    # pip torch cu121 needs the 12.5 driver)
+    gone = [e for e in conda if _conda_name(e) in (*packages.CONDA_TORCH_FAMILY, "pytorch-cuda")
+            or e.major is None or e.major != torch.major] if torch is not None else []
+    if not gone or torch is None:
         return list(evidence)
-    first = conda[0]
+    first = gone[0]
     notes.append(f"{first.where} ({first.pin}) installs {first.says}, but Python imports the pip layer's "
                  f"{torch.pin} ({torch.where}), built for CUDA {torch.cuda}: the pip layer decides.")
-    return [e for e in evidence if e not in conda]
+    return [e for e in evidence if e not in gone]
+
+
+def _conda_name(e: Evidence) -> str:
+    """The conda package an evidence's spec names (``conda-forge::cuda-version=12.8`` -> cuda-version)."""
+    return re.split(r"[=<>!~ ]", e.pin.split("::")[-1], maxsplit=1)[0]
 
 
 def _newest_of_major(major: int) -> str:
@@ -723,8 +743,14 @@ def unconfirmed_torch(version: str, variant: str, *, conda: bool = False) -> str
 def infer(doc: EnvironmentFile | RequirementsFile, *, file: str, python: str, cuda_flag: str | None = None) -> Inference:
     if cuda_flag is not None:
         validate_cuda(cuda_flag)
-    inference = decide(evidence_of(doc, python=python), file=file, cuda_flag=cuda_flag,
-                       exported=isinstance(doc, EnvironmentFile) and doc.exported)
+    exported = isinstance(doc, EnvironmentFile) and doc.exported
+    evidence = evidence_of(doc, python=python)
+    if exported:
+        # the installed libraries say the release; a cuda-version of their major (no library: it bounds the driver to
+        # that major) says nothing more; one of another major stays, and is named as the conflict it is
+        majors = {e.major for e in evidence if e.layer == "conda" and e.strength == "exact" and _conda_name(e) != "cuda-version"}
+        evidence = [e for e in evidence if not (e.layer == "conda" and _conda_name(e) == "cuda-version" and e.major in majors)]
+    inference = decide(evidence, file=file, cuda_flag=cuda_flag, exported=exported)
     if inference.framework is None and inference.cuda and isinstance(doc, EnvironmentFile):
         # conda's pytorch=2.0.0 + pytorch-cuda=11.7: the build the knowledge base knows as torch 2.0.0+cu117.
         spec = doc.spec("pytorch")

@@ -161,7 +161,10 @@ def parse_spec(text: str, where: Where) -> CondaSpec:
     except (InvalidMatchSpecError, ValueError, TypeError) as exc:
         first = str(exc).strip().splitlines()
         reason = first[-1].strip() if first else "invalid"
-        raise RequestFileError(where, repr(text), f"is not a conda match spec ({reason}).",
+        # rattler's strict reading; conda's own parser is more lenient (it reads `python=>3.11` as `>3.11*`),
+        # so this says what cuenv cannot read, not that conda cannot (held-out-14)
+        raise RequestFileError(where, repr(text), f"is a match spec cuenv cannot read ({reason}), though conda's "
+                               "lenient parser may accept it.",
                                hint="Write it like `cudatoolkit=11.8`, `pytorch::pytorch-cuda=11.8`, "
                                "`pytorch 2.1.* *cuda*` or `numpy>=1.24,<2`.") from None
     if spec.name is None:

@@ -162,6 +162,23 @@ def test_pixi_versions_read_alike(version: int) -> None:
     assert foreign.describe(found).stack.cuda == "12.1"
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_pixi_lock_before_format_4_is_a_pixi_lock_read_by_rattler(version: int) -> None:
+    """pixi's locks before format 4 kept conda-lock's shape (``metadata:``, ``package:``) with ``version: 3``
+    (held-out-14, jaxsim): cuenv took them for conda-lock files of an unknown version; py-rattler reads them."""
+    entry = {"platform": "linux-64", "name": "cuda-cudart", "version": "12.1.105", "category": "main", "manager": "conda",
+             "dependencies": [], "url": "https://conda.anaconda.org/nvidia/linux-64/cuda-cudart-12.1.105-0.tar.bz2",
+             "hash": {"md5": MD5, "sha256": SHA}, "build": "0", "subdir": "linux-64"}
+    text = yaml.safe_dump({"version": version, "metadata": {"content_hash": {"linux-64": SHA}, "channels": [
+        {"url": "https://conda.anaconda.org/nvidia/", "used_env_vars": []}], "platforms": ["linux-64"], "sources": []},
+        "package": [entry]}, sort_keys=False)
+    assert foreign.detect("pixi.lock", text) == foreign.detect("anything.lock", text) == "pixi-lock"
+    found = read_pixi(text)
+    assert [(p.name, p.version) for p in found.packages] == [("cuda-cudart", "12.1.105")]
+    assert foreign.describe(found).stack.cuda == "12.1"
+    assert foreign.detect("conda-lock.yml", text.replace(f"version: {version}", "version: 1")) == "conda-lock"
+
+
 def test_pixi_refusals() -> None:
     assert "Upgrade cuenv" in refusal(read_pixi, {**pixi_doc(), "version": 8}).hint
     old = refusal(read_pixi, {**pixi_doc(), "version": 3})  # rattler reads 1-3 as conda-lock's layout
@@ -408,6 +425,26 @@ def test_a_wheel_built_with_a_newer_cuda_raises_what_the_set_needs() -> None:
     assert alone.stack.cuda == "12.9"
 
 
+def test_nvidia_libraries_of_another_major_are_what_the_set_needs_or_a_conflict() -> None:
+    """held-out-14 (towbintools): xgboost 3.4.1's nvidia-nccl-cu13 beside torch's cu12 wheels. CUDA 13's wheels
+    install apart (nvidia/cu13/), so the set holds both and the driver must serve CUDA 13; a cu11 library beside
+    cu12 ones writes the same folders: a conflict, named."""
+    from cuenv.engines import Package
+    from cuenv.lock.foreign.stack import derive
+
+    def wheels(*pins: str) -> list[Package]:
+        return [Package(name=n, version=v, kind="pypi", url=f"https://x.org/{n}.whl", sha256=SHA)
+                for n, v in (pin.split("==") for pin in pins)]
+
+    base = ("torch==2.7.1", "nvidia-cuda-runtime-cu12==12.6.77")
+    apart = derive(wheels(*base, "nvidia-nccl-cu13==2.31.2", "xgboost==3.4.1"), platform="linux-64", label="x")
+    assert apart.stack.cuda == "13.0" and apart.evidence[0] == "CUDA 13.0 from nvidia-nccl-cu13 2.31.2"
+    assert any("the driver must serve CUDA 13" in e for e in apart.evidence) and apart.conflicts == ()
+    shared = derive(wheels(*base, "nvidia-cublas-cu11==11.11.3.6"), platform="linux-64", label="x")
+    assert shared.stack.cuda == "12.6" and shared.conflicts == (
+        "nvidia-cublas-cu11 11.11.3.6 is built for CUDA 11, whose wheels share folders with CUDA 12.6's",)
+
+
 # -- properties -----------------------------------------------------------------------------------
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**15), st.text(max_size=20),
                      st.sampled_from(["..", "ftp://a/b", "https://x.org/a/../b", SHA, MD5, "linux-64", "${X}"]))
@@ -577,6 +614,24 @@ def test_explicit_list_is_detected_and_read() -> None:
     assert [(p.name, p.version, p.build, p.md5, p.sha256, p.subdir) for p in found.packages] == [
         ("python", "3.11.9", "h0_0", md5, None, "linux-64"), ("tzdata", "2024a", "h0_0", None, sha, "noarch")]
     assert found.python == "3.11" and found.channels == (CH,) and found.platforms == ("linux-64",)
+
+
+def test_conda_locks_pip_lines_in_an_explicit_list_are_its_pip_layer() -> None:
+    """`conda-lock render --kind explicit` writes PyPI packages as `# pip NAME @ URL#sha256=...` comments, which
+    `conda-lock install` installs (held-out-14, towbintools: torch 2.7.1 and CUDA 13's nvidia-nccl-cu13 there).
+    Read as the pip layer, with a note; one written without a hash (older conda-lock: `#md5=None`) is read, and
+    an install stops at it."""
+    sha = hashlib.sha256(b"w").hexdigest()
+    wheel = "https://files.pythonhosted.org/packages/aa/nvidia_cuda_runtime_cu12-12.6.77-py3-none-manylinux2014_x86_64.whl"
+    old = "https://files.pythonhosted.org/packages/bb/tomli-2.0.1-py3-none-any.whl"
+    text = explicit_text([f"{CH}/linux-64/python-3.11.9-h0_0.conda#{sha}", f"# pip nvidia-cuda-runtime-cu12 @ {wheel}#sha256={sha}",
+                          f"# pip tomli @ {old}#md5=None", "# a comment"])
+    found = foreign.parse(text, kind="explicit", file="conda-linux-64.lock", platform="linux-64", python="3.11")
+    assert [(p.kind, p.name, p.version, p.sha256) for p in found.packages] == [
+        ("pypi", "nvidia-cuda-runtime-cu12", "12.6.77", sha), ("conda", "python", "3.11.9", sha), ("pypi", "tomli", "2.0.1", None)]
+    assert foreign.describe(found).stack.cuda == "12.6" and any("`conda-lock install` installs them" in n for n in found.notes)
+    with pytest.raises(foreign.ForeignLockError, match="tomli has no sha256 in the list"):
+        foreign.require_installable(found)
 
 
 @pytest.mark.parametrize("lines, platform, says, line", [

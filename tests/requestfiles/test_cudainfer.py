@@ -62,6 +62,9 @@ def conda(spec: str):
     ("tensorflow-gpu==1.14.0", [("exact", "10.0", 10, "7.4")]),
     ("tensorflow-gpu==2.6.0", [("exact", "11.2", 11, "8.1")]),
     ("tensorflow-gpu==1.12.0", [("unknown", None, None, None)]),  # the table gives only CUDA 9, a major
+    # a wheel URL names its release (held-out-14: a tensorflow_gpu-1.3.0 URL was "the resolver's pick")
+    ("tensorflow-gpu @ https://storage.googleapis.com/tensorflow/linux/gpu/tensorflow_gpu-2.6.0-cp38-cp38-manylinux2010_x86_64.whl",
+     [("exact", "11.2", 11, "8.1")]),
     # torchvision/torchaudio pin one torch each (their wheels' METADATA): its PyPI wheel's CUDA (held-out-13)
     ("torch\ntorchvision==0.20.0", [("unknown", None, None, None), ("exact", "12.4", 12, None)]),
     ("torchaudio==2.0.2", [("exact", "11.7", 11, None)]),
@@ -146,6 +149,9 @@ def test_a_gpu_build_of_unknown_cuda_beside_a_decided_one_leaves_it_unconfirmed(
     ("tensorflow", [("unknown", None, None, False)]),  # conda-forge's has CUDA and CPU builds: the solver's pick
     ("tensorflow=2.15=cpu*", []),
     ("pytorch-gpu=1.10", [("unknown", None, None, False)]),
+    # the toolkit's compiler meta-package, versioned as its release (held-out-14, libparallelproj's `cuda-compiler =13`)
+    ("cuda-compiler=12.4.1", [("exact", "12.4", 12, True)]),
+    ("cuda-compiler =13", [("major", None, 13, True)]),
 ])
 def test_conda_pins(spec, expected):
     assert conda(spec) == expected
@@ -315,14 +321,19 @@ def test_an_export_that_held_two_cuda_majors_is_read_for_the_newest_and_names_bo
 
 
 def test_a_conda_pytorch_build_keeps_its_own_cuda_beside_a_newer_cuda_version():
-    """held-out-13 (TinyXRA): an export with pytorch py3.11_cuda12.1 and cuda-version 12.8 (cuda-opencl 12.8 pulled
-    it): the environment needs 12.8's driver, and the torch is still the cu121 build (its arch list), never +cu128."""
-    export = ("channels: [pytorch, nvidia]\ndependencies:\n  - cuda-cudart=12.1.105=0\n  - cuda-version=12.8=3\n"
-              "  - pytorch=2.2.2=py3.11_cuda12.1_cudnn8.9.2_0\n")
-    found = cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")
+    """A pytorch py3.11_cuda12.1 build beside cuda-version 12.8: asked for (a request file), the solver aligns the
+    CUDA packages to 12.8, so the environment needs 12.8's driver, and the torch is still the cu121 build (its arch
+    list), never +cu128. Exported (held-out-13, TinyXRA: cuda-opencl 12.8 pulled cuda-version), the installed
+    libraries say the release, 12.1: a cuda-version of their major installs none and only bounds the driver."""
+    request = "channels: [pytorch, nvidia]\ndependencies: [cuda-version=12.8, pytorch=2.2.2=py3.11_cuda12.1_cudnn8.9.2_0]\n"
+    found = cudainfer.infer(envyml.parse_text(request), file="environment.yml", python="3.11")
     stack = found.stack("environment.yml")
     assert (found.cuda, stack.cuda, stack.variant, stack.framework_version) == ("12.8", "12.8", "cu121", "2.2.2")
     assert stack.sass  # the cu121 build's arch list, which the tables know
+    export = ("channels: [pytorch, nvidia]\ndependencies:\n  - cuda-cudart=12.1.105=0\n  - cuda-version=12.8=3\n"
+              "  - pytorch=2.2.2=py3.11_cuda12.1_cudnn8.9.2_0\n")
+    found = cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")
+    assert (found.cuda, found.stack("environment.yml").variant) == ("12.1", "cu121")
 
 
 def test_an_export_whose_other_major_is_only_cuda_version_is_still_refused():
@@ -332,3 +343,29 @@ def test_an_export_whose_other_major_is_only_cuda_version_is_still_refused():
               "  - pytorch=2.5.1=py3.12_cuda11.8_cudnn9.1.0_0\n")
     with pytest.raises(RequestFileError, match="one environment holds one CUDA major"):
         cudainfer.infer(envyml.parse_text(export), file="environment.yml", python="3.11")
+
+
+@pytest.mark.parametrize(("requirements", "cuda"), [
+    ("--extra-index-url https://download.pytorch.org/whl/cu118\n-c constraints.txt\ntorch>=2.4\n", "11.8"),
+    ("-c constraints.txt\ntorchvision\n", "11.8"),  # torchvision installs a torch, which the constraint pins
+])
+def test_a_constraint_that_pins_one_version_decides_the_build(tmp_path, requirements, cuda):
+    """held-out-14 (vjepa2): `torch>=2.4` alone is the resolver's pick; `-c` of torch==2.7.1+cu118 decides it."""
+    (tmp_path / "constraints.txt").write_text("torch==2.7.1+cu118\nnumpy==1.26.4\n")
+    (tmp_path / "requirements.txt").write_text(requirements)
+    found = cudainfer.infer(pipreqs.parse_file(tmp_path / "requirements.txt"), file="requirements.txt", python="3.11")
+    assert found.cuda == cuda and "constraints.txt" in found.how
+    (tmp_path / "requirements.txt").write_text("-c constraints.txt\nnumpy\n")  # constrains, installs no torch
+    assert cudainfer.infer(pipreqs.parse_file(tmp_path / "requirements.txt"), file="requirements.txt",
+                           python="3.11").cuda is None
+
+
+@pytest.mark.parametrize(("conda", "cuda"), [
+    ("cuda-version=12.5", "12.5"),    # held-out-14 (SampleDisco): RAPIDS still loads the 12.5 libraries
+    ("pytorch-cuda=12.1", "12.4"),    # conda's torch selector: the pip torch replaces conda's torch
+    ("cudatoolkit=11.8", "12.4"),     # another major: Python imports the pip torch
+])
+def test_a_pip_torch_over_conda_keeps_the_conda_cuda_its_other_packages_load(conda, cuda):
+    text = (f"channels: [nvidia, conda-forge]\ndependencies:\n  - {conda}\n  - pip\n  - pip:\n"
+            "    - --extra-index-url https://download.pytorch.org/whl/cu124\n    - torch==2.5.1+cu124\n")
+    assert cudainfer.infer(envyml.parse_text(text), file="environment.yml", python="3.11").cuda == cuda

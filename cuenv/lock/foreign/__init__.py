@@ -60,6 +60,8 @@ def detect(name: str, source: str) -> str | None:
         if pattern.search(source):
             if kind == "conda-lock" and not re.search(r"^metadata:", source, re.MULTILINE):
                 continue
+            if kind == "conda-lock" and re.search(r"^version:\s*[23]\s*$", source, re.MULTILINE):
+                return "pixi-lock"  # pixi's locks before format 4 kept conda-lock's shape; py-rattler reads them
             return kind
     base = PurePath(name).name
     return next((kind for kind, pattern in _BY_NAME if pattern.search(base)), None)

@@ -126,6 +126,20 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
         cuda.insert(0, top)
         chosen_cuda = top[0]
     cuda += [b for b in built if b not in cuda]
+    # NVIDIA's libraries for another CUDA major than the chosen one (xgboost 3.4's nvidia-nccl-cu13 beside torch's cu12
+    # set, held-out-14): CUDA 13's wheels install apart (nvidia/cu13/), so the set holds both and the driver must
+    # serve the newest; cu11 and cu12 wheels write the same folders, which is a conflict
+    other = sorted({(m, f"{p.name} {p.version}") for p in pkgs if p.kind == "pypi" and (m := _nvidia_major(p)) is not None
+                    and chosen_cuda and m != int(chosen_cuda.split(".")[0])})
+    apart = [(m, why) for m, why in other if m >= 13 and m > int(str(chosen_cuda).split(".")[0])]
+    if apart:
+        major, why = apart[-1]
+        evidence.append(f"CUDA {major} from {why}, beside CUDA {chosen_cuda} from {cuda[0][1]}: CUDA {major}'s wheels "
+                        f"install apart (nvidia/cu{major}/), and the driver must serve CUDA {major}")
+        cuda.insert(0, (f"{major}.0", why))
+        chosen_cuda = f"{major}.0"
+    conflicts_of_major = [f"{why} is built for CUDA {m}, whose wheels share folders with CUDA {chosen_cuda}'s"
+                          for m, why in other if (m, why) not in apart and m < 13 and chosen_cuda and int(chosen_cuda.split(".")[0]) < 13]
     if chosen_cuda:
         evidence.insert(0, f"CUDA {chosen_cuda} from {cuda[0][1]}")
     else:
@@ -140,7 +154,9 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     # A platform's virtual packages are what it was solved with, not what its packages need:
     # pixi's `cuda = "12"` platform may well lock a CPU build.
     evidence += [f"solved for {vp.strip()} (pixi platform)" for vp in virtual_packages if vp.strip().startswith("__cuda")]
-    conflicts = [f"{why} says CUDA {v}" for v, why in cuda[1:] if v != chosen_cuda and not _is_floor_of(v, chosen_cuda, why)]
+    conflicts = [f"{why} says CUDA {v}" for v, why in cuda[1:] if v != chosen_cuda and not _is_floor_of(v, chosen_cuda, why)
+                 and not (apart and v.split(".")[0] != str(chosen_cuda).split(".")[0])]  # the major beside: said in evidence
+    conflicts += conflicts_of_major
     # `constrains: __cuda >=12.4` (ffmpeg's NVENC builds) needs no CUDA: it bounds a driver only where one is
     for floor, why in _cuda_floors(constrains or {}, verb="constrains"):
         if chosen_cuda is None or _release(floor) > _release(chosen_cuda):
@@ -155,6 +171,17 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
         has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(os_of(platform) if platform in PLATFORMS else "linux",),
     )
     return Derived(stack=stack, evidence=tuple(evidence), conflicts=tuple(dict.fromkeys(conflicts)))
+
+
+_NVIDIA_SUFFIXED: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
+
+
+def _nvidia_major(pkg: Package) -> int | None:
+    """The CUDA major of an NVIDIA library wheel named for one (nvidia-nccl-cu13 -> 13), else None."""
+    from cuenv.knowledge.packages import suffix_major
+
+    found = _NVIDIA_SUFFIXED.match(canonical(pkg.name))
+    return suffix_major(found.group(1)) if found else None
 
 
 @dataclass(frozen=True)
