@@ -44,7 +44,7 @@ from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, T
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
-from cuenv.knowledge.packages import canonical, suffix_major
+from cuenv.knowledge.packages import canonical, nvidia_major
 
 SOLVE_TIMEOUT: Final = 600.0
 INSTALL_TIMEOUT: Final = 3600.0  # a framework stack is several GB
@@ -67,7 +67,6 @@ _OTHER_PLATFORMS: Final = {
 # (nvidia-cufft 12.0 and nvidia-curand 10.4 ship with CUDA 13), so they say nothing of the CUDA major.
 _UNSUFFIXED_CUDA: Final = re.compile(r"^nvidia-(cuda-[a-z-]+|cublas|npp|nvjitlink|nvjpeg|nvvm|nvtx)$")
 _UNSUFFIXED_LIBRARY: Final = re.compile(r"^nvidia-(cufft|cufile|curand|cusolver|cusparse|cusparselt)$")
-_SUFFIX: Final = re.compile(r"^nvidia-.+-cu(\d+)$")
 
 
 @functools.cache
@@ -102,9 +101,9 @@ def uv_python_platform(platform: str, glibc: str | None) -> str:
 
 def cuda_major_of(name: str, version: str) -> int | None:
     """The CUDA major an NVIDIA wheel belongs to, or None for anything else."""
-    match = _SUFFIX.match(name)
-    if match:
-        return suffix_major(match.group(1))
+    major = nvidia_major(name)
+    if major is not None:
+        return major
     if _UNSUFFIXED_LIBRARY.match(name):
         return None
     if _UNSUFFIXED_CUDA.match(name):

@@ -63,6 +63,15 @@ def suffix_major(digits: str) -> int:
     return int(digits[:-1]) if len(digits) >= 3 else int(digits)
 
 
+def nvidia_major(name: str) -> int | None:
+    """The CUDA major an NVIDIA wheel's canonical name carries (``nvidia-nccl-cu13`` -> 13, ``nvidia-cublas-cu116``
+    -> 11); None for any other name (CUDA 13's unsuffixed ``nvidia-cuda-runtime`` says it in its version)."""
+    import re
+
+    found = re.fullmatch(r"nvidia-[a-z0-9-]+-cu(\d+)", name)
+    return suffix_major(found.group(1)) if found else None
+
+
 # conda meta-packages whose version is the CUDA release: conda-forge's and NVIDIA's cuda-version, the
 # pytorch channel's pytorch-cuda.
 CONDA_CUDA_META: Final = ("pytorch-cuda", "cuda-version")

@@ -29,7 +29,6 @@ from cuenv.knowledge import derive, packages
 from cuenv.knowledge.packages import canonical
 
 _RUNTIME: Final = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
-_SUFFIXED: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _JAX_PLUGIN: Final = re.compile(r"^jax-cuda(\d+)-(?:plugin|pjrt)$")
 _BUILD_DOTTED: Final = re.compile(r"cuda(\d+)\.(\d+)")
 _BUILD_DIGITS: Final = re.compile(r"cuda(\d{3})(?![\d.])")
@@ -100,8 +99,8 @@ def from_requirements(requires: Iterable[str], *, python: str = "3.12", machine:
                     found, rank = WheelCuda(mm[0], mm[1], f"{name}{req.specifier}", exact=False), 3
                 elif m.group(1):
                     found, rank = WheelCuda(None, packages.suffix_major(m.group(1)), f"{name}{req.specifier}"), 4
-        elif (m := _SUFFIXED.match(name)) is not None or (m := _JAX_PLUGIN.match(name)) is not None:
-            found, rank = WheelCuda(None, packages.suffix_major(m.group(1)), f"{name}{req.specifier}"), 5
+        elif (major := packages.nvidia_major(name) or _jax_plugin_major(name)) is not None:
+            found, rank = WheelCuda(None, major, f"{name}{req.specifier}"), 5
         if found is not None and rank < rank_best:
             best, rank_best = found, rank
     return best or NOTHING
@@ -120,6 +119,12 @@ def from_version(version: str) -> WheelCuda:
     if m and (got := _digits(m.group(1))):
         return WheelCuda(got[0], got[1], f"the post suffix of {version}")
     return NOTHING
+
+
+def _jax_plugin_major(name: str) -> int | None:
+    """jax-cuda12-plugin -> 12."""
+    found = _JAX_PLUGIN.match(name)
+    return int(found.group(1)) if found else None
 
 
 def from_build(build: str) -> WheelCuda:

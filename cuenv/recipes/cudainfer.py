@@ -39,7 +39,6 @@ from cuenv.recipes.pipreqs import (
 
 STRENGTHS: Final = ("exact", "min", "major", "cpu", "unknown", "none")
 _NVIDIA_EXACT: Final = re.compile(r"^nvidia-cuda-(runtime|nvrtc|cupti|nvcc|cccl)(-cu(\d+))?$")
-_NVIDIA_ANY: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
 _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
 _CUPY: Final = re.compile(r"^cupy-cuda(\d+)(x?)$")
 _CUDA_EXTRA: Final = re.compile(r"^(?:cuda|cu)(\d{2})(?:[_-].*)?$")
@@ -461,10 +460,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         return out
     if name.startswith("nvidia-cudnn") and version:
         m = re.match(r"(\d+)\.(\d+)", version)
-        cudnn_major = _NVIDIA_ANY.match(name)
+        cudnn_major = packages.nvidia_major(name)
         out.append(Evidence(w, pin, f"cuDNN {m.group(1)}.{m.group(2)}" if m else "cuDNN",
-                            "major" if cudnn_major else "none", None,
-                            packages.suffix_major(cudnn_major.group(1)) if cudnn_major else None,
+                            "major" if cudnn_major is not None else "none", None, cudnn_major,
                             cudnn=f"{m.group(1)}.{m.group(2)}" if m else None))
         return out
     cupy = _CUPY.match(name)
@@ -486,10 +484,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
         out.append(Evidence(w, pin, f"CUDA {major} (PyPI's onnxruntime-gpu {base} is built with {ort}; it loads the "
                                     f"environment's CUDA {major} libraries)", "major", None, major))
         return out
-    named = _SUFFIX_MAJOR.match(name) or _NVIDIA_ANY.match(name) or next(
-        (m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
-    if named:
-        major = packages.suffix_major(named.group(1))
+    named = _SUFFIX_MAJOR.match(name) or next((m for e in req.extras for m in [_CUDA_EXTRA.match(e)] if m), None)
+    major = packages.nvidia_major(name) or (packages.suffix_major(named.group(1)) if named else None)
+    if major is not None:
         out.append(Evidence(w, pin, f"CUDA {major} (major only)", "major", None, major))
     elif name.endswith("-gpu"):  # PyPI's name for a project's GPU build (onnxruntime-gpu, faiss-gpu): CUDA, but which?
         out.append(_uncovered(req, name + (f" {version}" if version else "")))

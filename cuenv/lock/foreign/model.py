@@ -306,6 +306,19 @@ def index_for(link: str, indexes: tuple[str, ...]) -> str | None:
     return None
 
 
+def python_patch(requires: Any, python: str, where: Where) -> int:
+    """The patch release of Python ``python`` (X.Y) a lock's markers are judged for: the first its requires-python
+    (packaging's SpecifierSet, or None for any) admits, as ``==3.12.8`` admits 3.12 from 3.12.8 on; refused where
+    it admits none."""
+    from cuenv.knowledge.versions import admitted_patch
+
+    patch = 0 if requires is None else admitted_patch(requires, python)
+    if patch is None:
+        raise where.at("requires-python").fail(f"it needs Python {requires}, not {python}.",
+                                               f"Choose a Python it allows ({requires}) with --python.")
+    return patch
+
+
 def python_of(packages: tuple[Package, ...]) -> str | None:
     """X.Y of the locked conda ``python`` package."""
     for pkg in packages:

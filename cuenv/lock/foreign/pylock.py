@@ -29,6 +29,7 @@ from cuenv.lock.foreign.model import (
     Unusable,
     Where,
     load_toml,
+    python_patch,
     size,
     table_lines,
     wheel_package,
@@ -82,13 +83,7 @@ def parse(source: str, *, file: str, platform: str, python: str, environment: st
         raise at(_index(exc.context)).fail(f"not a PEP 751 lockfile: {_said(exc)}.", HINT) from None
     except (TypeError, ValueError, AttributeError) as exc:  # a value packaging did not expect at all
         raise where.fail(f"not a PEP 751 lockfile: {exc}.", HINT) from None
-    from cuenv.knowledge.versions import admitted_patch
-
-    patch = 0 if lock.requires_python is None else admitted_patch(lock.requires_python, python)
-    if patch is None:
-        raise where.at("requires-python").fail(f"it needs Python {lock.requires_python}, not {python}.",
-                                               f"Choose a Python it allows ({lock.requires_python}) with --python.")
-    target = Target(python=python, platform=platform, patch=patch)  # ==3.12.8: the markers say 3.12.8
+    target = Target(python=python, platform=platform, patch=python_patch(lock.requires_python, python, where))  # ==3.12.8: the markers say 3.12.8
     index_of = {id(p): i for i, p in enumerate(lock.packages)}
     try:
         selected = list(lock.select(environment=target.markers(), tags=target.supported()))  # type: ignore[arg-type]  # a dict of every marker key, not packaging's TypedDict

@@ -38,7 +38,7 @@ from typing import Final
 
 from cuenv.engines.base import Package
 from cuenv.knowledge import wheelcuda
-from cuenv.knowledge.packages import CONDA_CUDA_META, CUDA_CONDA, canonical
+from cuenv.knowledge.packages import CONDA_CUDA_META, CUDA_CONDA, canonical, nvidia_major
 from cuenv.knowledge.stack import Stack
 from cuenv.lock.model import PLATFORMS, os_of
 
@@ -129,7 +129,7 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
     # NVIDIA's libraries for another CUDA major than the chosen one (xgboost 3.4's nvidia-nccl-cu13 beside torch's cu12
     # set, held-out-14): CUDA 13's wheels install apart (nvidia/cu13/), so the set holds both and the driver must
     # serve the newest; cu11 and cu12 wheels write the same folders, which is a conflict
-    other = sorted({(m, f"{p.name} {p.version}") for p in pkgs if p.kind == "pypi" and (m := _nvidia_major(p)) is not None
+    other = sorted({(m, f"{p.name} {p.version}") for p in pkgs if p.kind == "pypi" and (m := nvidia_major(canonical(p.name))) is not None
                     and chosen_cuda and m != int(chosen_cuda.split(".")[0])})
     apart = [(m, why) for m, why in other if m >= 13 and m > int(str(chosen_cuda).split(".")[0])]
     if apart:
@@ -171,17 +171,6 @@ def derive(packages: Iterable[Package], *, platform: str, label: str,
         has_nvcc=bool(nvcc) and chosen_cuda is not None, os=(os_of(platform) if platform in PLATFORMS else "linux",),
     )
     return Derived(stack=stack, evidence=tuple(evidence), conflicts=tuple(dict.fromkeys(conflicts)))
-
-
-_NVIDIA_SUFFIXED: Final = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
-
-
-def _nvidia_major(pkg: Package) -> int | None:
-    """The CUDA major of an NVIDIA library wheel named for one (nvidia-nccl-cu13 -> 13), else None."""
-    from cuenv.knowledge.packages import suffix_major
-
-    found = _NVIDIA_SUFFIXED.match(canonical(pkg.name))
-    return suffix_major(found.group(1)) if found else None
 
 
 @dataclass(frozen=True)

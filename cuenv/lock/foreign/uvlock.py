@@ -146,19 +146,15 @@ def _from_pins(exported: Exported, where: Where, *, platform: str, python: str) 
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from cuenv.engines import Package
-    from cuenv.knowledge.versions import admitted_patch
-    from cuenv.lock.foreign.model import Unusable
+    from cuenv.lock.foreign.model import Unusable, python_patch
     from cuenv.lock.foreign.wheels import Target
 
-    requires = exported.requires_python or ""
+    requires = exported.requires_python
     try:
-        patch = admitted_patch(SpecifierSet(requires), python)
+        spec = SpecifierSet(requires) if requires is not None else None
     except InvalidSpecifier:
-        raise where.at("requires-python").fail(f"{requires[:80]!r} is not a version specifier.", HINT) from None
-    if patch is None:
-        raise where.at("requires-python").fail(f"it needs Python {requires}, not {python}.",
-                                               f"Choose a Python it allows ({requires}) with --python.")
-    markers = Target(python=python, platform=platform, patch=patch).markers()
+        raise where.at("requires-python").fail(f"{str(requires)[:80]!r} is not a version specifier.", HINT) from None
+    markers = Target(python=python, platform=platform, patch=python_patch(spec, python, where)).markers()
     packages: dict[str, Package] = {}
     for line in (exported.pins or "").splitlines():
         text = line.strip()
