@@ -35,6 +35,13 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
     if chosen != here and not dry_run:
         raise UsageError(f"This machine is {here}; the {chosen} packages of {lock_path} cannot be installed here.",
                          hint="See them with --dry-run, or install on a machine of that platform.")
+    if read.machine_cuda and machine is not None and not force:  # pixi's own check of the driver, before any download
+        from cuenv.envs.create import CheckFailed, machine_label
+        from cuenv.knowledge.compat import system_requirement
+
+        unmet = system_requirement(*read.machine_cuda, machine)
+        if unmet is not None:
+            raise CheckFailed(lock_path, [unmet], how="Use --force to install it anyway.", where=machine_label(machine))
     plan = plan_from_lock(settings, environ, lock=read.lock, name=name, engine=None if read.foreign else engine,
                           machine=machine, platform=chosen, force=force)
     return plan.replace(**catalogue_extras(settings, read.lock)), read

@@ -153,6 +153,24 @@ def _have(driver: Driver, os_name: str) -> str:
     return f"a driver that supports CUDA {level}" + (" (CONDA_OVERRIDE_CUDA)" if driver.source == "override" else "")
 
 
+def system_requirement(cuda: str, where: str, machine: Machine) -> Finding | None:
+    """A project tool's own requirement of the driver, checked before it installs anything (pixi's
+    ``[system-requirements] cuda``, cuenv.lock.foreign.piximanifest): unmet, the tool refuses the machine
+    whatever its packages need, so the project does not run there. None where it is met or no driver is known."""
+    driver = machine.driver
+    level = driver_level(driver, machine.os) if driver is not None else None
+    if driver is None or level is None or not _cuda_lt(level, cuda):
+        return None
+    need = matrix.min_driver(cuda, machine.os)
+    return Finding("driver-too-old", "error",
+                   f"{where}: pixi installs and runs the project only where the driver supports CUDA {cuda} or newer "
+                   f"(it stops at \"a mismatching virtual package\"); this machine has {_have(driver, machine.os)}.",
+                   (f"Install an NVIDIA driver >= {need} (CUDA {cuda}), or, where the project's packages run on CUDA "
+                    f"{level}, lower that requirement in the manifest." if need else
+                    f"Install an NVIDIA driver that supports CUDA {cuda}, or, where the project's packages run on CUDA "
+                    f"{level}, lower that requirement in the manifest."))
+
+
 def driver_level(driver: Driver, os_name: str, jetson: str | None = None) -> str | None:
     """Newest CUDA major.minor the driver supports: what it reported, else what the table says."""
     if jetson:

@@ -86,6 +86,11 @@ CONDA_WITH_NVCC: Final = (*CUDA_CONDA["nvcc"], "cuda-toolkit", "cuda", "cuda-com
 # conda packages with CUDA and CPU builds of one version, the solver choosing by the driver: conda-forge's tensorflow
 # too (its cudaXYZ... and cpu_... builds, conda-forge/tensorflow-feedstock)
 CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow", "tensorflow-gpu", "jaxlib", "cupy")
+# Of those, the ones whose every CUDA build says so in its build string, so that an exact build string naming neither
+# CUDA nor a GPU is a CPU build: conda-forge's tensorflow and jaxlib (their recipes' ``cuda{{ ... }}py...`` and
+# ``cpu_py...`` build strings, conda-forge/tensorflow-feedstock and jaxlib-feedstock) and Anaconda's tensorflow
+# (``gpu_py...`` beside ``mkl_py...`` and ``eigen_py...``; held-out-15's PhaseNet exports pin the latter two).
+CONDA_BUILD_NAMES_CUDA: Final = ("tensorflow", "jaxlib")
 # RAPIDS' conda packages, built for CUDA only (rapidsai channel; the release selector's "Standard" packages and
 # their libraries, https://docs.rapids.ai/install/ and each project's conda recipe): one without a CUDA pin
 # beside it is a GPU package whose CUDA the solver picks from the driver, never a CPU-only one.

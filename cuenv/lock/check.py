@@ -59,10 +59,18 @@ def check_lockfile(path: str, *, machine: Machine, os_given: bool, candidates: C
     chosen = read.lock.platforms[0] if len(read.lock.platforms) == 1 else host_platform()
     if not os_given and chosen in PLATFORMS:
         machine = machine.replace(os=os_of(chosen))  # a lock's platform says the OS it is for
-    findings = tuple(check(stack, machine, gcc=gcc))
+    findings = tuple(check(stack, machine, gcc=gcc)) + _system_requirement(read, machine)
     pool = [c for c in candidates(stack.framework or "cuda") if c.cuda] if stack.cuda else []
     return LockCheck(read=read, stack=stack, machine=machine, platform=chosen, findings=findings,
                      ok=verdict(list(findings)), closest=closest(stack, pool))
+
+
+def _system_requirement(read: LockRead, machine: Machine) -> tuple[Finding, ...]:
+    """What the project's tool requires of ``machine``'s driver before it installs (pixi's system requirement)."""
+    from cuenv.knowledge.compat import system_requirement
+
+    found = system_requirement(*read.machine_cuda, machine) if read.machine_cuda else None
+    return (found,) if found is not None else ()
 
 
 def closest(stack: Stack, pool: Sequence[Stack]) -> Stack | None:

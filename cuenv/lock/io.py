@@ -36,16 +36,20 @@ def host_platform() -> str:
 class LockRead(Plain):
     """A lockfile as read: the cuenv Lock to install, and for another tool's file what it was read from."""
 
-    __slots__ = ("lock", "kind", "foreign", "derived", "notes", "warnings")
+    __slots__ = ("lock", "kind", "foreign", "derived", "notes", "warnings", "machine_cuda")
 
     def __init__(self, lock: Lock, kind: str = "cuenv", foreign: ForeignLock | None = None, derived: Derived | None = None,
-                 notes: tuple[str, ...] = (), warnings: tuple[str, ...] = ()) -> None:
+                 notes: tuple[str, ...] = (), warnings: tuple[str, ...] = (),
+                 machine_cuda: tuple[str, str] | None = None) -> None:
         self.lock = lock
         self.kind = kind  # cuenv, or one of cuenv.lock.foreign.KINDS
         self.foreign = foreign
         self.derived = derived  # the stack and where each number came from
         self.notes = notes  # what of the file was left out, and why
         self.warnings = warnings  # what disagrees, and what would stop an install
+        # (CUDA, where written): what the project's tool requires of the machine's driver before it installs
+        # (pixi's [system-requirements] cuda), whatever the packages need
+        self.machine_cuda = machine_cuda
 
     def to_json(self) -> dict[str, Any]:
         from cuenv.lock.model import to_data
@@ -77,7 +81,12 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
     p = Path(path)
     text = _read_text(p)
     project_notes: tuple[str, ...] = ()
+    machine_cuda = None
     project = project_kind(p.name, text)
+    if project == "pixi-project":
+        from cuenv.lock.foreign.piximanifest import system_cuda
+
+        machine_cuda = system_cuda(text, name=p.name, environment=environment)
     if project is not None:  # a uv or pixi project: read through its lock, as uv and pixi install it
         p, text, project_notes = _project_lock(p, text, project, environ=environ)
     kind = None
@@ -95,7 +104,7 @@ def read_any(path: str | Path, *, platform: str | None = None, environment: str 
                          engine=engine, environ=environ or {}, install=install, cache_dir=cache_dir)
     if project_notes:
         read = read.replace(notes=project_notes + read.notes)
-    return read
+    return read.replace(machine_cuda=machine_cuda) if machine_cuda else read
 
 
 def project_kind(name: str, text: str) -> str | None:

