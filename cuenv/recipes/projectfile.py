@@ -168,7 +168,7 @@ def _environment_yml(path: Path, cuda: str | None, environ: Mapping[str, str] | 
     inference = cudainfer.infer(doc, file=str(path), python=python, cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
     unsupported = _cannot_install(doc.pip) if doc.pip else ()
-    unconfirmed = inference.unconfirmed
+    unconfirmed = inference.unconfirmed + _requires_unknown(doc.pip, inference.stack(str(path)), inference.undetermined)
     if settings is not None and cuda is None:
         unconfirmed += _pip_over_conda(doc, inference, path, python, environ or {}, settings)
     return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
@@ -231,7 +231,7 @@ def _requirements(path: Path, cuda: str | None, environ: Mapping[str, str] | Non
                        engine_family="venv", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported),
                        unsupported=unsupported, undetermined=undetermined, document=doc,
-                       unconfirmed=inference.unconfirmed)
+                       unconfirmed=inference.unconfirmed + _requires_unknown(doc, stack, undetermined))
 
 
 _Read = tuple[Stack, str, tuple[Any, ...]]  # (stack, how, undetermined Evidence)
@@ -269,16 +269,33 @@ def _cannot_install(pip: RequirementsFile) -> tuple[Unsupported, ...]:
     """What `create` would refuse, said by `check` too: the lines the parser could not take, then those that
     parse but that cuenv's wheel-only, hash-locked installs cannot honour (VCS checkouts, source archives)."""
     out = list(pip.unsupported)
-    for req in pip.requirements:
-        if req.vcs or (req.url and not req.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl")):
-            what = "a VCS checkout" if req.vcs else "a source archive"
-            out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
-                                   "only wheels, each locked by URL and sha256.",
-                                   "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
+    for req in _built_from_source(pip):
+        what = "a VCS checkout" if req.vcs else "a source archive"
+        out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
+                               "only wheels, each locked by URL and sha256.",
+                               "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
     files: dict[str, int] = {}
     for u in out:
         files.setdefault(u.where.file, len(files))
     return tuple(sorted(out, key=lambda u: (files[u.where.file], u.where.line or 0)))  # in file order
+
+
+def _built_from_source(pip: RequirementsFile) -> list[Any]:
+    """The requirements pip builds from source: VCS checkouts and source archives (a URL that is no wheel)."""
+    return [r for r in pip.requirements
+            if r.vcs or (r.url and not r.url.split("#", 1)[0].split("?", 1)[0].endswith(".whl"))]
+
+
+def _requires_unknown(pip: RequirementsFile | None, stack: Stack, undetermined: tuple[Any, ...]) -> tuple[str, ...]:
+    """Where the names say no CUDA, the packages built from source still may install a CUDA framework: what they
+    require is known only once built (held-out-15: evodiff's git OmegaFold requires torch), so the reading is
+    unconfirmed (verdict unknown), never "CPU-only"."""
+    if pip is None or stack.cuda is not None or undetermined:
+        return ()
+    return tuple(f"{r.where}: {r.text} is built from source, so what it requires (a CUDA framework too) is known only "
+                 "once it is built; read its own requirements (the pyproject.toml or setup.py it is built from), and where "
+                 "they name torch, pin a CUDA build of it in the file or pass --cuda"
+                 for r in _built_from_source(pip))
 
 
 def _notes(notes: tuple[str, ...], unsupported: tuple[Unsupported, ...]) -> tuple[str, ...]:

@@ -154,3 +154,29 @@ def test_cuda_12_and_13_wheels_side_by_side_need_the_newest(tmp_path):
         projectfile.read_need(_write(tmp_path, "requirements.txt",
                                      "nvidia-cuda-runtime-cu11==11.8.89\nnvidia-cuda-runtime-cu12==12.1.105\n"))
     assert "requirements.txt:2" in str(err.value) and "requirements.txt:1" in str(err.value)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("requirements.txt", "numpy\nOmegaFold @ git+https://github.com/HeliXonProtein/OmegaFold.git\n"),
+    ("requirements.txt", "numpy\nrobosuite @ https://github.com/cheng-chi/robosuite/archive/277ab9588.tar.gz\n"),
+    ("environment.yml", "dependencies:\n  - python=3.8\n  - pip\n  - pip:\n"
+                        "    - git+https://github.com/microsoft/protein-sequence-models.git\n    - tqdm\n"),
+])
+def test_a_package_built_from_source_leaves_a_cpu_reading_unknown(tmp_path, cli, monkeypatch, name, text):
+    """held-out-15 (evodiff): the names say no CUDA, but a package built from a VCS checkout or a source archive
+    requires what only its build shows (OmegaFold requires torch): unknown, naming the line, never CPU-only.
+    Network-free (uv would only fail to fetch the sources: cuenv builds nothing to read a file)."""
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    path = _write(tmp_path, name, text)
+    code, out, err = cli("check", str(path), *MACHINE, "--json")
+    data = json.loads(out)
+    assert data["verdict"] == "unknown", out
+    unknown = [f for f in data["findings"] if f["code"] == "build-unknown"]
+    assert unknown and "is built from source" in unknown[0]["message"] and "--cuda" in unknown[0]["fix"]
+
+
+def test_a_package_built_from_source_beside_a_decided_cuda_changes_nothing(tmp_path, cli):
+    path = _write(tmp_path, "requirements.txt", "torch==2.5.1+cu121\nOmegaFold @ git+https://github.com/HeliXonProtein/OmegaFold.git\n")
+    code, out, err = cli("check", str(path), *MACHINE, "--json")
+    data = json.loads(out)
+    assert (data["verdict"], data["cuda"]) == ("runs", "12.1"), out
