@@ -153,6 +153,21 @@ def read_pixi(doc: Any, platform: str = "linux-64", environment: str | None = No
     return pixi.parse(text, file="pixi.lock", platform=platform, environment=environment)
 
 
+def test_an_explicit_local_file_is_in_no_subdir() -> None:
+    """held-out-16 (STPOTR): `file:///home/me/Downloads/cudatoolkit-...tar.bz2` was read as "built for Downloads";
+    a folder is a subdir only where conda's rules name one (rattler's Platform)."""
+    text = ("# platform: linux-64\n@EXPLICIT\n"
+            "file:///home/me/Downloads/cudatoolkit-11.1.1-ha002fc5_10.tar.bz2\n"
+            "https://conda.anaconda.org/conda-forge/linux-64/python-3.11.9-hb806964_0_cpython.conda\n"
+            "https://conda.anaconda.org/conda-forge/noarch/tzdata-2024a-h0c530f3_0.conda\n")
+    lock = explicit.parse(text, file="spec-file.txt", platform="linux-64")
+    subdirs = {p.name: p.subdir for p in lock.packages}
+    assert subdirs == {"cudatoolkit": None, "python": "linux-64", "tzdata": "noarch"}
+    with pytest.raises(ForeignLockError, match="is built for osx-arm64, not linux-64"):
+        explicit.parse(text + "https://conda.anaconda.org/conda-forge/osx-arm64/libcxx-14.0.6-h2692d47_0.conda\n",
+                       file="spec-file.txt", platform="linux-64")
+
+
 @pytest.mark.parametrize("version", [4, 5, 6, 7])
 def test_pixi_versions_read_alike(version: int) -> None:
     found = read_pixi(pixi_doc(version))

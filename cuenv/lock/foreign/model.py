@@ -231,6 +231,17 @@ def url(value: object, where: Where, *, hint: str) -> tuple[str, str]:
     return raw, filename
 
 
+def _is_subdir(name: str) -> bool:
+    """Whether ``name`` is a conda subdir (``linux-64``, ``noarch``), as rattler parses platform names."""
+    from rattler import Platform
+
+    try:
+        Platform(name)
+    except Exception:  # noqa: BLE001 - rattler's parse errors have no common base class
+        return False
+    return True
+
+
 def split_conda_filename(filename: str) -> tuple[str, str, str] | None:
     """``name-version-build.conda`` -> (name, version, build); None for anything else."""
     for ext in CONDA_ARCHIVES:
@@ -260,7 +271,9 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
     if not (sha or md) and not unverified:
         raise where.part("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
     path_dirs = link.rsplit("/", 2)
-    sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 else None)
+    # a channel serves a file from its subdir's folder; a local file:///home/me/Downloads/x.tar.bz2 (held-out-16's
+    # STPOTR) is in no subdir: its folder is one only where conda's rules name one (rattler's Platform)
+    sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 and _is_subdir(path_dirs[-2]) else None)
     if sub is not None:
         text(sub, where, "a subdir", hint=hint)
     channel = path_dirs[0] if len(path_dirs) == 3 and sub == path_dirs[-2] else link.rsplit("/", 1)[0]
