@@ -232,11 +232,11 @@ def url(value: object, where: Where, *, hint: str) -> tuple[str, str]:
 
 
 def _is_subdir(name: str) -> bool:
-    """Whether ``name`` is a conda subdir (``linux-64``, ``noarch``), as rattler parses platform names."""
-    from rattler import Platform
+    """Whether ``name`` is a conda subdir (``linux-64``, ``noarch``): one of those rattler knows."""
+    from rattler import Subdir
 
     try:
-        Platform(name)
+        Subdir(name)
     except Exception:  # noqa: BLE001 - rattler's parse errors have no common base class
         return False
     return True
@@ -272,7 +272,7 @@ def conda_package(*, name: str | None, version: str | None, build: str | None, l
         raise where.part("hash").fail(f"{name} has no sha256 or md5, so its download cannot be verified.", hint)
     path_dirs = link.rsplit("/", 2)
     # a channel serves a file from its subdir's folder; a local file:///home/me/Downloads/x.tar.bz2 (held-out-16's
-    # STPOTR) is in no subdir: its folder is one only where conda's rules name one (rattler's Platform)
+    # STPOTR) is in no subdir: its folder is one only where it is a subdir rattler knows
     sub = subdir or (path_dirs[-2] if len(path_dirs) == 3 and _is_subdir(path_dirs[-2]) else None)
     if sub is not None:
         text(sub, where, "a subdir", hint=hint)
