@@ -43,6 +43,7 @@ _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
 _CUPY: Final = re.compile(r"^cupy-cuda(\d+)(x?)$")
 _CUDA_EXTRA: Final = re.compile(r"^(?:cuda|cu)(\d{2})(?:[_-].*)?$")
 _LOCAL_CU: Final = re.compile(r"(?:^|[^a-z])cu(\d{3,})(?:$|[^0-9])")
+_LOCAL_MAJOR: Final = re.compile(r"(?:^|[^a-z])cu(\d{2})(?:$|[^0-9])")  # +cu12, +cu13: a major only
 _INDEX_VARIANT: Final = re.compile(r"/(?:whl|packages/stable)/(cu\d{3,}|cpu|rocm[\d.]+)(?:/|$)")
 
 
@@ -480,6 +481,11 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     plus_cuda = matrix.variant_cuda("cu" + local_cu.group(1)) if local_cu else None
     if plus_cuda:
         out.append(replace(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda), bundled=True))
+        return out
+    local_major = _LOCAL_MAJOR.search(local) if local else None
+    if local_major:  # faiss-1.14.3+cu12 (held-out-16, TorchEasyRec): a CUDA 12 build, its minor unsaid
+        major = int(local_major.group(1))
+        out.append(Evidence(w, pin, f"CUDA {major} (+{local} build, the major only)", "major", None, major, bundled=True))
         return out
     if name == "onnxruntime-gpu" and base and (ort := matrix.onnxruntime_gpu_cuda(base)):
         # its major, not its minor: it loads the environment's CUDA libraries, and a 12.x build runs with any 12.x

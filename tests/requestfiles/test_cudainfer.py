@@ -28,6 +28,9 @@ def conda(spec: str):
     ("jax[cuda12_pip]==0.4.20", [("exact", "12.3", 12, None)]),
     ("jaxlib==0.4.13+cuda11.cudnn86", [("major", None, 11, "8.6")]),
     ("jax-cuda12-plugin==0.4.30", [("exact", "12.3", 12, None)]),
+    # a wheel whose local tag names a major only (held-out-16, TorchEasyRec's faiss): CUDA 12, its minor unsaid
+    ("faiss @ https://example.org/faiss-1.14.3%2Bcu12-cp311-cp311-manylinux_2_28_x86_64.whl", [("major", None, 12, None)]),
+    ("faiss==1.14.3+cu13", [("major", None, 13, None)]),
     ("jax[cpu]", [("cpu", None, None, None)]),
     ("tensorflow[and-cuda]==2.15.0", [("exact", "12.2", 12, "8.9")]),
     ("tensorflow-cpu==2.15.0", [("cpu", None, None, None)]),
