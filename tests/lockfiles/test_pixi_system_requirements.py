@@ -14,20 +14,9 @@ from hypothesis import strategies as st
 from cuenv.knowledge.compat import system_requirement
 from cuenv.lock.foreign.piximanifest import system_cuda
 from cuenv.machine.model import Driver, Machine
+from tests.lockfiles.test_projects import PIXI_PROJECT
 
 FIXTURES = Path(__file__).resolve().parent / "foreign" / "fixtures"
-MANIFEST = """\
-[project]
-name = "gausstwin"
-version = "0.1.0"
-
-[tool.pixi.workspace]
-channels = ["conda-forge"]
-platforms = ["linux-64"]
-
-[tool.pixi.pypi-dependencies]
-torch = { version = "==2.6.0", index = "https://download.pytorch.org/whl/cu124" }
-"""
 
 
 @pytest.mark.parametrize("text, environment, expected", [
@@ -77,7 +66,7 @@ def test_an_unmet_requirement_is_a_driver_error_and_a_met_one_is_nothing():
 
 def test_check_and_create_stop_where_pixi_would(cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pixi.toml").write_text(MANIFEST.replace("tool.pixi.", "") + '\n[system-requirements]\ncuda = "12.8"\n')
+    (tmp_path / "pixi.toml").write_text(PIXI_PROJECT.replace("tool.pixi.", "") + '\n[system-requirements]\ncuda = "12.8"\n')
     shutil.copy(FIXTURES / "gausstwin-v6.pixi.lock", tmp_path / "pixi.lock")
     code, out, err = cli("check", "pixi.toml", "--driver", "550.54.14", "--gpu", "A100")
     assert code == 1 and out.startswith("pixi.toml: does not run"), err
