@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cuenv.errors import UsageError
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.stack import Stack
-from cuenv.recipes.pipreqs import RequirementsFile, Unsupported
+from cuenv.recipes.pipreqs import PYPI, RequirementsFile, Unsupported
 
 if TYPE_CHECKING:
     from cuenv.recipes.cudainfer import Evidence
@@ -274,10 +274,37 @@ def _cannot_install(pip: RequirementsFile) -> tuple[Unsupported, ...]:
         out.append(Unsupported(req.where, req.text, f"is {what}, built from source when installed; cuenv installs "
                                "only wheels, each locked by URL and sha256.",
                                "Pin a released version (NAME==VERSION) or a wheel's URL instead."))
+    out += _local_versions_on_pypi(pip)
     files: dict[str, int] = {}
     for u in out:
         files.setdefault(u.where.file, len(files))
     return tuple(sorted(out, key=lambda u: (files[u.where.file], u.where.line or 0)))  # in file order
+
+
+def _local_versions_on_pypi(pip: RequirementsFile) -> list[Unsupported]:
+    """Pins of a local version (``torch==2.6.0+cu118``, ``torch-scatter==2.1.1+pt20cu117``) in a file whose only index
+    is PyPI: PyPI accepts no local versions (PEP 440: they are not for public index servers, and PyPI refuses their
+    upload), so pip and uv find no such file (held-out-15: protein-frame-flow's torch-scatter). The torch family's
+    name the PyTorch index of their variant."""
+    from cuenv.knowledge import matrix
+    from cuenv.knowledge.packages import PYPI_TORCH_FAMILY
+
+    options = pip.options
+    if options.no_index or options.find_links or options.index_urls != (PYPI,):
+        return []
+    out = []
+    for req in pip.requirements:
+        version = req.exact_version() if not req.url else None
+        local = (version or "").partition("+")[2]
+        if not local:
+            continue
+        served = (matrix.kb()["pytorch"]["index_url"].format(variant=local)
+                  if req.name in PYPI_TORCH_FAMILY and re.fullmatch(r"cu\d{3}|cpu", local) else None)
+        out.append(Unsupported(req.where, req.text, f"pins the local version +{local}, and PyPI, the only index the file "
+                               "names, serves no local versions: pip and uv find no such file.",
+                               f"Name the index that serves it (`--extra-index-url {served}` on a line of its own)."
+                               if served else "Name the index or the page (--find-links) that serves it."))
+    return out
 
 
 def _built_from_source(pip: RequirementsFile) -> list[Any]:

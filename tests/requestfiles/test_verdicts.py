@@ -180,3 +180,22 @@ def test_a_package_built_from_source_beside_a_decided_cuda_changes_nothing(tmp_p
     code, out, err = cli("check", str(path), *MACHINE, "--json")
     data = json.loads(out)
     assert (data["verdict"], data["cuda"]) == ("runs", "12.1"), out
+
+
+def test_a_local_version_on_pypi_alone_cannot_install_and_the_hint_clears_it(tmp_path, cli, monkeypatch):
+    """held-out-15: `torch==2.6.0+cu118` with no index is read as CUDA 11.8, but PyPI accepts no local versions, so
+    pip finds no such file; check lists the line, create stops at it, and the index its hint names clears it."""
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    path = _write(tmp_path, "requirements.txt", "torch==2.6.0+cu118\ntorch-scatter==2.1.1+pt20cu117\nnumpy\n")
+    code, out, err = cli("check", str(path), *MACHINE, "--json")
+    data = json.loads(out)
+    assert data["cuda"] == "11.8" and [u.split(": ")[1] for u in data["unusable"]] == [
+        "torch==2.6.0+cu118", "torch-scatter==2.1.1+pt20cu117"], data["unusable"]
+    code, out, err = cli("create", "-r", str(path), "-n", "x", "--dry-run")
+    assert code == 2 and "PyPI, the only index the file names, serves no local versions" in err
+    assert "`--extra-index-url https://download.pytorch.org/whl/cu118` on a line of its own" in err
+    path.write_text("--extra-index-url https://download.pytorch.org/whl/cu118\n" + path.read_text())
+    data = json.loads(cli("check", str(path), *MACHINE, "--json")[1])
+    assert data["unusable"] == [] and data["cuda"] == "11.8"  # an index is named: it may serve them
+    path.write_text("-f https://data.pyg.org/whl/torch-2.0.0+cu117.html\ntorch-scatter==2.1.1+pt20cu117\n")
+    assert json.loads(cli("check", str(path), *MACHINE, "--json")[1])["unusable"] == []
