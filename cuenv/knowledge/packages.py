@@ -91,6 +91,11 @@ CONDA_GPU_CAPABLE: Final = ("pytorch", "pytorch-gpu", "tensorflow", "tensorflow-
 # ``cpu_py...`` build strings, conda-forge/tensorflow-feedstock and jaxlib-feedstock) and Anaconda's tensorflow
 # (``gpu_py...`` beside ``mkl_py...`` and ``eigen_py...``; held-out-15's PhaseNet exports pin the latter two).
 CONDA_BUILD_NAMES_CUDA: Final = ("tensorflow", "jaxlib")
+# conda packages published for Windows only: the MSVC runtime (``vc``, ``vs2015_runtime``, ``vc14_runtime``), the
+# Universal CRT (``ucrt``) and ``pywin32`` (conda-forge's vc-feedstock, ucrt-feedstock and pywin32-feedstock recipes
+# build them `[win]` only; Anaconda's defaults likewise). A file that pins one was exported on Windows: conda on
+# Linux finds no such package, with or without its build string (held-out-17's --no-builds exports).
+CONDA_WINDOWS_ONLY: Final = ("vc", "vs2015_runtime", "vc14_runtime", "ucrt", "pywin32")
 # RAPIDS' conda packages, built for CUDA only (rapidsai channel; the release selector's "Standard" packages and
 # their libraries, https://docs.rapids.ai/install/ and each project's conda recipe): one without a CUDA pin
 # beside it is a GPU package whose CUDA the solver picks from the driver, never a CPU-only one.

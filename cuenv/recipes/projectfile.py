@@ -201,8 +201,10 @@ def _pip_over_conda(doc: Any, inference: Any, path: Path, python: str, environ: 
 
 
 def _refuse_a_windows_export(doc: Any) -> None:
-    """A `conda env export` made on Windows (its ``prefix:``) pins that machine's builds: conda on linux-64 finds
-    a build only where the channels publish it for linux-64 or noarch, which win-64's (pywin32, vc) are not."""
+    """A `conda env export` made on Windows: its ``prefix:`` with that machine's builds, or (``--no-builds`` too) a
+    package conda publishes for Windows only (vc, ucrt, pywin32): conda on linux-64 finds a build only where the
+    channels publish it for linux-64 or noarch."""
+    from cuenv.knowledge.packages import CONDA_WINDOWS_ONLY
     from cuenv.recipes.pipreqs import RequestFileError
 
     built = [s for s in doc.specs if s.build and not any(c in s.build for c in "*?")]
@@ -214,6 +216,12 @@ def _refuse_a_windows_export(doc: Any) -> None:
                                "its channels publish for linux-64 or noarch.",
                                hint="Export it again without the builds: `conda env export --no-builds` (or "
                                "`--from-history`) on the Windows machine.")
+    windows = next((s for s in doc.specs if s.name in CONDA_WINDOWS_ONLY), None)
+    if windows is not None:  # held-out-17: --no-builds exports, and DeepSTORM3D's, have no Windows prefix to tell
+        raise RequestFileError(windows.where, windows.text, f"{windows.name} is a conda package published for Windows "
+                               "only, so this file was exported on Windows: conda on Linux finds no such package.",
+                               hint="On the Windows machine, export what was asked for: `conda env export "
+                               "--from-history`; or take the Windows-only lines out.")
 
 
 def _requirements(path: Path, cuda: str | None, environ: Mapping[str, str] | None = None,
@@ -251,6 +259,12 @@ def _resolved(doc: Any, path: Path, python: str, environ: Mapping[str, str], set
     stack, how, undetermined = by_names
     if resolution.packages is None:
         unresolved = f"; uv did not resolve the file ({resolution.failure}); `{resolution.command}` lists what it installs"
+        if resolution.needs_build and stack.cuda is None and not undetermined:
+            # a package with no wheel for the target (vllm's only wheels are manylinux_2_31, held-out-15): what it
+            # requires (a torch too) is unknown, so the names' "no CUDA" is no answer
+            return stack, how, (cudainfer.Evidence(Where(str(path)), "uv's resolution", "needs a build ("
+                                                   f"{resolution.failure}), so what that package requires is unknown "
+                                                   f"(`{resolution.command}` shows it)", "unknown", uncovered=True),)
         # a GPU build cuenv's tables do not cover: what uv would resolve does not say its CUDA either
         return stack, how, tuple(e if e.uncovered else replace(e, says=e.says + unresolved) for e in undetermined)
     reading = resolved.read(resolution, doc, file=str(path), python=python, environ=environ, settings=settings)

@@ -106,7 +106,7 @@ def test_suggest_takes_a_framework_or_a_file(cli):
 
 
 _EXPORT = ("name: x\nchannels: [pytorch, nvidia, conda-forge]\ndependencies:\n"
-           "  - addict=2.4.0=pyhd8ed1ab_2\n  - pywin32=305=py39h2bbff1b_0\n  - pytorch-cuda=11.8=h24eeafa_5\n{prefix}")
+           "  - addict=2.4.0=pyhd8ed1ab_2\n  - pyyaml=6.0.1=py39h2bbff1b_0\n  - pytorch-cuda=11.8=h24eeafa_5\n{prefix}")
 
 
 @pytest.mark.parametrize("prefix, refused", [
@@ -120,10 +120,24 @@ def test_a_windows_export_with_its_builds_is_refused_naming_the_re_export(cli, t
     code, out, err = cli("check", str(path), *A100_NEW)
     if refused:
         assert code == 2 and f"{path}:7: prefix: says `conda env export` made this file on Windows" in err
-        assert "pywin32=305=py39h2bbff1b_0" in err and "`conda env export --no-builds`" in err
+        assert "pyyaml=6.0.1=py39h2bbff1b_0" in err and "`conda env export --no-builds`" in err
     else:
         assert code == 0, err
     # without the builds (`--no-builds`), the same Windows prefix is read as any environment.yml
     path.write_text(_EXPORT.format(prefix=prefix).replace("=pyhd8ed1ab_2", "").replace("=py39h2bbff1b_0", "")
                     .replace("=h24eeafa_5", ""))
+    assert cli("check", str(path), *A100_NEW)[0] == 0
+
+
+@pytest.mark.parametrize("line", ["  - vc=14.3\n", "  - ucrt=10.0.22621.0=h57928b3_0\n", "  - pywin32=305\n"])
+def test_a_package_published_for_windows_only_says_the_file_is_a_windows_export(cli, tmp_path, line):
+    """held-out-17 (and DeepSTORM3D's): a `--no-builds` export has no builds and often no prefix, but the MSVC runtime,
+    the UCRT and pywin32 exist for Windows only; the hint, taking those lines out, makes the file readable."""
+    path = tmp_path / "environment.yml"
+    text = "name: x\nchannels: [pytorch, nvidia, conda-forge]\ndependencies:\n  - python=3.10\n  - pytorch-cuda=11.8\n"
+    path.write_text(text + line)
+    code, out, err = cli("check", str(path), *A100_NEW)
+    assert code == 2 and f"{path}:6: {line.strip()[2:]}: " in err and "published for Windows only" in err
+    assert "`conda env export --from-history`" in err
+    path.write_text(text)  # the Windows-only line taken out, as the hint says
     assert cli("check", str(path), *A100_NEW)[0] == 0

@@ -155,3 +155,15 @@ def test_a_file_only_a_build_would_resolve_is_unknown_naming_why(cli):
     path = str(CORPUS / "volcengine__verl/requirements_sglang.txt")
     code, out, err = cli("check", path, *MACHINE, environ=dict(os.environ))
     assert code == 2 and "flashinfer-python" in err and f"`uv pip compile {path} " in err and "or pass --cuda (e.g. --cuda 12.1)" in err
+
+
+@pytest.mark.network
+def test_a_package_with_no_wheel_for_the_target_leaves_a_cpu_reading_unknown(cli):
+    """held-out-15 (Confucius4-TTS): vllm 0.16.0's only Linux wheel is manylinux_2_31, so uv resolves nothing for
+    the target and the names alone said CPU-only; what that package requires (torch 2.9.1) is unknown, and the
+    command cuenv names shows uv's answer. (Network-free the set is not resolved either: the corpus keeps the file
+    as known_wrong for that.)"""
+    path = str(CORPUS / "keboqi__Confucius4-TTS/requirements-vllm.txt")
+    code, out, err = cli("check", path, *MACHINE, environ=dict(os.environ))
+    assert code == 2 and "vllm" in err and "no usable wheels" in err and "so what that package requires is unknown" in err
+    assert f"`uv pip compile {path} " in err and "--cuda" in err
