@@ -239,9 +239,18 @@ def _index_variant(options: PipOptions) -> tuple[str, str, bool] | None:
     ``alone``: it is the --index-url, which replaces PyPI (an extra index or page is searched with PyPI)."""
     for url in (*options.extra_index_urls, *((options.index_url,) if options.index_url else ()), *options.find_links):
         m = _INDEX_VARIANT.search(url + "/")
-        if m:
+        if m and not (url in options.find_links and _index_root(url, m.group(1))):
             return m.group(1), url, url == options.index_url
     return None
+
+
+def _index_root(url: str, variant: str) -> bool:
+    """Whether a find-links URL is an index's root (``-f https://download.pytorch.org/whl/cu118``, held-out-17): a
+    page of project links, not of files, where pip and uv find no wheel (a flat page such as ``.../torch_stable.html``
+    or a project's ``.../cu118/torch/`` lists files)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.rstrip("/").endswith("/" + variant)
 
 
 def _retired(variant: str, specifier: str) -> str | None:

@@ -22,6 +22,9 @@ def conda(spec: str):
     ("torchvision==0.16.0+cu118", [("exact", "11.8", 11, None)]),
     ("--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1", [("exact", "12.4", 12, None)]),
     ("--index-url https://download.pytorch.org/whl/cpu\ntorch", [("cpu", None, None, None)]),
+    # a find-links page lists files; an index's root lists projects, where pip finds no wheel (held-out-17, hypertrack)
+    ("-f https://download.pytorch.org/whl/cu118/torch_stable.html\ntorch==2.0.1", [("exact", "11.8", 11, None)]),
+    ("-f https://download.pytorch.org/whl/cu118\ntorch==2.0.1", [("exact", "11.7", 11, None)]),
     ("torch==2.3.0+cpu", [("cpu", None, None, None)]),
     ("torch", [("unknown", None, None, None)]),
     ("jax[cuda12]==0.4.30", [("exact", "12.3", 12, None)]),
