@@ -118,6 +118,11 @@ TORCH_DEPENDENTS: Final = ("accelerate", "bitsandbytes", "coqui-tts", "deepspeed
                            "sglang", "taming-transformers", "timm", "torchdiffeq", "torchmetrics", "torchsde",
                            "xformers", "xgrammar")
 
+# PyG's compiled extensions, "with their own CPU and GPU kernel implementations", whose wheels PyG serves per torch
+# build from find-links pages `https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html` (PyG's installation page,
+# "Additional Libraries" and "Installation from Wheels", pytorch-geometric.readthedocs.io 2.7-2.8); PyPI has their sdists.
+PYG_EXTENSIONS: Final = ("pyg-lib", "torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv")
+
 # What `python -m cuenv.knowledge.refresh` reads from PyPI (cuenv.knowledge.vendor): where nvcc's host_config.h
 # ships (the nvcc wheel for CUDA 11/12, the crt wheel for CUDA 13), and the projects whose releases it follows.
 HOST_CONFIG_WHEELS: Final = ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-crt")

@@ -43,6 +43,7 @@ _SUFFIX_MAJOR: Final = re.compile(r"^[a-z0-9][a-z0-9-]*-cu(\d{2})$")
 _CUPY: Final = re.compile(r"^cupy-cuda(\d+)(x?)$")
 _CUDA_EXTRA: Final = re.compile(r"^(?:cuda|cu)(\d{2})(?:[_-].*)?$")
 _LOCAL_CU: Final = re.compile(r"(?:^|[^a-z])cu(\d{3,})(?:$|[^0-9])")
+_PYG_PAGE: Final = re.compile(r"//data\.pyg\.org/whl/torch-(\d+(?:\.\d+)*)(?:\+|%2[Bb])(cu\d{3,}|cpu)\.html")
 _LOCAL_MAJOR: Final = re.compile(r"(?:^|[^a-z])cu(\d{2})(?:$|[^0-9])")  # +cu12, +cu13: a major only
 _INDEX_VARIANT: Final = re.compile(r"/(?:whl|packages/stable)/(cu\d{3,}|cpu|rocm[\d.]+)(?:/|$)")
 
@@ -490,6 +491,14 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     plus_cuda = matrix.variant_cuda("cu" + local_cu.group(1)) if local_cu else None
     if plus_cuda:
         out.append(replace(_exact(w, pin, f"CUDA {plus_cuda} (+{local} build)", plus_cuda), bundled=True))
+        return out
+    page = next((m for url in options.find_links if (m := _PYG_PAGE.search(url))), None) \
+        if name in packages.PYG_EXTENSIONS and not local else None
+    if page is not None:  # pip takes the page's +ptXXcuYYY wheel (a local version above PyPI's sdist), held-out-17
+        built = matrix.variant_cuda(page.group(2)) if page.group(2) != "cpu" else None
+        says = f"the {page.group(2)} build on PyG's page for torch {page.group(1)}"
+        out.append(replace(_exact(w, pin, f"CUDA {built} ({says})", built), bundled=True) if built
+                   else Evidence(w, pin, f"a CPU-only build ({says})", "cpu"))
         return out
     local_major = _LOCAL_MAJOR.search(local) if local else None
     if local_major:  # faiss-1.14.3+cu12 (held-out-16, TorchEasyRec): a CUDA 12 build, its minor unsaid

@@ -25,6 +25,10 @@ def conda(spec: str):
     # a find-links page lists files; an index's root lists projects, where pip finds no wheel (held-out-17, hypertrack)
     ("-f https://download.pytorch.org/whl/cu118/torch_stable.html\ntorch==2.0.1", [("exact", "11.8", 11, None)]),
     ("-f https://download.pytorch.org/whl/cu118\ntorch==2.0.1", [("exact", "11.7", 11, None)]),
+    # PyG's extensions from its per-build page: pip takes the page's +pt20cu118 wheel (held-out-17, hypertrack)
+    ("-f https://data.pyg.org/whl/torch-2.0.0+cu118.html\ntorch-scatter==2.1.1", [("exact", "11.8", 11, None)]),
+    ("-f https://data.pyg.org/whl/torch-1.12.0%2Bcpu.html\npyg-lib", [("cpu", None, None, None)]),
+    ("torch-scatter==2.1.1", []),
     ("torch==2.3.0+cpu", [("cpu", None, None, None)]),
     ("torch", [("unknown", None, None, None)]),
     ("jax[cuda12]==0.4.30", [("exact", "12.3", 12, None)]),
