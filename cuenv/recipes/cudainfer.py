@@ -495,9 +495,9 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     page = next((m for url in options.find_links if (m := _PYG_PAGE.search(url))), None) \
         if name in packages.PYG_EXTENSIONS and not local else None
     if page is not None:  # pip takes the page's +ptXXcuYYY wheel (a local version above PyPI's sdist), held-out-17
-        built = matrix.variant_cuda(page.group(2)) if page.group(2) != "cpu" else None
+        page_cuda = matrix.variant_cuda(page.group(2)) if page.group(2) != "cpu" else None
         says = f"the {page.group(2)} build on PyG's page for torch {page.group(1)}"
-        out.append(replace(_exact(w, pin, f"CUDA {built} ({says})", built), bundled=True) if built
+        out.append(replace(_exact(w, pin, f"CUDA {page_cuda} ({says})", page_cuda), bundled=True) if page_cuda
                    else Evidence(w, pin, f"a CPU-only build ({says})", "cpu"))
         return out
     local_major = _LOCAL_MAJOR.search(local) if local else None
