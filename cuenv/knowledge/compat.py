@@ -162,13 +162,12 @@ def system_requirement(cuda: str, where: str, machine: Machine) -> Finding | Non
     if driver is None or level is None or not _cuda_lt(level, cuda):
         return None
     need = matrix.min_driver(cuda, machine.os)
+    driver_for = f"an NVIDIA driver >= {need} (CUDA {cuda})" if need else f"an NVIDIA driver that supports CUDA {cuda}"
     return Finding("driver-too-old", "error",
                    f"{where}: pixi installs and runs the project only where the driver supports CUDA {cuda} or newer "
                    f"(it stops at \"a mismatching virtual package\"); this machine has {_have(driver, machine.os)}.",
-                   (f"Install an NVIDIA driver >= {need} (CUDA {cuda}), or, where the project's packages run on CUDA "
-                    f"{level}, lower that requirement in the manifest." if need else
-                    f"Install an NVIDIA driver that supports CUDA {cuda}, or, where the project's packages run on CUDA "
-                    f"{level}, lower that requirement in the manifest."))
+                   f"Install {driver_for}, or, where the project's packages run on CUDA {level}, lower that requirement "
+                   "in the manifest.")
 
 
 def driver_level(driver: Driver, os_name: str, jetson: str | None = None) -> str | None:
@@ -570,7 +569,7 @@ def _confirm_build(stack: Stack) -> str:
     """A command that asks the build's own index whether it exists (nothing is installed)."""
     version, variant = stack.framework_version or "", stack.variant or ""
     if stack.framework == "torch":
-        url = matrix.kb()["pytorch"]["index_url"].format(variant=variant)
+        url = matrix.pytorch_index(variant)
         cmd = f"pip download --no-deps torch=={version} --index-url {url} -d /tmp/probe"
     elif stack.framework == "paddle" and variant.startswith("post"):
         links = matrix.kb()["paddlepaddle"]["find_links_2x"]

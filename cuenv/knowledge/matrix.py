@@ -91,6 +91,11 @@ def _row_value(row: DriverRow, os_name: str) -> str | None:
 
 
 @versions.memo
+def pytorch_index(variant: str) -> str:
+    """PyTorch's package index of one build variant (``cu118``, ``cpu``): ``https://download.pytorch.org/whl/cu118``."""
+    return str(kb()["pytorch"]["index_url"]).format(variant=variant)
+
+
 def min_driver(cuda: str, os: str = "linux") -> str | None:
     """Driver needed for the full feature set of a CUDA release, or None when not published.
 

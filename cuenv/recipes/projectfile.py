@@ -168,10 +168,11 @@ def _environment_yml(path: Path, cuda: str | None, environ: Mapping[str, str] | 
     inference = cudainfer.infer(doc, file=str(path), python=python, cuda_flag=cuda)
     family = "venv" if doc.kind == "pip" else "conda"
     unsupported = _cannot_install(doc.pip) if doc.pip else ()
-    unconfirmed = inference.unconfirmed + _requires_unknown(doc.pip, inference.stack(str(path)), inference.undetermined)
+    stack = inference.stack(str(path))
+    unconfirmed = inference.unconfirmed + _requires_unknown(doc.pip, stack, inference.undetermined)
     if settings is not None and cuda is None:
         unconfirmed += _pip_over_conda(doc, inference, path, python, environ or {}, settings)
-    return ProjectNeed(file=str(path), kind="environment-yml", stack=inference.stack(str(path)), how=inference.how,
+    return ProjectNeed(file=str(path), kind="environment-yml", stack=stack, how=inference.how,
                        engine_family=family, mixed=doc.kind == "mixed", evidence=inference.evidence,
                        notes=_notes(doc.notes + inference.notes, unsupported), unsupported=unsupported,
                        undetermined=inference.undetermined, document=doc, unconfirmed=unconfirmed)
@@ -312,7 +313,7 @@ def _local_versions_on_pypi(pip: RequirementsFile) -> list[Unsupported]:
         local = (version or "").partition("+")[2]
         if not local:
             continue
-        served = (matrix.kb()["pytorch"]["index_url"].format(variant=local)
+        served = (matrix.pytorch_index(local)
                   if req.name in PYPI_TORCH_FAMILY and re.fullmatch(r"cu\d{3}|cpu", local) else None)
         out.append(Unsupported(req.where, req.text, f"pins the local version +{local}, and PyPI, the only index the file "
                                "names, serves no local versions: pip and uv find no such file.",
