@@ -108,33 +108,63 @@ def run(
     need the child's answer runs while the child waits on the network (issue 26: `cuenv add` prepares the
     reader of uv's answer while uv asks the index). The timeout counts from the start; if ``meanwhile``
     raises, the child is killed and the exception goes on."""
+    child = start(argv, timeout=timeout, env=env, cwd=cwd, stdin=input is not None)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            child.kill()
+            raise
+    return child.wait(check=check, input=input)
+
+
+def start(argv: Sequence[str | Path], *, timeout: float, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+          stdin: bool = False) -> Started:
+    """``argv`` started with its output captured; :meth:`Started.wait` collects it as :func:`run` does.
+    For a child whose answer is needed only later (`cuenv add` asks the index while uv's cache answers)."""
     args = [str(a) for a in argv]
     log(__name__, "info", "$ %s", " ".join(args))  # shown with -v
     started = time.monotonic()
     try:
         proc = subprocess.Popen(args, env=clean_env(env), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                pass_fds=tuple(held_locks()))
+                                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, pass_fds=tuple(held_locks()))
     except FileNotFoundError:
         raise ToolNotFound(args[0]) from None
-    with proc:
-        try:
-            if meanwhile is not None:
-                meanwhile()
-            stdout, stderr = proc.communicate(input, timeout=max(0.0, timeout - (time.monotonic() - started)))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise ToolTimedOut(args, timeout) from None
-        except BaseException:
-            proc.kill()
-            raise
-    log(__name__, "debug", "exit %d after %.2f s%s", proc.returncode, time.monotonic() - started,  # -vv
-        f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
-    done = Completed(tuple(args), proc.returncode, stdout, stderr)
-    if check and proc.returncode != 0:
-        raise ToolFailed(args, proc.returncode, stdout, stderr)
-    return done
+    return Started(proc, tuple(args), started, timeout)
+
+
+class Started:
+    """A child of :func:`start`, still running until :meth:`wait`ed for (or :meth:`kill`ed)."""
+
+    __slots__ = ("proc", "args", "started", "timeout")
+
+    def __init__(self, proc: subprocess.Popen[str], args: tuple[str, ...], started: float, timeout: float) -> None:
+        self.proc, self.args, self.started, self.timeout = proc, args, started, timeout
+
+    def wait(self, *, check: bool = True, input: str | None = None) -> Completed:
+        """Its output and exit status; ToolTimedOut past its timeout (counted from its start), ToolFailed
+        where ``check`` and it failed. Any exception (Ctrl-C too) while waiting kills it."""
+        proc = self.proc
+        with proc:
+            try:
+                stdout, stderr = proc.communicate(input, timeout=max(0.0, self.timeout - (time.monotonic() - self.started)))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise ToolTimedOut(self.args, self.timeout) from None
+            except BaseException:
+                proc.kill()
+                raise
+        log(__name__, "debug", "exit %d after %.2f s%s", proc.returncode, time.monotonic() - self.started,  # -vv
+            f"; stderr: {stderr_tail(stderr)}" if stderr.strip() else "")
+        done = Completed(self.args, proc.returncode, stdout, stderr)
+        if check and proc.returncode != 0:
+            raise ToolFailed(self.args, proc.returncode, stdout, stderr)
+        return done
+
+    def kill(self) -> None:
+        with self.proc:
+            self.proc.kill()
 
 
 # How long a process group gets to end after SIGTERM before SIGKILL: cancel means stop within a

@@ -60,7 +60,8 @@ def run(ctx: Context) -> Result[Changed]:
 
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
-    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, pypi=ctx.args.pypi)
+    planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, pypi=ctx.args.pypi,
+                          predict=not ctx.args.dry_run)
     if planned.empty or ctx.args.dry_run:
         return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
     from cuenv.cli.progress import for_command
@@ -69,10 +70,13 @@ def run(ctx: Context) -> Result[Changed]:
     try:
         for f in planned.findings:
             progress.note(f"warning: {f.message}")
-        change.apply(ctx.settings, ctx.environ, planned, progress=progress)
+        done = change.apply(ctx.settings, ctx.environ, planned, progress=progress)
+        for f in done.findings:  # planned again where the index answered otherwise than uv's cache
+            if f not in planned.findings:
+                progress.note(f"warning: {f.message}")
     finally:
         progress.done()
-    return Result(Changed(planned, dry_run=False), render)
+    return Result(Changed(done, dry_run=False), render)
 
 
 class Changed:

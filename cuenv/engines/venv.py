@@ -333,6 +333,29 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
 
 
 # -- the engine ---------------------------------------------------------------------------------
+class Begun:
+    """An online resolve under way (VenvEngine.begin_resolve): :meth:`result` waits for uv's answer once
+    and keeps it (or its error); its files are removed then."""
+
+    __slots__ = ("_answer", "_tmp", "_got")
+
+    def __init__(self, answer: Callable[[], tuple[Package, ...]], tmp: tempfile.TemporaryDirectory[str]) -> None:
+        self._answer, self._tmp = answer, tmp
+        self._got: tuple[Package, ...] | BaseException | None = None
+
+    def result(self) -> tuple[Package, ...]:
+        if self._got is None:
+            try:
+                self._got = self._answer()
+            except CuenvError as exc:
+                self._got = exc
+            finally:
+                self._tmp.cleanup()
+        if isinstance(self._got, BaseException):
+            raise self._got
+        return self._got
+
+
 class VenvEngine(Engine):
     name = "venv"
     family = "venv"
@@ -420,7 +443,7 @@ class VenvEngine(Engine):
 
     def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
                        provided: Mapping[str, str] | None = None, no_deps: bool = False,
-                       interpreter: Path | None = None) -> tuple[Package, ...]:
+                       interpreter: Path | None = None, offline: bool = False) -> tuple[Package, ...]:
         """``request.requirements`` resolved to exact wheels (URL and sha256) for ``python`` on the request's
         platform, with its indexes (through their mirrors), find-links pages, constraints and --pre; its
         --hash values checked.
@@ -429,7 +452,8 @@ class VenvEngine(Engine):
         and are left out of it. ``no_deps``: exactly the requirements, as the pip layer locks its pins.
         ``interpreter``: the interpreter to solve for, as it is: uv reads its Python, platform and glibc
         (``python``, the platform and ``glibc`` are not asked) and skips its search of PATH (0.4 s where PATH
-        has pyenv's shims; issue 26's benchmark).
+        has pyenv's shims; issue 26's benchmark). ``offline``: uv's cache alone answers (its pages as last
+        fetched, however old), or uv fails; such an answer is never kept.
         """
         if not request.requirements:
             return ()
@@ -438,37 +462,11 @@ class VenvEngine(Engine):
         # The boundary before uv reads them (issue 14): no option, second line, local path, ${...} or non-https
         # URL, whatever answers; each string is parsed as PEP 508 too where uv is about to read it (_solve).
         trusted.check_pip_request(request, parse=False)
-        provided = dict(provided or {})
-        indexes = request.index_urls or (PYPI_SIMPLE,)
-        fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
-        where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
-            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
-        pinned = not provided and not request.constraints and all(_EXACT.match(r) for r in request.requirements)
+        pinned = not (offline or provided or request.constraints) and all(_EXACT.match(r) for r in request.requirements)
         with tempfile.TemporaryDirectory(prefix="cuenv-solve-") as tmp:
-            reqs = Path(tmp) / "requirements.in"
-            reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
+            args, fetch_from, where = self._question(request, Path(tmp), python=python, glibc=glibc, provided=provided,
+                                                     no_deps=no_deps, interpreter=interpreter, offline=offline)
             out = Path(tmp) / "pylock.toml"
-            args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(out), "--no-header", "--quiet",
-                    "--only-binary", ":all:", *index_args(fetch_from)]
-            if interpreter is not None:
-                args += ["--python", str(interpreter)]
-            else:
-                args += ["--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc)]
-            for url in request.find_links:
-                args += ["--find-links", url]
-            for name in request.allow_build:  # the user's opt-in: this package from its source distribution
-                args += ["--no-binary", name]
-            if request.prerelease:
-                args += ["--prerelease", "allow"]
-            if no_deps:
-                args.append("--no-deps")
-            constraints = list(request.constraints) + [f"{n}=={v}" for n, v in sorted(provided.items())]
-            if constraints:
-                cons = Path(tmp) / "constraints.txt"
-                cons.write_text("".join(c + "\n" for c in constraints), encoding="utf-8")
-                args += ["--constraint", str(cons)]
-            for name in sorted(provided):
-                args += ["--no-emit-package", name]
             # Every requirement pinned exactly: the answer kept in cuenv's cache by an earlier solve of exactly
             # this question (keyed by everything uv was asked) answers again: a second environment of the same
             # pins starts no solver at all (uv's start and interpreter query alone were a third of a warm
@@ -485,6 +483,70 @@ class VenvEngine(Engine):
                                     where=where)
                 if kept is not None and pins == {canonical(p.name): p.version for p in found}:
                     _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True))
+        return self._answer(found, request)
+
+    def begin_resolve(self, request: Request, *, cache_dir: Path, provided: Mapping[str, str], interpreter: Path) -> Begun:
+        """:meth:`resolve_wheels` of ``request`` for ``interpreter``, online, begun now: uv asks the index
+        while the caller goes on (`cuenv add` plans from uv's cache meanwhile, cuenv.envs.change._predicted);
+        :meth:`Begun.result` waits for the answer."""
+        from cuenv.trust import requirements as trusted
+
+        trusted.check_pip_request(request)  # the boundary, PEP 508 parse included, before uv reads anything
+        tmp = tempfile.TemporaryDirectory(prefix="cuenv-solve-")
+        try:
+            args, fetch_from, where = self._question(request, Path(tmp.name), python="", glibc=None, provided=provided,
+                                                     no_deps=False, interpreter=interpreter, offline=False)
+            child = runner.start([self._uv(), *args], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir))
+        except BaseException:
+            tmp.cleanup()
+            raise
+        return Begun(lambda: self._answer(self._read_answer(child, Path(tmp.name), fetch_from, where), request), tmp)
+
+    def _read_answer(self, child: runner.Started, tmp: Path, fetch_from: tuple[str, ...], where: str) -> tuple[Package, ...]:
+        done = child.wait(check=False)
+        if done.returncode != 0:
+            raise explain_uv_failure(done.stderr or done.stdout, where=where)
+        return parse_pylock((tmp / "pylock.toml").read_text(encoding="utf-8"), index_urls=fetch_from)
+
+    def _question(self, request: Request, tmp: Path, *, python: str, glibc: str | None, provided: Mapping[str, str] | None,
+                  no_deps: bool, interpreter: Path | None, offline: bool) -> tuple[list[str], tuple[str, ...], str]:
+        """uv's arguments for :meth:`resolve_wheels` (its requirement and constraint files written to ``tmp``,
+        its answer to be ``tmp/pylock.toml``), the indexes it fetches from (their mirrors), and what to call
+        them in an error."""
+        provided = dict(provided or {})
+        indexes = request.index_urls or (PYPI_SIMPLE,)
+        fetch_from = tuple(self.mirrors.to_mirror(u) for u in indexes)
+        where = "the package index" + ("es " if len(indexes) > 1 else " ") + ", ".join(
+            u + (f" (mirror {m})" if m != u else "") for u, m in zip(indexes, fetch_from))
+        reqs = tmp / "requirements.in"
+        reqs.write_text("".join(r + "\n" for r in request.requirements), encoding="utf-8")
+        args = ["pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(tmp / "pylock.toml"), "--no-header",
+                "--quiet", "--only-binary", ":all:", *index_args(fetch_from)]
+        if interpreter is not None:
+            args += ["--python", str(interpreter)]
+        else:
+            args += ["--python-version", python, "--python-platform", uv_python_platform(request.platform, glibc)]
+        for url in request.find_links:
+            args += ["--find-links", url]
+        for name in request.allow_build:  # the user's opt-in: this package from its source distribution
+            args += ["--no-binary", name]
+        if request.prerelease:
+            args += ["--prerelease", "allow"]
+        if no_deps:
+            args.append("--no-deps")
+        if offline:
+            args.append("--offline")
+        constraints = list(request.constraints) + [f"{n}=={v}" for n, v in sorted(provided.items())]
+        if constraints:
+            cons = tmp / "constraints.txt"
+            cons.write_text("".join(c + "\n" for c in constraints), encoding="utf-8")
+            args += ["--constraint", str(cons)]
+        for name in sorted(provided):
+            args += ["--no-emit-package", name]
+        return args, fetch_from, where
+
+    def _answer(self, found: tuple[Package, ...], request: Request) -> tuple[Package, ...]:
+        """uv's answer as a lock keeps it (canonical URLs), the request's --hash values checked."""
         packages = self._canonical(found, named=bool(request.index_urls))
         check_requested_hashes(packages, request.hashes)
         return packages

@@ -85,11 +85,14 @@ def framework_recipe(settings: Settings, asked: Sequence[str], cuda: str | None)
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
-         machine: Machine | None = None, pypi: bool = False) -> ChangePlan:
+         machine: Machine | None = None, pypi: bool = False, predict: bool = False) -> ChangePlan:
     """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed.
     ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's). ``machine``: this
     one, detected here when None and only where it is needed (a conda solve, a new CUDA release's driver
-    check, a refusal's way forward): a venv's add of a plain package needs none (issue 26's benchmark)."""
+    check, a refusal's way forward): a venv's add of a plain package needs none (issue 26's benchmark).
+
+    ``predict``, for a venv's add that is about to be applied: the plan may be made from uv's cache's answer
+    while the index is still asked (:func:`_predicted`); :func:`apply` keeps it only if the index agrees."""
     from cuenv.engines import get_engine
     from cuenv.envs.store import Store
 
@@ -141,17 +144,26 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if not wanted:
         return ChangePlan(name, verb, tuple(packages), before, already=already)
     provided = {p.name: p.version for p in before if p.name not in names}
-    new = _solve(settings, engine, record, wanted, provided, before, forward)
-    new = tuple(p for p in new if not (p.name in by_name and by_name[p.name].version == p.version))
-    if verb == "upgrade" and not new:  # already the newest that fits
-        return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
-    for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
-        if pkg.name in hold and pkg.name not in names:
-            raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
-                                f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
-    draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
-    findings = check(draft, record.meta, here, forward=forward)
-    return draft.replace(findings=tuple(findings))
+
+    def drafted(solved: tuple[Any, ...]) -> ChangePlan:
+        new = tuple(p for p in solved if not (p.name in by_name and by_name[p.name].version == p.version))
+        if verb == "upgrade" and not new:  # already the newest that fits
+            return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
+        for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
+            if pkg.name in hold and pkg.name not in names:
+                raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
+                                    f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
+        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
+        return draft.replace(findings=tuple(check(draft, record.meta, here, forward=forward)))
+
+    request, resolve = _resolver(settings, engine, record, wanted, provided, before)
+    from cuenv.engines.venv import VenvEngine
+
+    if predict and verb == "add" and isinstance(engine, VenvEngine):  # the index asked while uv's cache answers
+        online = engine.begin_resolve(request, cache_dir=settings.cache_dir, provided=provided,
+                                      interpreter=record.path / "bin" / "python")
+        return _predicted(resolve, drafted, online.result) or drafted(_solve(online.result, name, wanted, forward))
+    return drafted(_solve(resolve, name, wanted, forward))
 
 
 def _detect(settings: Settings, environ: Mapping[str, str]) -> Machine:
@@ -181,26 +193,64 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
     return removal(record.name, names, before, hold, dependants(record.path, set(names)))
 
 
-def _solve(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
-           before: Sequence[Any], forward: Callable[[], str]) -> tuple[Any, ...]:
-    """The new wheels: ``wanted`` resolved with every other installed package pinned, from the indexes the
-    environment's packages came from and PyPI last (numpy for a torch environment is on PyPI), for the
-    environment's own interpreter (its Python, platform and glibc, as uv reads them)."""
-    from cuenv.engines import Request, Unsatisfiable
+def _resolver(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
+              before: Sequence[Any]) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+    """The request of the new wheels and its solve, ``offline`` or not: ``wanted`` resolved with every other installed package
+    pinned, from the indexes the environment's packages came from and PyPI last (numpy for a torch
+    environment is on PyPI), for the environment's own interpreter (its Python, platform and glibc, as uv
+    reads them)."""
+    from cuenv.engines import Request
     from cuenv.engines.mirrors import PYPI_SIMPLE
 
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in before if p.index_url), PYPI_SIMPLE]))
     request = Request(engine="venv", python=record.meta.python, platform=record.meta.platform,
                       requirements=tuple(wanted), index_urls=indexes)
+
+    def resolve(*, offline: bool = False) -> tuple[Any, ...]:
+        return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=None, cache_dir=settings.cache_dir,
+                                           provided=provided, interpreter=record.path / "bin" / "python", offline=offline))
+
+    return request, resolve
+
+
+def _solve(resolve: Callable[[], tuple[Any, ...]], name: str, wanted: Sequence[str], forward: Callable[[], str]) -> tuple[Any, ...]:
+    """The index's answer to ``resolve``; one that cannot be satisfied is refused with its explanation."""
+    from cuenv.engines import Unsatisfiable
+
     try:
-        return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=None,
-                                           cache_dir=settings.cache_dir, provided=provided,
-                                           interpreter=record.path / "bin" / "python"))
+        return resolve()
     except Unsatisfiable as exc:
         raise ChangeRefused(
-            f"{' '.join(wanted)} cannot be installed into {record.name!r} with its packages held:\n{exc.explanation}",
+            f"{' '.join(wanted)} cannot be installed into {name!r} with its packages held:\n{exc.explanation}",
             hint="Ask for an older version that fits the held packages (a '<' pin below the version named above). " + forward(),
         ) from None
+
+
+def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple[Any, ...]], ChangePlan],
+               online: Callable[[], tuple[Any, ...]]) -> ChangePlan | None:
+    """The plan made from uv's cache's answer to ``resolve`` while ``online`` (the index's) is still coming;
+    ``confirm`` says whether the index gave exactly the same wheels. A warm add waits for the index only
+    once, with its install already done (issue 26's benchmark: uv's revalidation of the index page and the
+    wheel's metadata is most of an add). The cached answer is checked like any other: None, and the index's
+    answer decides, where the cache cannot answer, its answer is refused (the index may know better), or
+    there is nothing to install."""
+    from cuenv.errors import CuenvError
+
+    try:
+        cached = resolve(offline=True)
+        draft = drafted(cached)
+    except CuenvError:
+        return None
+    if draft.empty:
+        return None
+
+    def confirm() -> bool:
+        try:
+            return online() == cached
+        except CuenvError:  # the index's own answer, or its error, comes from planning again
+            return False
+
+    return draft.replace(confirm=confirm)
 
 
 def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
@@ -278,7 +328,9 @@ def journal_path(prefix: Path) -> Path:
 
 
 def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *, progress: Any = None) -> ChangePlan:
-    """Install ``change`` (planned by :func:`plan`) into its environment and record it."""
+    """Install ``change`` (planned by :func:`plan`) into its environment and record it; the change made.
+    A plan from uv's cache (``change.confirm``) is recorded only once the index gave the same answer; else
+    it is undone and the change planned again from the index's answer and applied (that plan returned)."""
     from cuenv.envs.store import Store
 
     store = Store.from_settings(settings)
@@ -295,12 +347,24 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
                                     "uninstall": list(change.uninstall)})
         try:
             size = _run(settings, environ, record.path, change, progress, size_before=record.meta.size_bytes)
-            record_change(settings, environ, store, record, change, size_bytes=size)
+            moved = change.confirm is not None and not change.confirm()
+            if change.confirm is not None:
+                from cuenv import runner
+
+                runner.log(__name__, "info", "uv's cached answer %s", "differs from the index's: undone, planned again"
+                           if moved else "is the index's too")
+            if moved:
+                _restore(settings, environ, record.path, change.before, change.after)
+            else:
+                record_change(settings, environ, store, record, change, size_bytes=size)
         except BaseException:
             with contextlib.suppress(Exception):
                 _restore(settings, environ, record.path, change.before, change.after)
             raise
         journal.unlink()
+    if moved:  # the index answered otherwise than uv's cache: planned again from the index, as without a guess
+        return apply(settings, environ, plan(settings, environ, name=change.name, verb=change.verb,
+                                             packages=change.asked), progress=progress)
     return change
 
 

@@ -7,7 +7,7 @@ plan, cuenv.envs.condachange plans conda prefixes, and both build on this.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.packages import canonical
@@ -22,16 +22,20 @@ class ChangeRefused(CuenvError):
 
 
 class ChangePlan(Plain):
-    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings")
+    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "confirm")
 
     def __init__(self, name: str, verb: str, asked: tuple[str, ...], before: tuple[Any, ...], install: tuple[Any, ...] = (),
-                 uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = ()) -> None:
+                 uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = (),
+                 confirm: Callable[[], bool] | None = None) -> None:
         self.name, self.verb, self.asked = name, verb, asked
         self.before = before  # cuenv.engines.Package: the environment's packages now
         self.install = install  # exact artifacts to install (new, or replacing one of the same name)
         self.uninstall = uninstall  # names to remove
         self.already = already  # asked for, already satisfied
         self.findings = findings  # warnings the change goes on with
+        # Where ``install`` is uv's cached answer while the index is still asked (cuenv.envs.change.plan's
+        # ``predict``): waits for the index and says whether it answered the same. None: the index's answer.
+        self.confirm = confirm
 
     @property
     def after(self) -> tuple[Any, ...]:
