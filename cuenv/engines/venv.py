@@ -335,12 +335,13 @@ def explain_uv_failure(stderr: str, *, where: str) -> Exception:
 # -- the engine ---------------------------------------------------------------------------------
 class Begun:
     """An online resolve under way (VenvEngine.begin_resolve): :meth:`result` waits for uv's answer once
-    and keeps it (or its error); its files are removed then."""
+    and keeps it (or its error); :meth:`cancel` stops it. Either removes its files."""
 
-    __slots__ = ("_answer", "_tmp", "_got")
+    __slots__ = ("_child", "_answer", "_tmp", "_got")
 
-    def __init__(self, answer: Callable[[], tuple[Package, ...]], tmp: tempfile.TemporaryDirectory[str]) -> None:
-        self._answer, self._tmp = answer, tmp
+    def __init__(self, child: runner.Started, answer: Callable[[], tuple[Package, ...]],
+                 tmp: tempfile.TemporaryDirectory[str]) -> None:
+        self._child, self._answer, self._tmp = child, answer, tmp
         self._got: tuple[Package, ...] | BaseException | None = None
 
     def result(self) -> tuple[Package, ...]:
@@ -354,6 +355,13 @@ class Begun:
         if isinstance(self._got, BaseException):
             raise self._got
         return self._got
+
+    def cancel(self) -> None:
+        """uv stopped and its files removed, unless it has answered (then nothing to do)."""
+        if self._got is None:
+            self._got = ToolError("The resolve was cancelled.")
+            self._child.kill()
+            self._tmp.cleanup()
 
 
 class VenvEngine(Engine):
@@ -500,7 +508,7 @@ class VenvEngine(Engine):
         except BaseException:
             tmp.cleanup()
             raise
-        return Begun(lambda: self._answer(self._read_answer(child, Path(tmp.name), fetch_from, where), request), tmp)
+        return Begun(child, lambda: self._answer(self._read_answer(child, Path(tmp.name), fetch_from, where), request), tmp)
 
     def _read_answer(self, child: runner.Started, tmp: Path, fetch_from: tuple[str, ...], where: str) -> tuple[Package, ...]:
         done = child.wait(check=False)

@@ -162,7 +162,11 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     if predict and verb == "add" and isinstance(engine, VenvEngine):  # the index asked while uv's cache answers
         online = engine.begin_resolve(request, cache_dir=settings.cache_dir, provided=provided,
                                       interpreter=record.path / "bin" / "python")
-        return _predicted(resolve, drafted, online.result) or drafted(_solve(online.result, name, wanted, forward))
+        try:
+            return _predicted(resolve, drafted, online) or drafted(_solve(online.result, name, wanted, forward))
+        except BaseException:
+            online.cancel()
+            raise
     return drafted(_solve(resolve, name, wanted, forward))
 
 
@@ -227,13 +231,14 @@ def _solve(resolve: Callable[[], tuple[Any, ...]], name: str, wanted: Sequence[s
 
 
 def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple[Any, ...]], ChangePlan],
-               online: Callable[[], tuple[Any, ...]]) -> ChangePlan | None:
-    """The plan made from uv's cache's answer to ``resolve`` while ``online`` (the index's) is still coming;
-    ``confirm`` says whether the index gave exactly the same wheels. A warm add waits for the index only
-    once, with its install already done (issue 26's benchmark: uv's revalidation of the index page and the
-    wheel's metadata is most of an add). The cached answer is checked like any other: None, and the index's
-    answer decides, where the cache cannot answer, its answer is refused (the index may know better), or
-    there is nothing to install."""
+               online: Any) -> ChangePlan | None:
+    """The plan made from uv's cache's answer to ``resolve`` while ``online`` (the index's, a
+    cuenv.engines.venv.Begun) is still coming; its ``guess`` says whether the index gave exactly the same
+    wheels. A warm add then waits for the index only once, with its install already done (issue 26's
+    benchmark: uv's revalidation of the index page and the wheel's metadata is most of an add). The cached
+    answer is checked like any other: None, and the index's answer decides, where the cache cannot
+    answer, its answer is refused (the index may know better), or there is nothing to install."""
+    from cuenv.envs.changeplan import Guess
     from cuenv.errors import CuenvError
 
     try:
@@ -244,13 +249,13 @@ def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple
     if draft.empty:
         return None
 
-    def confirm() -> bool:
+    def same() -> bool:
         try:
-            return online() == cached
+            return bool(online.result() == cached)
         except CuenvError:  # the index's own answer, or its error, comes from planning again
             return False
 
-    return draft.replace(confirm=confirm)
+    return draft.replace(guess=Guess(same, online.cancel))
 
 
 def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
@@ -329,8 +334,16 @@ def journal_path(prefix: Path) -> Path:
 
 def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *, progress: Any = None) -> ChangePlan:
     """Install ``change`` (planned by :func:`plan`) into its environment and record it; the change made.
-    A plan from uv's cache (``change.confirm``) is recorded only once the index gave the same answer; else
+    A plan from uv's cache (``change.guess``) is recorded only once the index gave the same answer; else
     it is undone and the change planned again from the index's answer and applied (that plan returned)."""
+    try:
+        return _apply(settings, environ, change, progress)
+    finally:
+        if change.guess is not None:  # a failure before the index answered: stop asking it
+            change.guess.cancel()
+
+
+def _apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, progress: Any) -> ChangePlan:
     from cuenv.envs.store import Store
 
     store = Store.from_settings(settings)
@@ -347,8 +360,8 @@ def apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, *,
                                     "uninstall": list(change.uninstall)})
         try:
             size = _run(settings, environ, record.path, change, progress, size_before=record.meta.size_bytes)
-            moved = change.confirm is not None and not change.confirm()
-            if change.confirm is not None:
+            moved = change.guess is not None and not change.guess.confirmed()
+            if change.guess is not None:
                 from cuenv import runner
 
                 runner.log(__name__, "info", "uv's cached answer %s", "differs from the index's: undone, planned again"

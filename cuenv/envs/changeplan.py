@@ -21,21 +21,36 @@ class ChangeRefused(CuenvError):
     """A change that would break the environment's CUDA contract: refused before any download."""
 
 
+class Guess:
+    """A plan made from uv's cache while the index is still asked (cuenv.envs.change.plan's ``predict``)."""
+
+    __slots__ = ("_same", "_cancel")
+
+    def __init__(self, same: Callable[[], bool], cancel: Callable[[], None]) -> None:
+        self._same, self._cancel = same, cancel
+
+    def confirmed(self) -> bool:
+        """Waits for the index: whether it gave exactly the wheels uv's cache did (False on its error too)."""
+        return self._same()
+
+    def cancel(self) -> None:
+        """Stop asking the index (nothing to do once it answered)."""
+        self._cancel()
+
+
 class ChangePlan(Plain):
-    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "confirm")
+    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "guess")
 
     def __init__(self, name: str, verb: str, asked: tuple[str, ...], before: tuple[Any, ...], install: tuple[Any, ...] = (),
                  uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = (),
-                 confirm: Callable[[], bool] | None = None) -> None:
+                 guess: Guess | None = None) -> None:
         self.name, self.verb, self.asked = name, verb, asked
         self.before = before  # cuenv.engines.Package: the environment's packages now
         self.install = install  # exact artifacts to install (new, or replacing one of the same name)
         self.uninstall = uninstall  # names to remove
         self.already = already  # asked for, already satisfied
         self.findings = findings  # warnings the change goes on with
-        # Where ``install`` is uv's cached answer while the index is still asked (cuenv.envs.change.plan's
-        # ``predict``): waits for the index and says whether it answered the same. None: the index's answer.
-        self.confirm = confirm
+        self.guess = guess  # where ``install`` is uv's cached answer while the index is still asked; None: the index's
 
     @property
     def after(self) -> tuple[Any, ...]:

@@ -122,8 +122,19 @@ def _draft(install: tuple[str, ...]) -> ChangePlan:
     return ChangePlan("live", "add", ("x",), (), install=install)
 
 
-def _online() -> tuple[str, ...]:
-    return ("x-1",)
+class _Index:
+    """The index's answer (cuenv.engines.venv.Begun's part that change._predicted uses)."""
+
+    def __init__(self, answer: tuple[str, ...] | None) -> None:
+        self.answer, self.cancelled = answer, False
+
+    def result(self) -> tuple[str, ...]:
+        if self.answer is None:
+            raise ToolError("the index could not be reached")
+        return self.answer
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 def _refused(_answer: tuple[str, ...]) -> ChangePlan:
@@ -134,23 +145,43 @@ def _no_cache(*, offline: bool = False) -> tuple[str, ...]:
     raise ToolError("uv: no cached page (offline)")
 
 
-def test_the_index_decides_where_the_cache_cannot_answer_or_its_answer_is_refused() -> None:
-    def cached(*, offline: bool = False) -> tuple[str, ...]:
-        return ("x-0",)
+def _cached(*, offline: bool = False) -> tuple[str, ...]:
+    return ("x-0",)
 
-    assert change._predicted(_no_cache, _draft, _online) is None
-    assert change._predicted(cached, _refused, _online) is None  # the index may know better: no refusal from a cache
-    assert change._predicted(cached, lambda a: _draft(()), _online) is None  # nothing to install
-    guess = change._predicted(cached, _draft, _online)
+
+def test_the_index_decides_where_the_cache_cannot_answer_or_its_answer_is_refused() -> None:
+    index = _Index(("x-1",))
+    assert change._predicted(_no_cache, _draft, index) is None
+    assert change._predicted(_cached, _refused, index) is None  # the index may know better: no refusal from a cache
+    assert change._predicted(_cached, lambda a: _draft(()), index) is None  # nothing to install
+    guess = change._predicted(_cached, _draft, index)
     assert guess is not None and guess.install == ("x-0",)
-    assert guess.confirm is not None and guess.confirm() is False  # the index says x-1
-    same = change._predicted(lambda offline=False: ("x-1",), _draft, _online)
-    assert same is not None and same.confirm is not None and same.confirm() is True
+    assert guess.guess is not None and guess.guess.confirmed() is False  # the index says x-1
+    same = change._predicted(lambda offline=False: ("x-1",), _draft, index)
+    assert same is not None and same.guess is not None and same.guess.confirmed() is True
+    same.guess.cancel()
+    assert index.cancelled
 
 
 def test_an_index_that_fails_never_confirms_a_guess() -> None:
-    def failing() -> tuple[str, ...]:
-        raise ToolError("the index could not be reached")
+    guess = change._predicted(_cached, _draft, _Index(None))
+    assert guess is not None and guess.guess is not None and guess.guess.confirmed() is False
 
-    guess = change._predicted(lambda offline=False: ("x-1",), _draft, failing)
-    assert guess is not None and guess.confirm is not None and guess.confirm() is False
+
+def test_a_change_that_fails_before_the_index_answered_stops_asking_it(cli, env: Path) -> None:
+    """The environment's lock is busy: apply fails at once, and the resolve begun for the guess is ended
+    and its files removed; nothing was installed."""
+    from cuenv.config import resolve
+    from cuenv.envs.store import Store
+    from cuenv.errors import EnvironmentBusy
+
+    assert cli("add", "-n", "live", "six")[0] == 0 and cli("uninstall", "-n", "live", "six")[0] == 0  # uv's cache has it
+    environ = dict(os.environ)
+    settings = resolve({}, environ)
+    planned = change.plan(settings, environ, name="live", verb="add", packages=["six"], predict=True)
+    assert planned.guess is not None
+    begun = planned.guess._cancel.__self__  # type: ignore[attr-defined]  # the engine's Begun
+    with Store.from_settings(settings).locked("live"), pytest.raises(EnvironmentBusy):
+        change.apply(settings, environ, planned)
+    assert begun._child.proc.returncode is not None and not Path(begun._tmp.name).exists()
+    assert _version(env, "six") is None
