@@ -3,7 +3,8 @@
 Both put the same package into the same venv (a cuda-12.1 environment made by `cuenv create`, NVIDIA's
 wheels) with the same warm uv cache; after each run the package is uninstalled again (not timed).
 `cuenv add` does more: every installed package held as a constraint of the solve, the CUDA checks,
-an install by URL and hash, the solution and meta.json recorded. The runs are paired, A B A B, so
+an install by URL and hash, the solution and meta.json recorded. (uv's cache answers the solve while the
+index is asked; that answer, checked, is installed meanwhile and kept when the index agrees.) The runs are paired, A B A B, so
 that a machine getting busier or quieter touches both alike; the figure is the median of the per-pair
 ratios, with their spread (alternating which goes first; the uninstalls are not timed). A second row
 times the floor of an add that checks before it installs: a Python start and uv's online resolve alone.
