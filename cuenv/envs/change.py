@@ -39,6 +39,8 @@ from cuenv.plain import Plain
 
 if TYPE_CHECKING:
     from cuenv.config import Settings
+    from cuenv.engines import Request
+    from cuenv.engines.venv import Begun
     from cuenv.envs.meta import EnvMeta
     from cuenv.envs.store import EnvRecord, Store
     from cuenv.knowledge.findings import Finding
@@ -198,9 +200,9 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
 
 
 def _resolver(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
-              before: Sequence[Any]) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
-    """The request of the new wheels and its solve, ``offline`` or not: ``wanted`` resolved with every other installed package
-    pinned, from the indexes the environment's packages came from and PyPI last (numpy for a torch
+              before: Sequence[Any]) -> tuple[Request, Callable[..., tuple[Any, ...]]]:
+    """The request of the new wheels and its solve, ``offline`` or not: ``wanted`` resolved with every
+    other installed package pinned, from the indexes the environment's packages came from and PyPI last (numpy for a torch
     environment is on PyPI), for the environment's own interpreter (its Python, platform and glibc, as uv
     reads them)."""
     from cuenv.engines import Request
@@ -231,7 +233,7 @@ def _solve(resolve: Callable[[], tuple[Any, ...]], name: str, wanted: Sequence[s
 
 
 def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple[Any, ...]], ChangePlan],
-               online: Any) -> ChangePlan | None:
+               online: Begun) -> ChangePlan | None:
     """The plan made from uv's cache's answer to ``resolve`` while ``online`` (the index's, a
     cuenv.engines.venv.Begun) is still coming; its ``guess`` says whether the index gave exactly the same
     wheels. A warm add then waits for the index only once, with its install already done (issue 26's
