@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import hashlib
 import http.server
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import urllib.request
 from pathlib import Path
 
@@ -145,12 +143,10 @@ def _caching_index(tmp: Path, package: str, resolve: list[str], env: dict[str, s
         links.append(f'<a href="../../{name}#sha256={sha}">{name}</a>\n')
         pinned.write_text(f"{package} @ {wheel['url']} --hash=sha256:{sha}\n", encoding="utf-8")
     (page / "index.html").write_text("".join(links), encoding="utf-8")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Cacheable, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
-    finally:
-        server.shutdown()
+    from tests.engines.pypimirror import serve_with  # the tests' own local index (the source tree is on sys.path)
+
+    with serve_with(root, _Cacheable) as base:
+        yield f"{base}/simple"
 
 
 if __name__ == "__main__":

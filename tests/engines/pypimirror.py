@@ -14,12 +14,15 @@ a conda channel folder the same way.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import html
+import http.server
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -114,3 +117,15 @@ def serve(folder: Path, *, log: Path | None = None) -> Iterator[str]:
         if sink is not None:
             sink.close()
 
+
+@contextlib.contextmanager
+def serve_with(folder: Path, handler: type[http.server.SimpleHTTPRequestHandler]) -> Iterator[str]:
+    """``folder`` served on 127.0.0.1 by ``handler`` (a SimpleHTTPRequestHandler that sets other headers
+    or a slower pace) in a thread of this process; yields ``http://127.0.0.1:PORT``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -8,15 +8,11 @@ so uv's cache and the index disagree."""
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import http.server
 import json
 import logging
 import os
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -66,17 +62,6 @@ class _FarIndex(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def _serve(root: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_FarIndex, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_the_cached_answer_is_kept_when_the_index_agrees_and_undone_when_it_moved(
         cli, env: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     wheels = tmp_path / "wheels"
@@ -85,7 +70,7 @@ def test_the_cached_answer_is_kept_when_the_index_agrees_and_undone_when_it_move
     root = tmp_path / "index"
     _publish(root, [one])
     caplog.set_level(logging.INFO, logger="cuenv.envs.change")
-    with _serve(root) as base:
+    with pypimirror.serve_with(root, _FarIndex) as base:
         environ = dict(os.environ, CUENV_MIRRORS=f"pypi={base}/simple")
         code, out, err = cli("add", "-n", "live", "tinypkg", environ=environ)  # uv's cache has no page yet
         assert code == 0 and "+ tinypkg 1.0" in out, err
