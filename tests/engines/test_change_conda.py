@@ -21,6 +21,7 @@ import yaml
 
 from cuenv.engines import get_engine
 from tests.engines.channel import PLACEHOLDER, Payload, Spec, build_archive, copy_channel
+from tests.envs.envkit import killable
 
 ENGINES = ("rattler", "conda")
 LOAD_CUDART = ("import ctypes; rt = ctypes.CDLL('libcudart.so.12'); v = ctypes.c_int(); "
@@ -168,7 +169,8 @@ def test_kill_9_mid_install_leaves_the_old_environment_and_the_next_command_puts
     name, environ = engine
     prefix = envs / "e"
     assert made("lock", "e", "-o", "before.lock")[0] == 0
-    proc = subprocess.Popen([*cuenv_exe, "add", "-n", "e", "cuenv-many"], env=environ, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([*cuenv_exe, "add", "-n", "e", "cuenv-many"], env=killable(environ, work.parent / "tmp"),
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     landing = prefix / "share" / "cuenv-many"
     deadline = time.monotonic() + 300

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -11,3 +12,10 @@ LOAD_CUDART = (
     "import ctypes, sys; rt = ctypes.CDLL('libcudart.so.' + sys.argv[1]); v = ctypes.c_int(); "
     "rc = rt.cudaRuntimeGetVersion(ctypes.byref(v)); print(v.value if rc == 0 else 'rc%d' % rc)"
 )
+
+
+def killable(environ: Mapping[str, str], folder: Path) -> dict[str, str]:
+    """The environment of a cuenv a test kills -9: the temporary files nothing can remove after such a kill
+    (a solve's, an install's) go to ``folder``, the test's own (made here), not to the machine's /tmp."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return dict(environ, TMPDIR=str(folder))

@@ -21,7 +21,7 @@ from cuenv.envs.changeplan import satisfied
 from cuenv.envs.diskuse import disk_usage
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
-from tests.envs.envkit import LOAD_CUDART
+from tests.envs.envkit import LOAD_CUDART, killable
 
 
 @pytest.fixture
@@ -170,10 +170,8 @@ def test_kill_9_mid_change_leaves_the_environment_usable_and_the_next_change_und
         cli, cuenv_exe, env: Path, work: Path) -> None:
     assert cli("lock", "live", "-o", "before.lock")[0] == 0
     journal = change.journal_path(env)
-    scratch = work.parent / "tmp"  # what a kill -9 cannot clean up (the solve's files) stays in the test's folder
-    scratch.mkdir()
     proc = subprocess.Popen([*cuenv_exe, "add", "-n", "live", "python-dateutil"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, TMPDIR=str(scratch)))
+                            stderr=subprocess.DEVNULL, start_new_session=True, env=killable(os.environ, work.parent / "tmp"))
     deadline = time.monotonic() + 120
     while not journal.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.envs.envkit import LOAD_CUDART
+from tests.envs.envkit import LOAD_CUDART, killable
 
 
 def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -33,7 +33,7 @@ def _works(cuenv, name: str) -> bool:
 
 
 @pytest.mark.parametrize("engine", ["rattler", "venv"])
-def test_kill_9_at_random_points(cuenv, local_recipes, engine):
+def test_kill_9_at_random_points(cuenv, local_recipes, engine, tmp_path: Path):
     recipe = "local-cuda-12.1" if engine == "rattler" else "cuda-12.1"
     args = ["create", recipe, "--engine", engine, "--recipes", str(local_recipes), "-n", "victim", "--force"]
     # how long a whole create takes here, so the kills land all over it
@@ -42,7 +42,7 @@ def test_kill_9_at_random_points(cuenv, local_recipes, engine):
     full = time.monotonic() - t0
     rng = random.Random(1234)
     for _ in range(8):
-        proc = _start(args)
+        proc = _start(args, env=killable(os.environ, tmp_path / "tmp"))
         time.sleep(rng.uniform(0.0, full))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
