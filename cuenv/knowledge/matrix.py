@@ -90,12 +90,12 @@ def _row_value(row: DriverRow, os_name: str) -> str | None:
     return row.linux if os_name == "linux" else row.windows
 
 
-@versions.memo
 def pytorch_index(variant: str) -> str:
     """PyTorch's package index of one build variant (``cu118``, ``cpu``): ``https://download.pytorch.org/whl/cu118``."""
     return str(kb()["pytorch"]["index_url"]).format(variant=variant)
 
 
+@versions.memo
 def min_driver(cuda: str, os: str = "linux") -> str | None:
     """Driver needed for the full feature set of a CUDA release, or None when not published.
 
