@@ -26,13 +26,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
+from cuenv.envs.history import asked_name
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
 from cuenv.plain import Plain
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from cuenv.machine.model import Machine
 
 VERBS: Final = ("add", "remove", "upgrade")
-_NAME: Final = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def way_forward(settings: Settings | None = None, machine: Machine | None = None, *, name: str = "",
@@ -110,7 +109,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         from cuenv.envs import condachange
 
         planner = condachange.plan_pip_layer if pypi else condachange.plan_conda
-        text = way_forward(settings, here(), name=name, asked=[_req_name(p) for p in packages], cuda=record.meta.cuda)
+        text = way_forward(settings, here(), name=name, asked=[asked_name(p) for p in packages], cuda=record.meta.cuda)
         draft = planner(settings, environ, record, engine, verb=verb, packages=packages, machine=here(), forward=text)
         if draft.empty:
             return draft
@@ -291,7 +290,7 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Callable[[], Machine], *, f
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
         odd = [p for p in draft.install if (c := cuda_of(p)) is not None and c[0] != want]
         kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
-        framework_asked = any(_req_name(a) in framework_packages() for a in draft.asked)  # the way forward names its recipe
+        framework_asked = any(asked_name(a) in framework_packages() for a in draft.asked)  # the way forward names its recipe
         raise ChangeRefused(
             f"{' '.join(draft.asked)} would pull CUDA {max(majors - {want})} {kind} "
             f"({', '.join(f'{p.name} {p.version}' for p in odd)}) into {draft.name!r}, a CUDA {stack_cuda or want} "
@@ -516,6 +515,7 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     ``size_bytes``: the environment's size after the change, where the caller counted it; else a walk of it."""
     from cuenv.engines import Solution, get_engine
     from cuenv.engines.venv import nvidia_components, site_packages
+    from cuenv.envs.history import appended
     from cuenv.envs.meta import Change, now, resolved_versions
 
     try:
@@ -527,9 +527,9 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     solution = Solution(engine=record.meta.engine, platform=platform, python=python, packages=after)
     lock_hash = folder.write_solution(record.path, solution.to_json())
     meta = record.meta
-    requested = [r for r in meta.requested if _req_name(r) not in set(change.uninstall)]
+    requested = [r for r in meta.requested if asked_name(r) not in set(change.uninstall)]
     if change.verb == "add":
-        requested += [a for a in change.asked if _req_name(a) not in {_req_name(r) for r in requested}]
+        requested += [a for a in change.asked if asked_name(a) not in {asked_name(r) for r in requested}]
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
     if site is not None and moved and meta.engine == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
@@ -542,18 +542,13 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
         size_bytes = disk_usage(record.path)
     layout = get_engine(meta.engine, environ).layout(record.path)
     store.write_meta(record.name, meta.replace(
-        requested=tuple(requested), changes=(*meta.changes, Change(change.verb, tuple(change.asked), now(),
-                                                                    tuple(change.lines()))),
+        requested=tuple(requested), changes=appended(meta.changes, Change(change.verb, tuple(change.asked), now(),
+                                                                          tuple(change.lines()))),
         resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=size_bytes))
     if layout != meta.layout:  # new library folders: the activation scripts name them
         from cuenv.envs.create import render_activation
 
         render_activation(store, record.name, settings, environ)
-
-
-def _req_name(text: str) -> str:
-    m = _NAME.match(text)
-    return canonical(m.group(1)) if m else text
 
 
 # -- the environment as it is -----------------------------------------------------------------

@@ -110,13 +110,12 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
                          hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe` with the --platform flags you gave.")
     version = meta.recipe.version
     kind, request = request_for(recipe, version, meta.engine, own.python)
-    if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled
-        from cuenv.envs.changeplan import requirement_name
+    if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled since
+        from cuenv.envs.history import asked_name, net_asked
 
-        gone = {n for c in meta.changes if c.verb == "remove" for n in c.asked}
-        added = [a for c in meta.changes if c.verb == "add" for a in c.asked]
-        kept = [r for r in request.requirements if requirement_name(r) not in gone]
-        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added])))
+        gone, added = net_asked(meta.changes)
+        kept = [r for r in request.requirements if asked_name(r) not in gone]
+        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added.values()])))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta.engine,

@@ -1,0 +1,99 @@
+"""An environment's change history (cuenv.envs.history): what it leaves asked for, and a bound that
+never changes that (issue 26: meta.json, read by nearly every command, has a size limit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cuenv.envs import history
+from cuenv.envs.meta import Change
+
+
+def test_the_last_word_on_each_package_wins() -> None:
+    changes = [Change("add", ("six",)), Change("add", ("NumPy>=2",)), Change("remove", ("six",)),
+               Change("remove", ("torch",)), Change("add", ("torch==2.5.1",)), Change("upgrade", ("numpy",))]
+    assert history.net_asked(changes) == (frozenset({"six"}), {"numpy": "NumPy>=2", "torch": "torch==2.5.1"})
+    assert history.net_asked([Change("add", ("six",)), Change("remove", ("Six",))]) == (frozenset({"six"}), {})
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("numpy", "numpy"), ("NumPy >=2", "numpy"), ("zope.interface[x]", "zope-interface"), ("numpy=1.26", "numpy"),
+    ("conda-forge::cuda-nvrtc>=12.4", "cuda-nvrtc"), ("pytorch::pytorch=2.5[build=*cuda*]", "pytorch")])
+def test_a_change_names_the_package_it_asked_for(text: str, name: str) -> None:
+    assert history.asked_name(text) == name
+
+
+def test_a_short_history_is_kept_as_it_is() -> None:
+    old = tuple(Change("add", (f"p{i}",), f"t{i}", (f"+ p{i} 1.0",)) for i in range(history.KEPT - 1))
+    assert history.appended(old, Change("remove", ("p0",))) == (*old, Change("remove", ("p0",)))
+
+
+def test_the_oldest_changes_fold_into_what_they_left_asked() -> None:
+    every = [Change("add" if i % 3 else "remove", (f"p{i % 7}",), f"t{i}", ("+ x 1",)) for i in range(3 * history.KEPT)]
+    changes: tuple[Change, ...] = ()
+    for change in every:
+        changes = history.appended(changes, change)
+    assert len(changes) == history.KEPT + 2 and changes[2:] == tuple(every[-history.KEPT:])
+    folded = [c for c in changes if not c.lines]
+    assert [c.verb for c in folded] == ["remove", "add"] and changes[:2] == tuple(folded)
+
+
+def test_a_history_of_large_changes_is_bounded_in_bytes_and_keeps_the_newest() -> None:
+    big = tuple(f"+ package-{i} 1.0.0" for i in range(2000))  # an add of thousands of packages
+    changes: tuple[Change, ...] = ()
+    for i in range(20):
+        changes = history.appended(changes, Change("add", (f"p{i}",), f"t{i}", big))
+    assert len(json.dumps([c.to_json() for c in changes])) <= history.KEPT_BYTES + len(json.dumps(changes[-1].to_json()))
+    assert changes[-1].asked == ("p19",) and history.net_asked(changes)[1] == {f"p{i}": f"p{i}" for i in range(20)}
+    huge = Change("add", ("q",), "t", tuple("+ x" for _ in range(100_000)))
+    assert history.appended(changes, huge)[-1] == huge  # the newest is kept whatever its size
+
+
+_change = st.builds(Change, st.sampled_from(["add", "remove", "upgrade"]),
+                    st.lists(st.sampled_from(["six", "Six", "numpy>=2", "numpy", "torch==2.5.1", "c::torch=2"]),
+                             min_size=1, max_size=3).map(tuple))
+
+
+@given(st.lists(_change, max_size=40), st.integers(1, 6))
+def test_folding_never_changes_what_the_history_leaves_asked(changes: list[Change], kept: int) -> None:
+    bounded: tuple[Change, ...] = ()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(history, "KEPT", kept)
+        for change in changes:
+            bounded = history.appended(bounded, change)
+    assert history.net_asked(bounded) == history.net_asked(changes)
+    assert len(bounded) <= kept + 2 and bounded[-kept:] == tuple(changes[-kept:])
+
+
+@pytest.mark.network
+def test_a_package_added_then_removed_stays_out_of_another_platforms_lock(cli, work: Path, envs: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cuenv lock NAME --platform` solves the other platforms from the recipe and what the changes left
+    asked for: six, added and removed again, is in neither list; packaging, added, is in both; the
+    history, held to two changes here, folded the first ones without losing that."""
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    text = (Path(__file__).resolve().parents[2] / "recipes" / "cuda-12.1.yaml").read_text()
+    (recipes / "cu121-win.yaml").write_text(
+        text.replace("name: cuda-12.1", "name: cu121-win").replace('platforms: ["linux-64"]', 'platforms: ["linux-64", "win-64"]'))
+    monkeypatch.setenv("CUENV_RECIPES", str(recipes))
+    monkeypatch.setattr(history, "KEPT", 2)
+    assert cli("create", "cu121-win", "--engine", "venv", "-n", "two")[0] == 0
+    for verb, package in [("add", "six"), ("add", "packaging"), ("uninstall", "six"), ("add", "idna")]:
+        code, out, err = cli(verb, "-n", "two", package)
+        assert code == 0, err
+    changes = json.loads((envs / "two" / ".cuenv" / "meta.json").read_text())["changes"]
+    assert [(c["verb"], c["asked"]) for c in changes] == [("add", ["six", "packaging"]), ("remove", ["six"]), ("add", ["idna"])]
+    assert not changes[0]["changes"]  # folded: what it left asked for, no package lines
+    code, out, err = cli("lock", "two", "--platform", "win-64", "--platform", "linux-64")
+    assert code == 0, err
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
+    assert {"packaging", "idna"} <= names["win-64"] and {"packaging", "idna"} <= names["linux-64"], names
+    assert "six" not in names["win-64"] | names["linux-64"]
