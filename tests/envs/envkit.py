@@ -19,3 +19,13 @@ def killable(environ: Mapping[str, str], folder: Path) -> dict[str, str]:
     (a solve's, an install's) go to ``folder``, the test's own (made here), not to the machine's /tmp."""
     folder.mkdir(parents=True, exist_ok=True)
     return dict(environ, TMPDIR=str(folder))
+
+
+def windows_too(recipes: Path) -> Path:
+    """The cuda-12.1 recipe as ``cu121-win``, declared for win-64 as well as linux-64, in ``recipes`` (made
+    here; point CUENV_RECIPES at it): uv solves Windows wheels from Linux, so one lock can hold both."""
+    recipes.mkdir(parents=True, exist_ok=True)
+    text = (TESTS.parent / "recipes" / "cuda-12.1.yaml").read_text()
+    (recipes / "cu121-win.yaml").write_text(
+        text.replace("name: cuda-12.1", "name: cu121-win").replace('platforms: ["linux-64"]', 'platforms: ["linux-64", "win-64"]'))
+    return recipes

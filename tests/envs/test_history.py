@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cuenv.envs import history
 from cuenv.envs.meta import Change
+from tests.envs.envkit import windows_too
 
 
 def test_the_last_word_on_each_package_wins() -> None:
@@ -77,12 +78,7 @@ def test_a_package_added_then_removed_stays_out_of_another_platforms_lock(cli, w
     """`cuenv lock NAME --platform` solves the other platforms from the recipe and what the changes left
     asked for: six, added and removed again, is in neither list; packaging, added, is in both; the
     history, held to two changes here, folded the first ones without losing that."""
-    recipes = tmp_path / "recipes"
-    recipes.mkdir()
-    text = (Path(__file__).resolve().parents[2] / "recipes" / "cuda-12.1.yaml").read_text()
-    (recipes / "cu121-win.yaml").write_text(
-        text.replace("name: cuda-12.1", "name: cu121-win").replace('platforms: ["linux-64"]', 'platforms: ["linux-64", "win-64"]'))
-    monkeypatch.setenv("CUENV_RECIPES", str(recipes))
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
     monkeypatch.setattr(history, "KEPT", 2)
     assert cli("create", "cu121-win", "--engine", "venv", "-n", "two")[0] == 0
     for verb, package in [("add", "six"), ("add", "packaging"), ("uninstall", "six"), ("add", "idna")]:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from cuenv.engines import get_engine
+from tests.envs.envkit import windows_too
 
 pytestmark = pytest.mark.network
 
@@ -66,12 +67,7 @@ def test_edited_sha256_is_refused_by_uv(cli, work, envs) -> None:
 
 def test_several_platforms_with_uv(cli, work, tmp_path, monkeypatch) -> None:
     """uv's --python-platform solves for Windows from Linux; a lock made here holds both lists."""
-    recipes = tmp_path / "recipes"
-    recipes.mkdir()
-    text = (Path(__file__).resolve().parents[2] / "recipes" / "cuda-12.1.yaml").read_text()
-    (recipes / "cu121-win.yaml").write_text(
-        text.replace("name: cuda-12.1", "name: cu121-win").replace('platforms: ["linux-64"]', 'platforms: ["linux-64", "win-64"]'))
-    monkeypatch.setenv("CUENV_RECIPES", str(recipes))
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
     code, out, err = cli("lock", "cu121-win", "--engine", "venv", "--platform", "win-64", "--platform", "linux-64")
     assert code == 0, err
     data = yaml.safe_load((work / "cuenv.lock").read_text())
