@@ -12,6 +12,11 @@ from collections.abc import Callable
 from cuenv.plain import Plain
 
 
+def package_count(count: int) -> str:
+    """``count`` packages, as a step's detail says it ("1 package", "3 packages")."""
+    return f"{count} package" + ("" if count == 1 else "s")
+
+
 class Step(Plain):
     """A stage of the work begins, with what it works on: plan, lock, mirror, solve, route, venv, verify, remove,
     install, link, done (the ones a display counts are cuenv.engines.progress.STEPS)."""

@@ -44,7 +44,7 @@ from cuenv.engines.condaprefix import (
     specs_with_python,
     with_pip_layer,
 )
-from cuenv.engines.events import Progress, Step
+from cuenv.engines.events import Progress, Step, package_count
 from cuenv.errors import ToolError, UsageError
 from cuenv.knowledge.versions import parse_dotted
 
@@ -184,7 +184,7 @@ class RattlerEngine(Engine):
         check_solution_engine(self, solution)
         import rattler
 
-        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
+        emit(progress, Step("install", package_count(len(solution.packages)), total_size(solution.packages)))
         local, records = self._verified_records(tuple(p for p in solution.packages if p.kind == "conda"), cache_dir, progress)
         emit(progress, Step("link", f"{len(records)} packages into {prefix}"))
         prefix.mkdir(parents=True, exist_ok=True)
@@ -229,7 +229,7 @@ class RattlerEngine(Engine):
         import rattler
 
         if install:
-            emit(progress, Step("install", f"{len(install)} packages", total_size(install)))
+            emit(progress, Step("install", package_count(len(install)), total_size(install)))
         local, records = self._verified_records(install, cache_dir, progress)
         gone = set(remove) | {p.name for p in install}
         kept = [rattler.PrefixRecord.from_path(path) for path in sorted((prefix / "conda-meta").glob("*.json"))]

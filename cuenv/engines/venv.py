@@ -40,7 +40,7 @@ from cuenv.engines.base import (
     emit,
     total_size,
 )
-from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, Tick
+from cuenv.engines.events import Download, Downloaded, Output, Progress, Step, Tick, package_count
 from cuenv.engines.mirrors import PYPI_SIMPLE, Mirrors, uv_index_env
 from cuenv.envs import folder
 from cuenv.errors import CuenvError, ToolError, UsageError
@@ -633,7 +633,7 @@ class VenvEngine(Engine):
                 ["venv", str(prefix), "--python", python, "--allow-existing", "--no-project"],
                 cache_dir=cache_dir, timeout=120, where="uv venv",
             )
-        emit(progress, Step("install", f"{len(solution.packages)} packages", total_size(solution.packages)))
+        emit(progress, Step("install", package_count(len(solution.packages)), total_size(solution.packages)))
         # pip rides along in the same `uv pip sync`, by URL and hash, where its wheel is known (issue 29:
         # a third uv run was a fifth of a warm create); the solution, and so the lock, still leaves it out.
         seed = None if any(p.name == INSTALLER for p in solution.packages) else \

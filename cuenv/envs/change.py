@@ -23,7 +23,6 @@ environment stays usable even before that.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import tempfile
@@ -114,6 +113,7 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         if draft.empty:
             return draft
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=lambda: text)))
+    packages = list(dict.fromkeys(packages))
     names = [requirement_name(p) for p in packages]
     forward = functools.cache(lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
@@ -133,18 +133,19 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
             if n not in by_name:
                 raise UsageError(f"{n} is not installed in {name!r}, so there is nothing to upgrade.",
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
-            if n in hold:
-                raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): upgrading it would change what "
-                                    f"{name!r} was checked for.", hint=forward())
-    wanted = list(packages) if verb == "add" else names
-    if verb == "add":
-        already = tuple(n for n, text in zip(names, packages) if n in by_name and satisfied(text, by_name[n].version))
-        wanted = [text for n, text in zip(names, packages) if n not in already]
-    else:
-        already = ()
+    # an add of what is installed, every spec of it met by the version installed, changes nothing (one with
+    # extras is solved, that version held: the extras may bring packages)
+    met = {n for n in names if n in by_name
+           and all(satisfied(t, by_name[n].version) for m, t in zip(names, packages) if m == n)} if verb == "add" else set()
+    already = tuple(dict.fromkeys(n for n, t in zip(names, packages) if n in met and not _extras(t)))
+    for n in dict.fromkeys(names):
+        if n in hold and n not in met:
+            raise ChangeRefused(f"{n} is {hold[n]} ({by_name[n].version}): {'upgrading' if verb == 'upgrade' else 'changing'}"
+                                f" it would change what {name!r} was checked for.", hint=forward())
+    wanted = [t for n, t in zip(names, packages) if n not in already]
     if not wanted:
         return ChangePlan(name, verb, tuple(packages), before, already=already)
-    provided = {p.name: p.version for p in before if p.name not in names}
+    provided = {p.name: p.version for p in before if p.name not in names or p.name in met}
 
     def drafted(solved: tuple[Any, ...]) -> ChangePlan:
         new = tuple(p for p in solved if not (p.name in by_name and by_name[p.name].version == p.version))
@@ -169,6 +170,11 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
             online.cancel()
             raise
     return drafted(_solve(resolve, name, wanted, forward))
+
+
+def _extras(text: str) -> bool:
+    """Whether requirement ``text`` asks for extras (``requests[socks]``)."""
+    return "[" in text.split(";", 1)[0].split("@", 1)[0]
 
 
 def _detect(settings: Settings, environ: Mapping[str, str]) -> Machine:
@@ -276,6 +282,17 @@ def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
     return major, release if pkg.name.startswith("nvidia-cuda-") else None
 
 
+def _major(pkg: Any) -> int | None:
+    """The CUDA major of a package a change installs: a CUDA package's (:func:`cuda_of`), or the one a PyPI
+    wheel is a build of (``cupy-cuda11x``, a ``+cu121`` torch: cuenv.recipes.cudainfer.wheel_cuda_major)."""
+    found = cuda_of(pkg)
+    if found is not None or pkg.kind != "pypi":
+        return found[0] if found else None
+    from cuenv.recipes.cudainfer import wheel_cuda_major
+
+    return wheel_cuda_major(pkg.name, pkg.version)
+
+
 def check(draft: ChangePlan, meta: EnvMeta, machine: Callable[[], Machine], *, forward: Callable[[], str]) -> list[Finding]:
     """Refuse a change that breaks the contract; return the warnings it goes on with. ``machine`` and
     ``forward`` (the way forward of a refusal) are asked for only when needed: the driver check of a new
@@ -283,12 +300,13 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Callable[[], Machine], *, f
     from cuenv.knowledge.packages import framework_packages
 
     stack_cuda = meta.cuda
-    majors = {c[0] for p in draft.after if (c := cuda_of(p)) is not None}
+    new = {p.name: m for p in draft.install if (m := _major(p)) is not None}
+    majors = {c[0] for p in draft.after if p.name not in new and (c := cuda_of(p)) is not None} | set(new.values())
     if stack_cuda:
         majors.add(int(str(stack_cuda).split(".")[0]))
     if len(majors) > 1:
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
-        odd = [p for p in draft.install if (c := cuda_of(p)) is not None and c[0] != want]
+        odd = [p for p in draft.install if new.get(p.name, want) != want]
         kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
         framework_asked = any(asked_name(a) in framework_packages() for a in draft.asked)  # the way forward names its recipe
         raise ChangeRefused(
@@ -372,8 +390,12 @@ def _apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, p
             else:
                 record_change(settings, environ, store, record, change, size_bytes=size)
         except BaseException:
-            with contextlib.suppress(Exception):
+            try:
                 _restore(settings, environ, record.path, change.before, change.after)
+            except Exception:  # noqa: BLE001 - the journal stays: the next change, lock or sync puts them back
+                pass
+            else:  # undone: a journal left now would undo, later, what pip installs meanwhile
+                journal.unlink()
             raise
         journal.unlink()
     if moved:  # the index answered otherwise than uv's cache: planned again from the index, as without a guess
@@ -454,7 +476,7 @@ def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: C
     """Uninstall and install what ``change`` plans; the environment's size after it (``size_before`` less
     what went, plus what came: the RECORDs of those packages, no walk of the whole), None where unknown."""
     from cuenv.engines.base import emit, total_size
-    from cuenv.engines.events import Step
+    from cuenv.engines.events import Step, package_count
     from cuenv.engines.venv import INSTALL_TIMEOUT, requirements_lines, site_packages
     from cuenv.envs.diskuse import dists_usage
 
@@ -469,7 +491,7 @@ def _run(settings: Settings, environ: Mapping[str, str], prefix: Path, change: C
         engine.uv_run(["pip", "uninstall", "--python", python, *change.uninstall], cache_dir=settings.cache_dir,
                       timeout=600, where="uv pip uninstall")
     if change.install:
-        emit(progress, Step("install", f"{len(change.install)} packages", total_size(change.install)))
+        emit(progress, Step("install", package_count(len(change.install)), total_size(change.install)))
         with tempfile.TemporaryDirectory(prefix="cuenv-change-") as tmp:
             reqs = Path(tmp) / "requirements.txt"
             reqs.write_text(requirements_lines(change.install, mirrors=engine.mirrors), encoding="utf-8")

@@ -219,11 +219,16 @@ def plan_pip_layer(settings: Settings, environ: Mapping[str, str], record: EnvRe
     dists = [pkg for d in sorted(record.path.glob("lib/python3*/site-packages/*.dist-info"))
              if (pkg := dist_info_package(d)) is not None]
     installed = {canonical(p.name): p.version for p in dists}
+    hold = held(record.meta, list(layer.values()))
     for n in names:
         if verb == "upgrade" and n not in layer:
             raise UsageError(f"{n} is not in the pip layer of {record.name!r}, so there is nothing to upgrade.",
                              hint=f"Add it: `cuenv add -n {record.name} --pypi {n}`.")
-    wanted = list(packages) if verb == "add" else [f"{n}>{layer[n].version}" for n in names]
+        if n in hold:
+            raise ChangeRefused(f"{n} is {hold[n]} ({layer[n].version}): {'upgrading' if verb == 'upgrade' else 'changing'} "
+                                f"it would change what {record.name!r} was checked for.", hint=forward)
+    # an upgrade: a newer version than the installed one, within what was asked (`idna<3.8`)
+    wanted = list(packages) if verb == "add" else [*(f"{n}>{layer[n].version}" for n in names), *packages]
     pins = tuple(f"{n}=={v}" for n, v in sorted(installed.items()) if n not in names)
     indexes = tuple(dict.fromkeys([*(p.index_url.rstrip("/") for p in layer.values() if p.index_url), PYPI_SIMPLE]))
     request = Request(engine="venv", python=None, requirements=tuple(wanted), constraints=pins, index_urls=indexes)

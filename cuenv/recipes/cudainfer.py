@@ -520,6 +520,18 @@ def pip_evidence(req: PipRequirement, options: PipOptions) -> list[Evidence]:
     return out
 
 
+def wheel_cuda_major(name: str, version: str) -> int | None:
+    """The CUDA major a PyPI package at ``version`` is a build of (``cupy-cuda11x``, ``torch 2.5.1+cu121``,
+    ``faiss 1.14.3+cu12``), read by the very rules a requirements file's ``name==version`` pin is read by;
+    None for a CPU build or a package that says none (cuenv.envs.change checks each new wheel so)."""
+    req = PipRequirement(name=packages.canonical(name), text=f"{name}=={version}", specifier=f"=={version}")
+    try:
+        found = pip_evidence(req, PipOptions())
+    except UsageError:
+        return None
+    return next((e.major for e in found if e.major is not None and e.strength in ("exact", "min", "major")), None)
+
+
 def _cpu_only_tensorflow(release: str) -> bool:
     """Whether PyPI's ``tensorflow`` at ``release`` is CPU-only: every release before 2.1 but 1.15.0 and 1.15.1
     (TensorFlow's release notes: 2.1.0 "the tensorflow pip package now includes GPU support by default"; 1.15.0

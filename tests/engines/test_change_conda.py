@@ -210,6 +210,8 @@ def test_the_pip_layer_of_a_conda_prefix(made, engine, envs: Path, work: Path) -
     code, out, err = made("add", "-n", "e", "--pypi", "six==1.16.0")
     assert code == 0 and out.splitlines()[1] == "  + six 1.16.0", err
     assert any(prefix.glob("lib/python3*/site-packages/six-1.16.0.dist-info"))
+    code, out, err = made("upgrade", "-n", "e", "--pypi", "six<1.17")  # the bound asked for holds
+    assert code == 0 and out.splitlines()[0] == "six is already the newest version that fits in 'e'.", out + err
     code, out, err = made("upgrade", "-n", "e", "--pypi", "six")
     assert code == 0 and out.splitlines()[1].startswith("  ~ six 1.16.0 -> "), err
     assert made("lock", "e", "-o", "cuenv.lock")[0] == 0

@@ -105,6 +105,59 @@ def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
         "six is already the newest version that fits in 'live'.", "Nothing to change in 'live'."]
 
 
+def test_an_add_never_moves_a_held_package_and_upgrade_keeps_its_bound(cli, env: Path) -> None:
+    """A version pin of the CUDA runtime is a change of it, refused as its upgrade is; a pin it meets changes
+    nothing. `upgrade` solves the spec it was given, not the bare name."""
+    code, out, err = cli("add", "-n", "live", "nvidia-cuda-runtime-cu12==12.4.127", "--dry-run")
+    assert code == 1 and err.startswith("error: nvidia-cuda-runtime-cu12 is the environment's CUDA runtime (12.1.105): "
+                                        "changing it"), err
+    assert cli("add", "-n", "live", "nvidia-cuda-runtime-cu12>=12.1")[1].splitlines()[-1] == "Nothing to change in 'live'."
+    assert cli("add", "-n", "live", "idna==3.6")[0] == 0
+    code, out, err = cli("upgrade", "-n", "live", "idna<3.8")
+    assert code == 0 and out.splitlines()[1] == "  ~ idna 3.6 -> 3.7", err
+
+
+def test_an_add_of_an_installed_package_with_extras_installs_what_they_bring(cli, env: Path) -> None:
+    assert cli("add", "-n", "live", "requests==2.32.3")[0] == 0
+    code, out, err = cli("add", "-n", "live", "requests[socks]", "requests[socks]")
+    assert code == 0 and out.splitlines()[1:2] == ["  + pysocks 1.7.1"] and "requests" not in out.split("\n", 2)[2], err
+    assert {"requests", "pysocks"} <= _names(env)
+
+
+def test_a_wheel_built_for_another_cuda_major_is_refused_by_its_name_or_local_version(cli, env: Path) -> None:
+    """Not only NVIDIA's wheels: a wheel that is a build for CUDA 11 (cupy-cuda11x, as a requirements file's pin
+    of it reads) is refused in a CUDA 12 environment; its CUDA 12 build is not."""
+    code, out, err = cli("add", "-n", "live", "cupy-cuda11x", "--dry-run")
+    assert code == 1 and "would pull CUDA 11 wheels (cupy-cuda11x " in err, err
+    code, out, err = cli("add", "-n", "live", "cupy-cuda12x", "--dry-run")
+    assert code == 0 and "+ cupy-cuda12x " in out, err
+
+
+def test_an_interrupted_change_undone_at_once_leaves_no_journal(cli, env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after the install: the change is undone and its journal with it (a journal left behind would
+    undo, at the next change, what pip installed meanwhile). Where the undo itself fails, it stays."""
+    from cuenv.config import resolve
+
+    settings = resolve({}, dict(os.environ))
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(change, "record_change", interrupted)
+    planned = change.plan(settings, os.environ, name="live", verb="add", packages=["six"])
+    with pytest.raises(KeyboardInterrupt):
+        change.apply(settings, os.environ, planned)
+    assert "six" not in _names(env) and not change.journal_path(env).exists()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(change, "_restore", broken)
+    with pytest.raises(KeyboardInterrupt):
+        change.apply(settings, os.environ, planned)
+    assert change.journal_path(env).exists()
+
+
 def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, cuenv_exe, env: Path, work: Path) -> None:
     where = subprocess.run([*cuenv_exe, "run", "live", "--", "python", "-m", "pip", "--version"],
                            capture_output=True, text=True, timeout=120)
