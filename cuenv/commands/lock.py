@@ -18,6 +18,8 @@ from cuenv.result import Result
 from cuenv.trust.shown import output
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cuenv.cli.main import Context
     from cuenv.envs.lockmake import Written
     from cuenv.envs.locksync import DriftCheck, Synced
@@ -170,17 +172,19 @@ def _drift_text(checked: DriftCheck) -> str:
     if checked.matches:
         return f"{name!r} matches {path} ({checked.packages} packages)."
     lines = [f"{name!r} drifted from {path}:"] + ["  " + ln for ln in checked.drift.lines()]
-    lines += drift_fixes(checked.drift, name=name, lock_path=path)
+    lines += drift_fixes(checked.drift, name=name, lock_path=path, platforms=checked.platforms)
     return "\n".join(lines)
 
 
-def drift_fixes(drift: Drift, *, name: str, lock_path: str) -> list[str]:
+def drift_fixes(drift: Drift, *, name: str, lock_path: str, platforms: Sequence[str] = ()) -> list[str]:
     """Two fixes, each clearing the drift when run as written: the environment back to the lock, or the lock
     to the environment as it is now (a package installed from a local path or editable is named: no lock can pin it)."""
+    from cuenv.lock.drift import relock_command
+
     local = [p.name for p in drift.added if p.url.startswith("file:")]
     out = [f"Fix it: `cuenv sync {lock_path} -n {name} -y` puts the lock's packages back"
            + (" (removing what it lacks)" if drift.added else "")
-           + f", or `cuenv lock {name} -o {lock_path} --force` records the environment as it is now."]
+           + f", or `{relock_command(name, lock_path, platforms)}` records the environment as it is now."]
     if local:
         out.append(f"Not lockable (a local path or editable install): {', '.join(local)}; the lock names them in a comment.")
     return out
@@ -216,7 +220,7 @@ def _sync(ctx: Context) -> Result[SyncDone]:
     a = ctx.args
     progress = for_command(ctx)
 
-    def confirm(name: str, drift: Drift) -> bool:
+    def confirm(name: str, drift: Drift, relock: str) -> bool:
         """Name what the sync would remove or change; ask on a terminal, refuse elsewhere unless -y."""
         lines = [f"- {p.name} {p.version} (installed, not in {a.file}: removed)" for p in drift.added]
         lines += [f"~ {old.name} {new.version} -> {old.version} (as locked)" for old, new in drift.changed]
@@ -229,7 +233,7 @@ def _sync(ctx: Context) -> Result[SyncDone]:
 
             raise UsageError(f"Refusing to remove or change packages of {name!r} without confirmation on a "
                              "non-interactive input.",
-                             hint=f"Run `cuenv sync {a.file} -n {name} -y`, or keep them: `cuenv lock {name} -o {a.file} --force`.")
+                             hint=f"Run `cuenv sync {a.file} -n {name} -y`, or keep them: `{relock}`.")
         sys.stderr.write("Go on? [y/N] ")
         sys.stderr.flush()
         return sys.stdin.readline().strip().lower() in {"y", "yes"}

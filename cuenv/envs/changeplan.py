@@ -7,7 +7,7 @@ plan, cuenv.envs.condachange plans conda prefixes, and both build on this.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.packages import canonical
@@ -120,18 +120,31 @@ def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
 
 
 def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
-    """{name: installed packages (outside ``names``) whose requirements name it}, markers judged for
-    the environment's interpreter (read from its site-packages folder name) with no extras."""
+    """{name: installed packages (outside ``names``) whose requirements name it}."""
+    out: dict[str, set[str]] = {}
+    for own, needed in _requirements(prefix):
+        if own not in names and needed in names:
+            out.setdefault(needed, set()).add(own)
+    return out
+
+
+def required(prefix: Path) -> set[str]:
+    """Every package that an installed package's requirements name: what is left is installed for its own sake."""
+    return {needed for _, needed in _requirements(prefix)}
+
+
+def _requirements(prefix: Path) -> Iterator[tuple[str, str]]:
+    """(installed package, a package its requirements name), canonical, markers judged for the environment's
+    interpreter (read from its site-packages folder name) with no extras."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     from cuenv.engines.venv import site_packages
 
     site = site_packages(prefix)
     if site is None:
-        return {}
+        return
     py = site.parent.name.removeprefix("python")
     env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
-    out: dict[str, set[str]] = {}
     for dist in site.glob("*.dist-info"):
         try:
             text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
@@ -140,8 +153,6 @@ def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
         head = text.split("\n\n", 1)[0]
         own = canonical(next((ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.lower().startswith("name:")),
                              dist.name.split("-")[0]))
-        if own in names:
-            continue
         for line in head.splitlines():
             if not line.lower().startswith("requires-dist:"):
                 continue
@@ -154,9 +165,7 @@ def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:
                     continue
             except Exception:  # noqa: BLE001 - a marker on a variable we do not set: count the requirement
                 pass
-            if canonical(req.name) in names:
-                out.setdefault(canonical(req.name), set()).add(own)
-    return out
+            yield own, canonical(req.name)
 
 
 def removal(name: str, names: Sequence[str], before: tuple[Any, ...], hold: Mapping[str, str],

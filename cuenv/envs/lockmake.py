@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from cuenv.errors import UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cuenv.config import Settings
     from cuenv.engines import Request, Solution
     from cuenv.envs.create import RouteInfo
@@ -93,13 +95,18 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
-        solutions += _solve_env_recipe(settings, environ, meta, own, others)
+        prefix = Store.from_settings(settings).path(name)
+        solutions += _solve_env_recipe(settings, environ, meta, own, others, prefix)
     return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned,
                 unpinned=now.unpinned)
 
 
 def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvMeta, own: Solution,
-                      platforms: Sequence[str]) -> list[Solution]:
+                      platforms: Sequence[str], prefix: Path) -> list[Solution]:
+    """The environment's other ``platforms``, solved from its recipe as it was made from, and for a venv what
+    it holds beyond it: the requirements `cuenv add` asked for since (less what was uninstalled since), and
+    every package installed for its own sake (that nothing installed requires: by pip, by a sync, by an add)
+    at the version installed here."""
     from cuenv.envs.create import request_for, routed
     from cuenv.recipes.catalogue import load_catalogue
 
@@ -110,12 +117,16 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
                          hint=f"Lock the recipe instead: `cuenv lock {recipe.name} --recipe` with the --platform flags you gave.")
     version = meta.recipe.version
     kind, request = request_for(recipe, version, meta.engine, own.python)
-    if kind == "venv" and meta.changes:  # what `cuenv add` asked for since, and not what was uninstalled since
+    if kind == "venv":
+        from cuenv.envs.changeplan import required
         from cuenv.envs.history import asked_name, net_asked
 
         gone, added = net_asked(meta.changes)
+        named = {asked_name(r) for r in request.requirements} | set(added)
         kept = [r for r in request.requirements if asked_name(r) not in gone]
-        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added.values()])))
+        needed = required(prefix)
+        top = [f"{p.name}=={p.version}" for p in own.packages if p.name not in needed and p.name not in named]
+        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added.values(), *top])))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta.engine,

@@ -50,10 +50,12 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
 class DriftCheck(Plain):
     """`cuenv lock --check`: how an environment differs from a lockfile."""
 
-    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded")
+    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded", "platforms")
 
-    def __init__(self, name: str, lock_path: str, drift: Drift, packages: int, lock_hash_recorded: bool) -> None:
+    def __init__(self, name: str, lock_path: str, drift: Drift, packages: int, lock_hash_recorded: bool,
+                 platforms: tuple[str, ...] = ()) -> None:
         self.name, self.lock_path, self.drift = name, lock_path, drift
+        self.platforms = platforms  # every platform the lock holds, in its order
         self.packages = packages  # how many packages the lock has for this environment's platform
         self.lock_hash_recorded = lock_hash_recorded  # the environment was made from exactly this lock
 
@@ -82,7 +84,8 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     lock = read_lock(lock_path, platform=meta.platform, trusted_env=settings.trusted_env_vars, cache_dir=settings.cache_dir)
     solution = lock.solution_for(meta.platform)
     found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
-    return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock))
+    return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock),
+                      tuple(lock.platforms))
 
 
 class Synced(Plain):
@@ -103,16 +106,16 @@ class SyncDeclined(UsageError):
 
 def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name: str | None, engine: str | None,
          force: bool, progress: Progress | None = None, warn: Callable[[str], None] = lambda line: None,
-         confirm: Callable[[str, Drift], bool] | None = None) -> Synced:
+         confirm: Callable[[str, Drift, str], bool] | None = None) -> Synced:
     """Install exactly the lock's packages into environment ``name`` (created when absent); the lock's
     hardware contract is checked first, and nothing is installed when the environment already matches.
-    ``confirm(name, drift)`` is asked before a sync removes or changes installed packages (issue 26 §3);
-    a False answer changes nothing."""
+    ``confirm(name, drift, relock)`` is asked before a sync removes or changes installed packages (issue 26 §3;
+    ``relock``: the command that keeps them in the lock instead); a False answer changes nothing."""
     from cuenv.engines import get_engine
     from cuenv.envs import snapshot
     from cuenv.envs.create import build_warnings, execute
     from cuenv.envs.store import Store
-    from cuenv.lock.drift import drift
+    from cuenv.lock.drift import drift, relock_command
     from cuenv.machine.driver import detect
 
     machine = detect(environ, cache_dir=settings.cache_dir)
@@ -131,9 +134,10 @@ def sync(settings: Settings, environ: Mapping[str, str], *, lock_path: str, name
         found = drift(locked, get_engine(have, environ).installed(existing.path))
         if not found and existing.meta.lock_hash == plan.lock_hash:
             return Synced(plan, None, changed=False, updated=True)
-        if (found.added or found.changed) and confirm is not None and not confirm(plan.name, found):
+        relock = relock_command(plan.name, lock_path, read.lock.platforms)
+        if (found.added or found.changed) and confirm is not None and not confirm(plan.name, found, relock):
             raise SyncDeclined(f"Nothing synced: {plan.name!r} keeps its packages.",
-                               hint=f"Keep them in the lock instead: `cuenv lock {plan.name} -o {lock_path} --force`.")
+                               hint=f"Keep them in the lock instead: `{relock}`.")
     for line in build_warnings(plan.findings, anyway="Installing anyway.", forced=force) + list(read.warnings):
         warn(line)
     built = execute(plan, settings, environ, machine=machine, dry_run=False, force=False, progress=progress, update=update)

@@ -7,7 +7,7 @@ from cuenv.plain import Plain
 
 TYPE_CHECKING = False  # no `typing` at run time: `cuenv add` does without it
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from typing import Any, Iterable, Sequence
 
     from cuenv.engines.base import Package
 
@@ -54,6 +54,13 @@ def drift(locked: Iterable[Package], installed: Iterable[Package]) -> Drift:
         removed=tuple(want[k] for k in sorted(want.keys() - have.keys())),
         changed=tuple(changed),
     )
+
+
+def relock_command(name: str, lock_path: str, platforms: Sequence[str]) -> str:
+    """The `cuenv lock` that writes environment ``name`` as it is into ``lock_path`` again, for every platform
+    that lock holds (the other platforms solved again): run as written, it clears the drift and drops none."""
+    flags = "".join(f" --platform {p}" for p in platforms) if len(platforms) > 1 else ""
+    return f"cuenv lock {name} -o {lock_path} --force{flags}"
 
 
 def _ident(pkg: Package) -> str:

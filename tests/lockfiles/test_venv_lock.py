@@ -85,3 +85,34 @@ def test_lock_builtin_recipe_for_a_cluster_node(cli, work, envs) -> None:
     assert data["made_on"]["solved_for"]["driver"] == "550.54.14"
     assert {p["name"] for p in data["packages"]["linux-64"]} == {"nvidia-cuda-runtime-cu12", "nvidia-cuda-nvcc-cu12"}
     assert not envs.exists() or not any(p for p in envs.iterdir() if not p.name.startswith("."))
+
+
+def test_other_platforms_keep_what_pip_and_a_sync_put_in(cli, cuenv_exe, work, envs, tmp_path, monkeypatch) -> None:
+    """`cuenv lock NAME --platform ...` solves the other platforms with every package the environment holds for
+    its own sake, whoever installed it: pip's attrs; and in a teammate's environment made by `cuenv sync` (no
+    changes recorded), what the lock held. The drift fix `lock --check` names keeps every platform of the lock."""
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
+    both = ("--platform", "win-64", "--platform", "linux-64")
+    assert cli("create", "cu121-win", "--engine", "venv", "-n", "mine")[0] == 0
+    assert cli("add", "-n", "mine", "packaging")[0] == 0
+    pip = subprocess.run([*cuenv_exe, "run", "mine", "--", "pip", "install", "-q", "--no-cache-dir", "attrs==24.2.0"],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+
+    def names(path: str) -> dict[str, set[str]]:
+        data = yaml.safe_load((work / path).read_text())
+        return {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
+
+    assert cli("lock", "mine", *both, "-o", "team.lock")[0] == 0
+    locked = names("team.lock")
+    assert {"packaging", "attrs"} <= locked["win-64"] and {"packaging", "attrs"} <= locked["linux-64"], locked
+    assert "pip" not in locked["win-64"]
+    assert cli("sync", "team.lock", "-n", "theirs")[0] == 0
+    assert cli("add", "-n", "theirs", "idna")[0] == 0
+    code, out, err = cli("lock", "--check", "theirs", "team.lock")
+    fix = next(ln for ln in out.splitlines() if ln.startswith("Fix it:")).split("`")[3]
+    assert code == 1 and fix == "cuenv lock theirs -o team.lock --force --platform linux-64 --platform win-64", out
+    assert cli(*fix.split()[1:])[0] == 0
+    again = names("team.lock")
+    assert again["win-64"] >= locked["win-64"] | {"idna"} and again["linux-64"] >= locked["linux-64"] | {"idna"}, again
+    assert cli("lock", "--check", "theirs", "team.lock")[0] == 0
