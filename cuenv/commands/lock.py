@@ -108,6 +108,8 @@ def _lock(ctx: Context) -> Result[Written]:
                            "`cuenv list` shows your environments and `cuenv recipes` the recipes.") from None
     for f in made.warnings:
         sys.stderr.write(output(f"warning: {f.message}\n"))
+    for note in made.notes:
+        sys.stderr.write(output(f"note: {note}\n"))
     if made.unpinned:  # named in the file and on the terminal, never dropped without a word (issue 26 §3)
         for n, why in made.unpinned:
             sys.stderr.write(f"warning: {n} is installed but not locked: {why}; a teammate's sync will not have it.\n")

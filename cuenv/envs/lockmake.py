@@ -33,6 +33,7 @@ class Made:
     # Installed in the environment, not by cuenv: pinned from their index, or (package, why) it cannot be (issue 26 §3)
     pinned: tuple[str, ...] = ()
     unpinned: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # what the lock says otherwise than the environment's record
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,13 +92,19 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
     now = record_installed(settings, environ, name)  # no readable solution.json: folder.own_solution says so
     own = now.solution
     meta = Store.from_settings(settings).get(name).meta
+    cuda = installed_cuda(name, own.packages, meta.cuda)
+    notes: tuple[str, ...] = ()
+    if cuda is not None and meta.cuda and cuda[0] != meta.cuda:  # pip moved the runtime: the lock promises what is there
+        notes = (f"{name!r} holds the CUDA {cuda[0]} runtime ({cuda[1]}), not the CUDA {meta.cuda} it was made for: "
+                 f"the lock's contract is for CUDA {cuda[0]}.",)
+        meta = meta.replace(stack=meta.stack.replace(cuda=cuda[0]))
     wanted = list(platforms) or [own.platform]
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
         prefix = Store.from_settings(settings).path(name)
         solutions += _solve_env_recipe(settings, environ, meta, own, others, prefix)
-    return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned,
+    return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned, notes=notes,
                 unpinned=now.unpinned)
 
 
@@ -187,6 +194,24 @@ def lock_text(made: Made) -> str:
     from cuenv.lock import model as lockfile
 
     return "".join(f"# not locked: {n}: {why}\n" for n, why in made.unpinned) + lockfile.dump(made.lock)
+
+
+def installed_cuda(name: str, packages: Sequence[Any], made_for: str | None) -> tuple[str, str] | None:
+    """(CUDA X.Y, "package version") of the CUDA runtime installed among ``packages``, None without one; two
+    majors of it in one environment are refused (a lock of it could promise neither), naming the one that is
+    not the major the environment was ``made_for``."""
+    from cuenv.envs.change import cuda_of
+    from cuenv.knowledge.packages import cuda_package_names
+
+    runtimes = [(p, c) for p in packages if p.name in cuda_package_names("libcudart") and (c := cuda_of(p)) is not None]
+    if len({c[0] for _, c in runtimes}) > 1:
+        listed = ", ".join(f"{p.name} {p.version}" for p, _ in runtimes)
+        major = int(made_for.split(".")[0]) if made_for else max(c[0] for _, c in runtimes)
+        odd = " ".join(p.name for p, c in runtimes if c[0] != major)
+        raise UsageError(f"{name!r} holds CUDA runtimes of two majors ({listed}); one environment holds one CUDA major, "
+                         "and a lock of it could promise neither.",
+                         hint=f"Take out the other major's: `cuenv run {name} -- pip uninstall -y {odd}`, then lock again.")
+    return next(((c[1], f"{p.name} {p.version}") for p, c in runtimes if c[1]), None)
 
 
 def for_environment(meta: EnvMeta, solutions: Sequence[Any], machine: Any) -> Lock:

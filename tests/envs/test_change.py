@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -171,6 +172,27 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     text = (work / "cuenv.lock").read_text()
     assert "name: six" in text and "name: pip\n" not in text  # pip is the environment's tool, not its package
     assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+
+
+def test_a_lock_promises_the_cuda_runtime_pip_left_and_refuses_two_majors(cli, cuenv_exe, env: Path, work: Path) -> None:
+    """pip can do what `cuenv add` refuses. A second CUDA major is named and the lock refused, with the
+    command that takes it out (run as written here); a runtime pip moved within the major makes the lock's
+    contract that runtime's, with a note."""
+    def pip(*args: str) -> None:
+        done = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", *args],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    pip("nvidia-cuda-runtime-cu11==11.8.89")
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 2 and "holds CUDA runtimes of two majors" in err and not (work / "cuenv.lock").exists(), err
+    hint = err.split("`")[1]
+    assert hint == "cuenv run live -- pip uninstall -y nvidia-cuda-runtime-cu11"
+    assert subprocess.run([*cuenv_exe, *hint.split()[1:]], capture_output=True, timeout=300).returncode == 0
+    pip("nvidia-cuda-runtime-cu12==12.4.127")
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0 and "note: 'live' holds the CUDA 12.4 runtime (nvidia-cuda-runtime-cu12 12.4.127)" in err, err
+    assert yaml.safe_load((work / "cuenv.lock").read_text())["contract"]["cuda"] == "12.4"
 
 
 def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env: Path, work: Path) -> None:
