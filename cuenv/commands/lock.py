@@ -174,21 +174,31 @@ def _drift_text(checked: DriftCheck) -> str:
     if checked.matches:
         return f"{name!r} matches {path} ({checked.packages} packages)."
     lines = [f"{name!r} drifted from {path}:"] + ["  " + ln for ln in checked.drift.lines()]
-    lines += drift_fixes(checked.drift, name=name, lock_path=path, platforms=checked.platforms)
+    lines += drift_fixes(checked.drift, name=name, lock_path=path, platforms=checked.platforms, conda=checked.conda)
     return "\n".join(lines)
 
 
-def drift_fixes(drift: Drift, *, name: str, lock_path: str, platforms: Sequence[str] = ()) -> list[str]:
+def drift_fixes(drift: Drift, *, name: str, lock_path: str, platforms: Sequence[str] = (), conda: bool = False) -> list[str]:
     """Two fixes, each clearing the drift when run as written: the environment back to the lock, or the lock
-    to the environment as it is now (a package installed from a local path or editable is named: no lock can pin it)."""
+    to the environment as it is now. A package installed from a local path or editable is named: no lock can
+    pin it, so the second fix takes it out first."""
     from cuenv.lock.drift import relock_command
 
-    local = [p.name for p in drift.added if p.url.startswith("file:")]
-    out = [f"Fix it: `cuenv sync {lock_path} -n {name} -y` puts the lock's packages back"
-           + (" (removing what it lacks)" if drift.added else "")
-           + f", or `{relock_command(name, lock_path, platforms)}` records the environment as it is now."]
+    local = [p for p in drift.added if p.url.startswith("file:")]
+    relock = relock_command(name, lock_path, platforms)
     if local:
-        out.append(f"Not lockable (a local path or editable install): {', '.join(local)}; the lock names them in a comment.")
+        groups: dict[str, list[str]] = {}  # by the flag that names them: a conda prefix's pip layer is --pypi
+        for p in local:
+            groups.setdefault(" --pypi" if conda and p.kind == "pypi" else "", []).append(p.name)
+        takes = "`, `".join(f"cuenv uninstall -n {name}{flag} {' '.join(names)}" for flag, names in groups.items())
+        second = f", or `{takes}` and then `{relock}` record the environment as it is, less what no lock can pin."
+    else:
+        second = f", or `{relock}` records the environment as it is now."
+    out = [f"Fix it: `cuenv sync {lock_path} -n {name} -y` puts the lock's packages back"
+           + (" (removing what it lacks)" if drift.added else "") + second]
+    if local:
+        out.append(f"Not lockable (a local path or editable install): {', '.join(p.name for p in local)}; the lock names "
+                   "them in a comment.")
     return out
 
 

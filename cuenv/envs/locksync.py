@@ -50,12 +50,13 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
 class DriftCheck(Plain):
     """`cuenv lock --check`: how an environment differs from a lockfile."""
 
-    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded", "platforms")
+    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded", "platforms", "conda")
 
     def __init__(self, name: str, lock_path: str, drift: Drift, packages: int, lock_hash_recorded: bool,
-                 platforms: tuple[str, ...] = ()) -> None:
+                 platforms: tuple[str, ...] = (), conda: bool = False) -> None:
         self.name, self.lock_path, self.drift = name, lock_path, drift
         self.platforms = platforms  # every platform the lock holds, in its order
+        self.conda = conda  # a conda prefix: its PyPI packages are its pip layer's (--pypi)
         self.packages = packages  # how many packages the lock has for this environment's platform
         self.lock_hash_recorded = lock_hash_recorded  # the environment was made from exactly this lock
 
@@ -85,7 +86,7 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     solution = lock.solution_for(meta.platform)
     found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
     return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock),
-                      tuple(lock.platforms))
+                      tuple(lock.platforms), conda=get_engine(meta.engine, environ).family == "conda")
 
 
 class Synced(Plain):

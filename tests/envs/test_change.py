@@ -195,6 +195,25 @@ def test_a_lock_promises_the_cuda_runtime_pip_left_and_refuses_two_majors(cli, c
     assert yaml.safe_load((work / "cuenv.lock").read_text())["contract"]["cuda"] == "12.4"
 
 
+def test_the_drift_fixes_clear_a_package_pip_installed_from_a_local_file(cli, cuenv_exe, env: Path, work: Path) -> None:
+    """No lock can pin a wheel installed from a local file: `lock --check` names it, and its second fix takes it out
+    before it records the environment, so that, run as written, the check passes."""
+    def run(*argv: str) -> None:
+        done = subprocess.run([*cuenv_exe, "run", "live", "--", *argv], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    run("pip", "download", "-q", "--no-deps", "--no-cache-dir", "six==1.16.0", "-d", str(work / "wh"))
+    run("pip", "install", "-q", "--no-cache-dir", str(next((work / "wh").glob("six-*.whl"))))
+    code, out, err = cli("lock", "live", "-o", "cuenv.lock")
+    assert code == 0 and "six is installed but not locked" in err, err
+    code, out, err = cli("lock", "--check", "live", "cuenv.lock")
+    fix = next(ln for ln in out.splitlines() if ln.startswith("Fix it:")).split("`")
+    assert code == 1 and fix[3:6:2] == ["cuenv uninstall -n live six", "cuenv lock live -o cuenv.lock --force"], out
+    for command in fix[3:6:2]:
+        assert cli(*command.split()[1:])[0] == 0
+    assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0 and "six" not in _names(env)
+
+
 def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env: Path, work: Path) -> None:
     pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "six"],
                          capture_output=True, text=True, timeout=300)

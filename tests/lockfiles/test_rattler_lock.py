@@ -119,7 +119,8 @@ def test_check_reports_added_removed_changed(cli, recipes, work, envs, lock_chan
         "  - cuda-cudart 12.1.105-h0_0 (locked, not installed)",
         "  ~ cuda-version 12.1-h0_0 -> 11.8-h0_0",
         "Fix it: `cuenv sync cuenv.lock -n local-cu121 -y` puts the lock's packages back (removing what it lacks), or "
-        "`cuenv lock local-cu121 -o cuenv.lock --force` records the environment as it is now.",
+        "`cuenv uninstall -n local-cu121 cuenv-hello` and then `cuenv lock local-cu121 -o cuenv.lock --force` record "
+        "the environment as it is, less what no lock can pin.",
         # installed from a file:// channel outside any solve: the lock cannot pin where it came from (issue 26)
         "Not lockable (a local path or editable install): cuenv-hello; the lock names them in a comment.",
     ]
