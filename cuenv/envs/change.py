@@ -100,6 +100,16 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         raise UsageError(f"Unknown change {verb!r}.", hint=f"Use one of: {', '.join(VERBS)}.")
     if not packages:
         raise UsageError(f"Name the packages to {verb}.", hint=f"cuenv {verb} -n {name} numpy")
+    from cuenv.trust.requirements import looks_local
+
+    for text in packages:
+        if looks_local(text.strip()) and verb != "remove":
+            import shlex
+
+            raise UsageError(f"{text[:80]!r} is a local path: a change installs from package indexes only, so that "
+                             "a lock can pin what it installed.",
+                             hint=f"Install it with the environment's own pip: `cuenv run {name} -- pip install "
+                                  f"{shlex.quote(text)}` (`cuenv lock` then names it as not lockable).")
     store = Store.from_settings(settings)
     record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)

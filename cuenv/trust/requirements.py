@@ -53,7 +53,7 @@ def requirement_problem(text: object, *, allow_local: bool = False, parse: bool 
     if bare_name(stripped) is not None:
         return None
     if not parse:
-        if _looks_local(stripped):
+        if looks_local(stripped):
             return None if allow_local else "is a local path, which only the command line may name"
         direct = _DIRECT.search(stripped)
         if direct is not None:
@@ -64,7 +64,7 @@ def requirement_problem(text: object, *, allow_local: bool = False, parse: bool 
     try:
         req = Requirement(stripped)
     except InvalidRequirement as exc:
-        if _looks_local(stripped):
+        if looks_local(stripped):
             return None if allow_local else "is a local path, which only the command line may name"
         return f"is not a valid requirement ({str(exc).splitlines()[0]})"
     return _url_problem(req.url, allow_local) if req.url is not None else None
@@ -84,7 +84,8 @@ def _url_problem(url: str, allow_local: bool) -> str | None:
     return None
 
 
-def _looks_local(text: str) -> bool:
+def looks_local(text: str) -> bool:
+    """A local path or file: URL where a requirement is expected (``./x.whl``, ``/src/pkg``, ``file:///...``)."""
     return text.startswith((".", "/", "~")) or text.lower().startswith("file:")
 
 

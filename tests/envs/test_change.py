@@ -203,7 +203,12 @@ def test_the_drift_fixes_clear_a_package_pip_installed_from_a_local_file(cli, cu
         assert done.returncode == 0, done.stderr
 
     run("pip", "download", "-q", "--no-deps", "--no-cache-dir", "six==1.16.0", "-d", str(work / "wh"))
-    run("pip", "install", "-q", "--no-cache-dir", str(next((work / "wh").glob("six-*.whl"))))
+    wheel = f"./wh/{next((work / 'wh').glob('six-*.whl')).name}"  # as typed in the project folder
+    code, out, err = cli("add", "-n", "live", wheel)  # a change installs from indexes: the refusal says how else
+    assert code == 2 and err.startswith(f"error: '{wheel}' is a local path: a change installs from package indexes"), err
+    hint = err.split("`")[1]
+    assert hint == f"cuenv run live -- pip install {wheel}"
+    run(*hint.split()[3:])
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 0 and "six is installed but not locked" in err, err
     code, out, err = cli("lock", "--check", "live", "cuenv.lock")
