@@ -309,7 +309,11 @@ class OverwriteRefused(UsageError):
 
 def overwrite_problem(path: Path, text: str) -> str | None:
     """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
-    the same text. A cuenv lockfile there says whose it is; anything else is just "a different file"."""
+    the same text, or a lock that installs the same (its comments and the machine it was made on aside). A cuenv
+    lockfile there says whose it is; anything else is just "a different file". A folder there is refused:
+    nothing can be written in its place."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a file to write the lock to.", hint=f"Name a file in it: `-o {path / 'cuenv.lock'}`.")
     try:
         old = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
@@ -320,15 +324,22 @@ def overwrite_problem(path: Path, text: str) -> str | None:
         return None
     from cuenv.lock import model as lockfile
 
-    def owner(content: str) -> str | None:
+    def parsed(content: str) -> Any:
         try:
-            lock = lockfile.parse(content)
+            return lockfile.parse(content)
         except (UsageError, ValueError):
+            return None
+
+    def owner(lock: Any) -> str | None:
+        if lock is None:
             return None
         counts = ", ".join(f"{len(s.packages)} packages" for s in lock.solutions)
         return f"{lock.recipe.name} ({lock.engine}; {counts})"
 
-    theirs, ours = owner(old), owner(text)
+    old_lock, new_lock = parsed(old), parsed(text)
+    if old_lock is not None and new_lock is not None and lockfile.content_hash(old_lock) == lockfile.content_hash(new_lock):
+        return None  # the same packages and contract: only what the lock says about itself changes
+    theirs, ours = owner(old_lock), owner(new_lock)
     if theirs is None:
         return f"{path} already exists and is not this lock"
     if ours is not None and theirs.split(" ")[0] != ours.split(" ")[0]:

@@ -260,6 +260,13 @@ def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, 
     assert (work / "cuenv.lock").read_text() == "# the team's torch lock\n"
     assert cli("lock", "live", "-o", "cuenv.lock", "--force")[0] == 0
     assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0  # the same lock again: nothing lost, no question
+    lock = work / "cuenv.lock"
+    lock.write_text("# not locked: a package since removed\n" + lock.read_text())
+    assert cli("lock", "live", "-o", "cuenv.lock")[0] == 0  # the same packages: only a comment changes, no question
+    (work / "locks").mkdir()
+    code, out, err = cli("lock", "live", "-o", "locks")
+    assert (code, err) == (2, f"error: locks is a folder, not a file to write the lock to.\nhint: Name a file in it: "
+                              f"`-o {Path('locks') / 'cuenv.lock'}`.\n")
     assert cli("add", "-n", "live", "six")[0] == 0
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 2 and "holds a different lock of cuda-12.1" in err, err
