@@ -174,6 +174,10 @@ def _drift_text(checked: DriftCheck) -> str:
     if checked.matches:
         return f"{name!r} matches {path} ({checked.packages} packages)."
     lines = [f"{name!r} drifted from {path}:"] + ["  " + ln for ln in checked.drift.lines()]
+    if checked.recipes is not None:
+        theirs, ours = checked.recipes
+        lines.append(f"Note: {path} is a lock of {theirs}, and {name!r} was made from {ours}: a sync to it makes "
+                     f"{name!r} a {theirs} environment.")
     lines += drift_fixes(checked.drift, name=name, lock_path=path, platforms=checked.platforms, conda=checked.conda)
     return "\n".join(lines)
 

@@ -50,13 +50,14 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
 class DriftCheck(Plain):
     """`cuenv lock --check`: how an environment differs from a lockfile."""
 
-    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded", "platforms", "conda")
+    __slots__ = ("name", "lock_path", "drift", "packages", "lock_hash_recorded", "platforms", "conda", "recipes")
 
     def __init__(self, name: str, lock_path: str, drift: Drift, packages: int, lock_hash_recorded: bool,
-                 platforms: tuple[str, ...] = (), conda: bool = False) -> None:
+                 platforms: tuple[str, ...] = (), conda: bool = False, recipes: tuple[str, str] | None = None) -> None:
         self.name, self.lock_path, self.drift = name, lock_path, drift
         self.platforms = platforms  # every platform the lock holds, in its order
         self.conda = conda  # a conda prefix: its PyPI packages are its pip layer's (--pypi)
+        self.recipes = recipes  # (the lock's recipe, the environment's) where they differ
         self.packages = packages  # how many packages the lock has for this environment's platform
         self.lock_hash_recorded = lock_hash_recorded  # the environment was made from exactly this lock
 
@@ -86,7 +87,8 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     solution = lock.solution_for(meta.platform)
     found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
     return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock),
-                      tuple(lock.platforms), conda=get_engine(meta.engine, environ).family == "conda")
+                      tuple(lock.platforms), conda=get_engine(meta.engine, environ).family == "conda",
+                      recipes=(lock.recipe.name, meta.recipe.name) if lock.recipe.name != meta.recipe.name else None)
 
 
 class Synced(Plain):

@@ -116,3 +116,15 @@ def test_other_platforms_keep_what_pip_and_a_sync_put_in(cli, cuenv_exe, work, e
     again = names("team.lock")
     assert again["win-64"] >= locked["win-64"] | {"idna"} and again["linux-64"] >= locked["linux-64"] | {"idna"}, again
     assert cli("lock", "--check", "theirs", "team.lock")[0] == 0
+
+
+def test_check_against_another_recipes_lock_says_so(cli, work, envs, tmp_path, monkeypatch) -> None:
+    """The same packages under another recipe's name: the drift is listed, and that a sync would make the
+    environment the other recipe's."""
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
+    assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0 and cli("lock", "cuda-12.1")[0] == 0
+    assert cli("create", "cu121-win", "--engine", "venv", "-n", "win")[0] == 0
+    assert cli("add", "-n", "win", "six")[0] == 0
+    code, out, err = cli("lock", "--check", "win", "cuenv.lock")
+    assert code == 1 and ("Note: cuenv.lock is a lock of cuda-12.1, and 'win' was made from cu121-win: a sync to it "
+                          "makes 'win' a cuda-12.1 environment.") in out.splitlines(), out
