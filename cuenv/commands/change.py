@@ -70,7 +70,7 @@ def run(ctx: Context) -> Result[Changed]:
     try:
         for f in planned.findings:
             progress.note(f"warning: {f.message}")
-        done = change.apply(ctx.settings, ctx.environ, planned, progress=progress)
+        done = change.apply(ctx.settings, ctx.environ, planned, progress=progress).replace(recorded=planned.recorded)
         for f in done.findings:  # planned again where the index answered otherwise than uv's cache
             if f not in planned.findings:
                 progress.note(f"warning: {f.message}")
@@ -99,6 +99,8 @@ def render(done: Changed) -> str:
     planned, name = done.planned, done.planned.name
     what = "already the newest version that fits" if planned.verb == "upgrade" else "already installed"
     already = [f"{n} is {what} in {name!r}." for n in planned.already]
+    if planned.recorded:  # never folded into the record without a word (issue 26 §3)
+        already.insert(0, f"Recorded first, installed outside cuenv and locked from their index: {', '.join(planned.recorded)}.")
     lines = ["  " + ln for ln in planned.lines()]
     if planned.empty:
         return "\n".join(already + [f"Nothing to change in {name!r}."])

@@ -128,12 +128,21 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     forward = functools.cache(lambda: way_forward(settings, here(), name=name, asked=names, cuda=record.meta.cuda))
     before = engine.installed(record.path)
     found = _recorded_drift(record, before)
+    outside: tuple[str, ...] = ()
     if found is None or found:
         # packages pip installed since the last record pinned into it, before this change is planned on top of
         # them; read again: the installed packages carry the URLs and hashes just recorded
-        record_installed(settings, environ, name)
+        outside = record_installed(settings, environ, name).pinned
         record = store.get(name)
         before = engine.installed(record.path)
+    planned = _plan_venv(settings, record, engine, verb, packages, names, before, forward, here, predict)
+    return planned.replace(recorded=outside) if outside else planned
+
+
+def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, packages: list[str], names: list[str],
+               before: tuple[Any, ...], forward: Callable[[], str], here: Callable[[], Machine], predict: bool) -> ChangePlan:
+    """:func:`plan` of a venv, once its packages as installed are recorded."""
+    name = record.name
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
     if verb == "remove":

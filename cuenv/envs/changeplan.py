@@ -39,11 +39,11 @@ class Guess:
 
 
 class ChangePlan(Plain):
-    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "guess")
+    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "guess", "recorded")
 
     def __init__(self, name: str, verb: str, asked: tuple[str, ...], before: tuple[Any, ...], install: tuple[Any, ...] = (),
                  uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = (),
-                 guess: Guess | None = None) -> None:
+                 guess: Guess | None = None, recorded: tuple[str, ...] = ()) -> None:
         self.name, self.verb, self.asked = name, verb, asked
         self.before = before  # cuenv.engines.Package: the environment's packages now
         self.install = install  # exact artifacts to install (new, or replacing one of the same name)
@@ -51,6 +51,7 @@ class ChangePlan(Plain):
         self.already = already  # asked for, already satisfied
         self.findings = findings  # warnings the change goes on with
         self.guess = guess  # where ``install`` is uv's cached answer while the index is still asked; None: the index's
+        self.recorded = recorded  # installed outside cuenv (pip), recorded before this change was planned on top
 
     @property
     def after(self) -> tuple[Any, ...]:

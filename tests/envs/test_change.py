@@ -224,7 +224,7 @@ def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env
                          capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
     code, out, err = cli("add", "-n", "live", "idna")  # six is installed, not recorded: the add records it too
-    assert code == 0, err
+    assert code == 0 and out.startswith("Recorded first, installed outside cuenv and locked from their index: six "), err
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
     assert {p["name"]: bool(p.get("sha256")) for p in solution["packages"]}.get("six") is True
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
