@@ -156,6 +156,11 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     # extras is solved, that version held: the extras may bring packages)
     met = {n for n in names if n in by_name
            and all(satisfied(t, by_name[n].version) for m, t in zip(names, packages) if m == n)} if verb == "add" else set()
+    from cuenv.trust.requirements import bare_name
+
+    seeded = _seeded_installer(record.path, before)
+    if seeded in names and verb == "add" and all(bare_name(t.strip()) for n, t in zip(names, packages) if n == seeded):
+        met.add(seeded)  # the seeded pip is there, outside the lock: adding it again would lock it twice over
     already = tuple(dict.fromkeys(n for n, t in zip(names, packages) if n in met and not _extras(t)))
     for n in dict.fromkeys(names):
         if n in hold and n not in met:
@@ -191,6 +196,15 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     return drafted(_solve(resolve, name, wanted, forward))
 
 
+def _seeded_installer(prefix: Path, before: Sequence[Any]) -> str | None:
+    """``pip`` where the venv holds the pip seeded at its creation (which its packages leave out), else None."""
+    from cuenv.engines.venv import INSTALLER, site_packages
+
+    site = site_packages(prefix)
+    seeded = site is not None and any(site.glob(f"{INSTALLER}-*.dist-info"))
+    return INSTALLER if seeded and INSTALLER not in {p.name for p in before} else None
+
+
 def _extras(text: str) -> bool:
     """Whether requirement ``text`` asks for extras (``requests[socks]``)."""
     return "[" in text.split(";", 1)[0].split("@", 1)[0]
@@ -217,6 +231,10 @@ def _recorded_drift(record: EnvRecord, installed: Sequence[Any]) -> Drift | None
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], hold: Mapping[str, str]) -> ChangePlan:
     have = {p.name for p in before}
     missing = [n for n in names if n not in have]
+    if _seeded_installer(record.path, before) in missing:
+        raise UsageError(f"pip is the installer seeded into {record.name!r} at its creation and kept out of its lock, "
+                         "not one of its packages.",
+                         hint=f"Remove it anyway with itself: `cuenv run {record.name} -- pip uninstall -y pip`.")
     if missing:
         raise UsageError(f"Not installed in {record.name!r}: {', '.join(missing)}.",
                          hint=f"`cuenv info {record.name}` lists what is.")

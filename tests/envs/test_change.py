@@ -172,6 +172,13 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     text = (work / "cuenv.lock").read_text()
     assert "name: six" in text and "name: pip\n" not in text  # pip is the environment's tool, not its package
     assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
+    assert cli("add", "-n", "live", "pip")[1].splitlines()[0] == "pip is already installed in 'live'."
+    code, out, err = cli("uninstall", "-n", "live", "pip")
+    assert code == 2 and "pip is the installer seeded into 'live'" in err, err
+    hint = err.split("`")[1]
+    assert hint == "cuenv run live -- pip uninstall -y pip"
+    assert subprocess.run([*cuenv_exe, *hint.split()[1:]], capture_output=True, timeout=120).returncode == 0
+    assert "pip" not in _names(env) and cli("lock", "--check", "live", "cuenv.lock")[0] == 0
 
 
 def test_a_lock_promises_the_cuda_runtime_pip_left_and_refuses_two_majors(cli, cuenv_exe, env: Path, work: Path) -> None:
