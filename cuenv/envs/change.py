@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
-from cuenv.envs.history import asked_name
+from cuenv.envs.history import appended, asked_name, asked_now
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
 from cuenv.plain import Plain
@@ -574,7 +574,6 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     ``size_bytes``: the environment's size after the change, where the caller counted it; else a walk of it."""
     from cuenv.engines import Solution, get_engine
     from cuenv.engines.venv import nvidia_components, site_packages
-    from cuenv.envs.history import appended
     from cuenv.envs.meta import Change, now, resolved_versions
 
     try:
@@ -586,9 +585,7 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     solution = Solution(engine=record.meta.engine, platform=platform, python=python, packages=after)
     lock_hash = folder.write_solution(record.path, solution.to_json())
     meta = record.meta
-    requested = [r for r in meta.requested if asked_name(r) not in set(change.uninstall)]
-    if change.verb == "add":
-        requested += [a for a in change.asked if asked_name(a) not in {asked_name(r) for r in requested}]
+    new = Change(change.verb, tuple(change.asked), now(), tuple(change.lines()))
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
     if site is not None and moved and meta.engine == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
@@ -601,8 +598,7 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
         size_bytes = disk_usage(record.path)
     layout = get_engine(meta.engine, environ).layout(record.path)
     store.write_meta(record.name, meta.replace(
-        requested=tuple(requested), changes=appended(meta.changes, Change(change.verb, tuple(change.asked), now(),
-                                                                          tuple(change.lines()))),
+        requested=asked_now(meta.requested, new), changes=appended(meta.changes, new),
         resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=size_bytes))
     if layout != meta.layout:  # new library folders: the activation scripts name them
         from cuenv.envs.create import render_activation

@@ -134,9 +134,31 @@ def required(prefix: Path) -> set[str]:
     return {needed for _, needed in _requirements(prefix)}
 
 
+def applies_here(text: str, prefix: Path) -> bool:
+    """Whether requirement ``text`` applies to the environment at ``prefix`` (its marker, judged as
+    :func:`_requirements` judges them; an unreadable one applies)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        marker = Requirement(text).marker
+        return marker is None or bool(marker.evaluate(_marker_env(prefix)))
+    except (InvalidRequirement, Exception):  # noqa: BLE001 - a marker on a variable we do not set: it applies
+        return True
+
+
+def _marker_env(prefix: Path) -> dict[str, str]:
+    """The marker variables of the environment's interpreter that differ from this process's: its Python
+    (read from its site-packages folder name), and no extras."""
+    from cuenv.engines.venv import site_packages
+
+    site = site_packages(prefix)
+    py = site.parent.name.removeprefix("python") if site is not None else ""
+    return {"python_version": py, "python_full_version": py + ".0", "extra": ""} if py else {"extra": ""}
+
+
 def _requirements(prefix: Path) -> Iterator[tuple[str, str]]:
     """(installed package, a package its requirements name), canonical, markers judged for the environment's
-    interpreter (read from its site-packages folder name) with no extras."""
+    interpreter with no extras."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     from cuenv.engines.venv import site_packages
@@ -144,8 +166,7 @@ def _requirements(prefix: Path) -> Iterator[tuple[str, str]]:
     site = site_packages(prefix)
     if site is None:
         return
-    py = site.parent.name.removeprefix("python")
-    env = {"python_version": py, "python_full_version": py + ".0", "extra": ""}
+    env = _marker_env(prefix)
     for dist in site.glob("*.dist-info"):
         try:
             text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")

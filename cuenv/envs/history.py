@@ -22,36 +22,57 @@ if TYPE_CHECKING:
 
 KEPT: Final = 100
 KEPT_BYTES: Final = 128 * 1024  # an eighth of meta.json's limit
-_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# a conda spec's channel (``conda-forge::``, ``nvidia/label/cuda-12.1.0::``), then the package's name
+_NAME: Final = re.compile(r"\s*(?:[^\s:@=<>!~;\[\]]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)")
+_BARE: Final = re.compile(r"\s*(?:[^\s:@=<>!~;\[\]]+::)?[A-Za-z0-9][A-Za-z0-9._-]*\s*")
 
 
 def asked_name(text: str) -> str:
     """The package a change asked for: a PEP 508 requirement's project or a conda spec's package
     (``conda-forge::numpy=1.26`` names numpy), canonical; the text itself where it names none."""
-    found = _NAME.match(text.rsplit("::", 1)[-1])
+    found = _NAME.match(text)
     return canonical(found.group(1)) if found else text
 
 
-def net_asked(changes: Sequence[Change]) -> tuple[frozenset[str], dict[str, str]]:
-    """What ``changes``, in order, leave asked for: the packages removed (and not added since), and the
-    requirements added (and not removed since) by package, the last one asked for each."""
+def asked_now(requested: Sequence[str], change: Change) -> tuple[str, ...]:
+    """Requirements (an environment's meta.json ``requested``) after ``change``: a removal takes out every
+    requirement of the package; an add replaces them with the ones it gives, except that bare names
+    (``numpy``) of a package asked for already change nothing (they never loosen a version asked before)."""
+    out = list(requested)
+    if change.verb not in ("add", "remove"):
+        return tuple(out)
+    words: dict[str, list[str]] = {}
+    for text in change.asked:
+        words.setdefault(asked_name(text), []).append(text)
+    for name, texts in words.items():
+        had = any(asked_name(r) == name for r in out)
+        if change.verb == "add" and had and all(_BARE.fullmatch(t) for t in texts):
+            continue
+        out = [r for r in out if asked_name(r) != name] + (texts if change.verb == "add" else [])
+    return tuple(dict.fromkeys(out))
+
+
+def net_asked(changes: Sequence[Change]) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
+    """What ``changes``, in order, leave asked for (:func:`asked_now`, from nothing): the packages removed
+    and not added since, and the requirements added and not removed since, by package."""
+    asked: tuple[str, ...] = ()
     gone: set[str] = set()
-    added: dict[str, str] = {}
     for change in changes:
-        for text in change.asked if change.verb in ("add", "remove") else ():
-            name = asked_name(text)
-            if change.verb == "add":
-                added[name] = text
-                gone.discard(name)
-            else:
-                added.pop(name, None)
-                gone.add(name)
+        asked = asked_now(asked, change)
+        names = {asked_name(t) for t in change.asked}
+        gone = gone | names if change.verb == "remove" else gone - names if change.verb == "add" else gone
+    added: dict[str, tuple[str, ...]] = {}
+    for text in asked:
+        added[asked_name(text)] = (*added.get(asked_name(text), ()), text)
     return frozenset(gone), added
 
 
 def appended(changes: Sequence[Change], new: Change) -> tuple[Change, ...]:
     """``changes`` with ``new`` last, the oldest folded (:func:`net_asked`) where more than :data:`KEPT`
-    changes or :data:`KEPT_BYTES` of them would be kept; ``new`` is always kept as it is."""
+    changes or :data:`KEPT_BYTES` of them would be kept; ``new`` is always kept, its package lines only
+    where they fit in :data:`KEPT_BYTES`."""
+    if len(json.dumps(new.to_json())) > KEPT_BYTES:  # one change of thousands of packages: their count only
+        new = Change(new.verb, new.asked, new.at, (f"({len(new.lines)} packages changed)",))
     out = (*changes, new)
     kept, size = 0, 0
     for change in reversed(out):
@@ -65,5 +86,5 @@ def appended(changes: Sequence[Change], new: Change) -> tuple[Change, ...]:
     gone, added = net_asked(older)
     at = older[-1].at
     folded = ([Change("remove", tuple(sorted(gone)), at)] if gone else []) + \
-        ([Change("add", tuple(added.values()), at)] if added else [])
+        ([Change("add", tuple(t for texts in added.values() for t in texts), at)] if added else [])
     return (*folded, *out[-kept:])

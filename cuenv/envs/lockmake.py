@@ -110,10 +110,12 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
 
 def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvMeta, own: Solution,
                       platforms: Sequence[str], prefix: Path) -> list[Solution]:
-    """The environment's other ``platforms``, solved from its recipe as it was made from, and for a venv what
-    it holds beyond it: the requirements `cuenv add` asked for since (less what was uninstalled since), and
-    every package installed for its own sake (that nothing installed requires: by pip, by a sync, by an add)
-    at the version installed here."""
+    """The environment's other ``platforms``, solved from its recipe as it was made from. For a venv, the
+    environment as it is: every package installed for its own sake (that nothing installed requires,
+    whoever installed it: the recipe, `cuenv add`, pip, a sync) at its version here, each installed package
+    held at that version wherever the platform needs it, and those requirements of the recipe and of
+    `cuenv add` that do not apply here (a marker of another platform): one that applies here and is not
+    installed was taken out since."""
     from cuenv.envs.create import request_for, routed
     from cuenv.recipes.catalogue import load_catalogue
 
@@ -125,15 +127,16 @@ def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvM
     version = meta.recipe.version
     kind, request = request_for(recipe, version, meta.engine, own.python)
     if kind == "venv":
-        from cuenv.envs.changeplan import required
+        from cuenv.envs.changeplan import applies_here, required
         from cuenv.envs.history import asked_name, net_asked
 
-        gone, added = net_asked(meta.changes)
-        named = {asked_name(r) for r in request.requirements} | set(added)
-        kept = [r for r in request.requirements if asked_name(r) not in gone]
+        here = {p.name: p.version for p in own.packages}
         needed = required(prefix)
-        top = [f"{p.name}=={p.version}" for p in own.packages if p.name not in needed and p.name not in named]
-        request = request.replace(requirements=tuple(dict.fromkeys([*kept, *added.values(), *top])))
+        top = [f"{n}=={v}" for n, v in here.items() if n not in needed]
+        elsewhere = [r for r in (*request.requirements, *(t for ts in net_asked(meta.changes)[1].values() for t in ts))
+                     if asked_name(r) not in here and not applies_here(r, prefix)]
+        request = request.replace(requirements=tuple(dict.fromkeys([*top, *elsewhere])),
+                                  constraints=(*request.constraints, *(f"{n}=={v}" for n, v in sorted(here.items()))))
     # the same index route the environment was created by
     request, info = routed(settings, recipe, kind, request, recipe.stack(version, engine=kind).cuda)
     return solve_platforms(settings, environ, recipe=recipe, version=version, engine_name=meta.engine,

@@ -128,3 +128,23 @@ def test_check_against_another_recipes_lock_says_so(cli, work, envs, tmp_path, m
     code, out, err = cli("lock", "--check", "win", "cuenv.lock")
     assert code == 1 and ("Note: cuenv.lock is a lock of cuda-12.1, and 'win' was made from cu121-win: a sync to it "
                           "makes 'win' a cuda-12.1 environment.") in out.splitlines(), out
+
+
+def test_other_platforms_hold_each_package_at_the_version_here(cli, cuenv_exe, work, tmp_path, monkeypatch) -> None:
+    """An upgrade, pip's dependency pins and pip's uninstall of what `cuenv add` put in: the other platform's
+    list follows the environment as it is, version for version."""
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
+    assert cli("create", "cu121-win", "--engine", "venv", "-n", "v")[0] == 0
+    for argv in (("add", "-n", "v", "idna==3.6", "packaging"), ("upgrade", "-n", "v", "idna")):
+        code, out, err = cli(*argv)
+        assert code == 0, err
+    for argv in (("install", "-q", "--no-cache-dir", "python-dateutil==2.8.2", "six==1.16.0"), ("uninstall", "-y", "packaging")):
+        done = subprocess.run([*cuenv_exe, "run", "v", "--", "pip", *argv], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    assert cli("lock", "v", "--platform", "win-64", "--platform", "linux-64")[0] == 0
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    versions = {p: {q["name"]: q["version"] for q in data["packages"][p]} for p in data["platforms"]}
+    linux, windows = versions["linux-64"], versions["win-64"]
+    assert "packaging" not in linux and "packaging" not in windows
+    assert {n: windows[n] for n in ("idna", "six", "python-dateutil")} == {n: linux[n] for n in ("idna", "six", "python-dateutil")}
+    assert linux["six"] == "1.16.0" and linux["idna"] != "3.6"
