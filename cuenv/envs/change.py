@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
 
 from cuenv.envs import folder
-from cuenv.envs.changeplan import ChangePlan, ChangeRefused, dependants, held, removal, requirement_name, satisfied
+from cuenv.envs.changeplan import ChangePlan, ChangeRefused, cuda_of, dependants, held, removal, requirement_name, satisfied
 from cuenv.envs.history import appended, asked_name, asked_now
 from cuenv.errors import UsageError
 from cuenv.knowledge.packages import canonical
@@ -106,10 +106,11 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         if looks_local(text.strip()) and verb != "remove":
             import shlex
 
+            shown = "~/" + shlex.quote(text.strip()[2:]) if text.strip().startswith("~/") else shlex.quote(text.strip())
             raise UsageError(f"{text[:80]!r} is a local path: a change installs from package indexes only, so that "
                              "a lock can pin what it installed.",
                              hint=f"Install it with the environment's own pip: `cuenv run {name} -- pip install "
-                                  f"{shlex.quote(text)}` (`cuenv lock` then names it as not lockable).")
+                                  f"{shown}` (`cuenv lock` then names it as not lockable).")
     store = Store.from_settings(settings)
     record = recovered(settings, environ, store, name)
     engine = get_engine(record.meta.engine, environ, mirrors=settings.mirrors)
@@ -175,6 +176,14 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
         new = tuple(p for p in solved if not (p.name in by_name and by_name[p.name].version == p.version))
         if verb == "upgrade" and not new:  # already the newest that fits
             return ChangePlan(name, verb, tuple(packages), before, already=tuple(names))
+        if verb == "upgrade":
+            from packaging.version import Version
+
+            down = [p for p in new if p.name in names and Version(p.version) < Version(by_name[p.name].version)]
+            if down:
+                raise UsageError(f"upgrade {' '.join(packages)} would move {down[0].name} down "
+                                 f"({by_name[down[0].name].version} -> {down[0].version}); an upgrade only moves up.",
+                                 hint=f"Ask for that version: `cuenv add -n {name} '{down[0].name}=={down[0].version}'`.")
         for pkg in new:  # an upgrade's dependencies stay held unless named; a solve that moved one is refused
             if pkg.name in hold and pkg.name not in names:
                 raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
@@ -302,23 +311,6 @@ def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple
     return draft.replace(guess=Guess(same, online.cancel))
 
 
-def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
-    """(CUDA major, its X.Y release where the package names one) of a CUDA package, None for any other:
-    NVIDIA's wheels (nvidia-*-cuNN, versions of nvidia-cuda-*), conda's cuda-* packages and cudatoolkit."""
-    from cuenv.engines.venv import cuda_major_of
-
-    parts = pkg.version.split(".")
-    release = f"{parts[0]}.{parts[1]}" if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
-    if pkg.kind == "conda":
-        if not (pkg.name == "cudatoolkit" or pkg.name.startswith("cuda-")) or not parts[0].isdigit():
-            return None
-        return int(parts[0]), release
-    major = cuda_major_of(pkg.name, pkg.version)
-    if major is None:
-        return None
-    return major, release if pkg.name.startswith("nvidia-cuda-") else None
-
-
 def _major(pkg: Any) -> int | None:
     """The CUDA major of a package a change installs: a CUDA package's (:func:`cuda_of`), or the one a PyPI
     wheel is a build of (``cupy-cuda11x``, a ``+cu121`` torch: cuenv.recipes.cudainfer.wheel_cuda_major)."""
@@ -344,6 +336,14 @@ def check(draft: ChangePlan, meta: EnvMeta, machine: Callable[[], Machine], *, f
     if len(majors) > 1:
         want = int(str(stack_cuda).split(".")[0]) if stack_cuda else min(majors)
         odd = [p for p in draft.install if new.get(p.name, want) != want]
+        if not odd:  # the other major is installed already (pip put it there): that is what to take out
+            there = [p for p in draft.before if (c := cuda_of(p)) is not None and c[0] != want]
+            pip = " --pypi" if meta.engine != "venv" else ""
+            raise ChangeRefused(
+                f"{draft.name!r} is a CUDA {stack_cuda or want} environment, but holds CUDA "
+                f"{', '.join(sorted({str(c[0]) for p in there if (c := cuda_of(p))}))} packages installed outside cuenv "
+                f"({', '.join(f'{p.name} {p.version}' for p in there)}); one environment holds one CUDA major.",
+                hint=f"Take them out first: `cuenv uninstall -n {draft.name}{pip} {' '.join(p.name for p in there)}`.")
         kind = "wheels" if all(p.kind == "pypi" for p in odd) else "packages"
         framework_asked = any(asked_name(a) in framework_packages() for a in draft.asked)  # the way forward names its recipe
         raise ChangeRefused(

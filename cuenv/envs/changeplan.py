@@ -110,14 +110,40 @@ def satisfied(text: str, version: str) -> bool:
 
 def held(meta: EnvMeta, before: Sequence[Any]) -> dict[str, str]:
     """The packages a change may not move or remove, with why: the CUDA runtime, cuDNN, nvcc and the
-    framework that the environment was checked and recorded for."""
-    from cuenv.knowledge.packages import cuda_package_names, framework_packages
+    framework that the environment was checked and recorded for (of its CUDA major: one of another, put
+    there by pip, is no part of it)."""
+    from cuenv.knowledge.packages import cuda_package_names, framework_packages, nvidia_major
 
+    major = int(str(meta.cuda).split(".")[0]) if meta.cuda else None
+
+    def own(p: Any) -> bool:
+        found = cuda_of(p) or ((nvidia_major(p.name), None) if p.kind == "pypi" else None)
+        return major is None or found is None or found[0] in (None, major)
+
+    out: dict[str, str] = {}
+    for part, why in (("libcudart", "CUDA runtime"), ("cudnn", "cuDNN"), ("nvcc", "nvcc")):
+        out.update({p.name: f"the environment's {why}" for p in before if p.name in cuda_package_names(part) and own(p)})
     names = {p.name for p in before}
-    out = {n: "the environment's CUDA runtime" for n in cuda_package_names("libcudart") if n in names}
-    out.update({n: "the environment's cuDNN" for n in cuda_package_names("cudnn") if n in names})
     out.update({n: "the environment's framework build" for n in framework_packages() if n in names})
     return out
+
+
+def cuda_of(pkg: Any) -> tuple[int, str | None] | None:
+    """(CUDA major, its X.Y release where the package names one) of a CUDA package, None for any other:
+    NVIDIA's wheels (nvidia-*-cuNN, versions of nvidia-cuda-*), conda's cuda-* packages and cudatoolkit."""
+    from cuenv.engines.venv import cuda_major_of
+
+    parts = pkg.version.split(".")
+    release = f"{parts[0]}.{parts[1]}" if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
+    if pkg.kind == "conda":
+        if not (pkg.name == "cudatoolkit" or pkg.name.startswith("cuda-")) or not parts[0].isdigit():
+            return None
+        return int(parts[0]), release
+    major = cuda_major_of(pkg.name, pkg.version)
+    if major is None:
+        return None
+    return major, release if pkg.name.startswith("nvidia-cuda-") else None
+
 
 
 def dependants(prefix: Path, names: set[str]) -> dict[str, set[str]]:

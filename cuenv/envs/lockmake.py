@@ -203,7 +203,7 @@ def installed_cuda(name: str, packages: Sequence[Any], made_for: str | None) -> 
     """(CUDA X.Y, "package version") of the CUDA runtime installed among ``packages``, None without one; two
     majors of it in one environment are refused (a lock of it could promise neither), naming the one that is
     not the major the environment was ``made_for``."""
-    from cuenv.envs.change import cuda_of
+    from cuenv.envs.changeplan import cuda_of
     from cuenv.knowledge.packages import cuda_package_names
 
     runtimes = [(p, c) for p in packages if p.name in cuda_package_names("libcudart") and (c := cuda_of(p)) is not None]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -113,9 +114,15 @@ def test_an_add_never_moves_a_held_package_and_upgrade_keeps_its_bound(cli, env:
     assert code == 1 and err.startswith("error: nvidia-cuda-runtime-cu12 is the environment's CUDA runtime (12.1.105): "
                                         "changing it"), err
     assert cli("add", "-n", "live", "nvidia-cuda-runtime-cu12>=12.1")[1].splitlines()[-1] == "Nothing to change in 'live'."
+    code, out, err = cli("add", "-n", "live", "nvidia-cuda-nvcc-cu12>=12.4", "--dry-run")  # nvcc is held as well
+    assert code == 1 and "nvidia-cuda-nvcc-cu12 is the environment's nvcc (12.1.105)" in err, err
     assert cli("add", "-n", "live", "idna==3.6")[0] == 0
     code, out, err = cli("upgrade", "-n", "live", "idna<3.8")
     assert code == 0 and out.splitlines()[1] == "  ~ idna 3.6 -> 3.7", err
+    code, out, err = cli("upgrade", "-n", "live", "idna<3.7")  # an upgrade never moves down; the hint does, as asked
+    assert code == 2 and "would move idna down (3.7 -> 3.6)" in err, err
+    hint = err.split("`")[1]
+    assert hint == "cuenv add -n live 'idna==3.6'" and cli(*shlex.split(hint)[1:])[0] == 0
 
 
 def test_an_add_of_an_installed_package_with_extras_installs_what_they_bring(cli, env: Path) -> None:
@@ -191,11 +198,16 @@ def test_a_lock_promises_the_cuda_runtime_pip_left_and_refuses_two_majors(cli, c
         assert done.returncode == 0, done.stderr
 
     pip("nvidia-cuda-runtime-cu11==11.8.89")
+    code, out, err = cli("add", "-n", "live", "six", "--dry-run")  # any change names what pip put in
+    assert code == 1 and "holds CUDA 11 packages installed outside cuenv (nvidia-cuda-runtime-cu11 11.8.89)" in err, err
+    assert err.split("`")[1] == "cuenv uninstall -n live nvidia-cuda-runtime-cu11"
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 2 and "holds CUDA runtimes of two majors" in err and not (work / "cuenv.lock").exists(), err
     hint = err.split("`")[1]
     assert hint == "cuenv run live -- pip uninstall -y nvidia-cuda-runtime-cu11"
-    assert subprocess.run([*cuenv_exe, *hint.split()[1:]], capture_output=True, timeout=300).returncode == 0
+    assert cli("uninstall", "-n", "live", "nvidia-cuda-runtime-cu11")[0] == 0  # the add's hint
+    pip("nvidia-cuda-runtime-cu11==11.8.89")
+    assert subprocess.run([*cuenv_exe, *hint.split()[1:]], capture_output=True, timeout=300).returncode == 0  # the lock's
     pip("nvidia-cuda-runtime-cu12==12.4.127")
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 0 and "note: 'live' holds the CUDA 12.4 runtime (nvidia-cuda-runtime-cu12 12.4.127)" in err, err
