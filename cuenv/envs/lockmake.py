@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from cuenv.errors import UsageError
+from cuenv.errors import CuenvError, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -163,8 +163,14 @@ def solve_platforms(settings: Settings, environ: Mapping[str, str], *, recipe: R
         os_name = os_of(plat)
         target = base.replace(os=os_name, arch="aarch64" if plat.endswith("aarch64") else "x86_64",
                               glibc=base.glibc if os_name == "linux" else None)
-        out.append(solve_routed(engine, request.replace(platform=plat), route, target=target,
-                                cache_dir=settings.cache_dir))
+        try:
+            out.append(solve_routed(engine, request.replace(platform=plat), route, target=target,
+                                    cache_dir=settings.cache_dir))
+        except CuenvError as exc:
+            if len(platforms) > 1:  # say which platform's solve failed
+                exc.message = f"For {plat}: {exc.message}"
+                exc.args = (exc.message,)
+            raise
     return out
 
 

@@ -3,9 +3,9 @@ both `sync` and `create --from-lock` start from (:func:`plan_lockfile`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from cuenv.errors import UsageError
+from cuenv.errors import CuenvError, UsageError
 from cuenv.plain import Plain
 
 if TYPE_CHECKING:
@@ -87,8 +87,20 @@ def check_drift(settings: Settings, environ: Mapping[str, str], *, name: str, lo
     solution = lock.solution_for(meta.platform)
     found = drift(solution.packages, get_engine(meta.engine, environ).installed(record.prefix))
     return DriftCheck(name, lock_path, found, len(solution.packages), meta.lock_hash == content_hash(lock),
-                      tuple(lock.platforms), conda=get_engine(meta.engine, environ).family == "conda",
+                      _lockable(settings, meta, lock.platforms), conda=get_engine(meta.engine, environ).family == "conda",
                       recipes=(lock.recipe.name, meta.recipe.name) if lock.recipe.name != meta.recipe.name else None)
+
+
+def _lockable(settings: Settings, meta: Any, platforms: Sequence[str]) -> tuple[str, ...]:
+    """Those of a lock's ``platforms`` that the environment's recipe declares (and its own): what a re-lock
+    of it can write."""
+    from cuenv.recipes.catalogue import load_catalogue
+
+    try:
+        declared = set(load_catalogue(settings).find(meta.recipe.name).platforms_for(meta.recipe.version))
+    except CuenvError:
+        declared = set()
+    return tuple(p for p in platforms if p in declared or p == meta.platform)
 
 
 class Synced(Plain):

@@ -120,14 +120,18 @@ def test_other_platforms_keep_what_pip_and_a_sync_put_in(cli, cuenv_exe, work, e
 
 def test_check_against_another_recipes_lock_says_so(cli, work, envs, tmp_path, monkeypatch) -> None:
     """The same packages under another recipe's name: the drift is listed, and that a sync would make the
-    environment the other recipe's."""
+    environment the other recipe's; the re-lock it names writes only the platforms this recipe has."""
     monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
-    assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0 and cli("lock", "cuda-12.1")[0] == 0
+    assert cli("create", "cuda-12.1", "--engine", "venv")[0] == 0
     assert cli("create", "cu121-win", "--engine", "venv", "-n", "win")[0] == 0
     assert cli("add", "-n", "win", "six")[0] == 0
-    code, out, err = cli("lock", "--check", "win", "cuenv.lock")
-    assert code == 1 and ("Note: cuenv.lock is a lock of cuda-12.1, and 'win' was made from cu121-win: a sync to it "
-                          "makes 'win' a cuda-12.1 environment.") in out.splitlines(), out
+    assert cli("lock", "win", "--platform", "linux-64", "--platform", "win-64", "-o", "win.lock")[0] == 0
+    code, out, err = cli("lock", "--check", "cuda-12.1", "win.lock")
+    assert code == 1 and ("Note: win.lock is a lock of cu121-win, and 'cuda-12.1' was made from cuda-12.1: a sync to "
+                          "it makes 'cuda-12.1' a cu121-win environment.") in out.splitlines(), out
+    fix = next(ln for ln in out.splitlines() if ln.startswith("Fix it:")).split("`")[3]
+    assert fix == "cuenv lock cuda-12.1 -o win.lock --force" and cli(*fix.split()[1:])[0] == 0
+    assert cli("lock", "--check", "cuda-12.1", "win.lock")[0] == 0
 
 
 def test_other_platforms_hold_each_package_at_the_version_here(cli, cuenv_exe, work, tmp_path, monkeypatch) -> None:
@@ -148,3 +152,20 @@ def test_other_platforms_hold_each_package_at_the_version_here(cli, cuenv_exe, w
     assert "packaging" not in linux and "packaging" not in windows
     assert {n: windows[n] for n in ("idna", "six", "python-dateutil")} == {n: linux[n] for n in ("idna", "six", "python-dateutil")}
     assert linux["six"] == "1.16.0" and linux["idna"] != "3.6"
+
+
+def test_a_platform_that_cannot_be_solved_is_named(cli, work, tmp_path, monkeypatch) -> None:
+    import cuenv.envs.create as create
+    from cuenv.errors import UsageError
+
+    solve = create.solve_routed
+
+    def no_windows(engine, request, *args, **kwargs):  # noqa: ANN001, ANN202 - the solve's own signature
+        if request.platform == "win-64":
+            raise UsageError("six==1.16.0 has no wheels with a matching platform tag.")
+        return solve(engine, request, *args, **kwargs)
+
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
+    monkeypatch.setattr(create, "solve_routed", no_windows)
+    code, out, err = cli("lock", "cu121-win", "--engine", "venv", "--platform", "linux-64", "--platform", "win-64")
+    assert code == 2 and err.startswith("error: For win-64: six==1.16.0 has no wheels"), err
