@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 KEPT: Final = 100
 KEPT_BYTES: Final = 128 * 1024  # an eighth of meta.json's limit
 # a conda spec's channel (``conda-forge::``, ``nvidia/label/cuda-12.1.0::``), then the package's name
-_NAME: Final = re.compile(r"\s*(?:[^\s:@=<>!~;\[\]]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)")
-_BARE: Final = re.compile(r"\s*(?:[^\s:@=<>!~;\[\]]+::)?[A-Za-z0-9][A-Za-z0-9._-]*\s*")
+_CHANNEL_AND_NAME: Final = r"\s*(?:[^\s:@=<>!~;\[\]]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)"
+_NAME: Final = re.compile(_CHANNEL_AND_NAME)
+_BARE: Final = re.compile(_CHANNEL_AND_NAME + r"\s*")  # the name and nothing else
 
 
 def asked_name(text: str) -> str:

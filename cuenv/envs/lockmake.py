@@ -91,7 +91,8 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
 
     now = record_installed(settings, environ, name)  # no readable solution.json: folder.own_solution says so
     own = now.solution
-    meta = Store.from_settings(settings).get(name).meta
+    store = Store.from_settings(settings)
+    meta = store.get(name).meta
     cuda = installed_cuda(name, own.packages, meta.cuda)
     notes: tuple[str, ...] = ()
     if cuda is not None and meta.cuda and cuda[0] != meta.cuda:  # pip moved the runtime: the lock promises what is there
@@ -102,8 +103,7 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
-        prefix = Store.from_settings(settings).path(name)
-        solutions += _solve_env_recipe(settings, environ, meta, own, others, prefix)
+        solutions += _solve_env_recipe(settings, environ, meta, own, others, store.path(name))
     return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned, notes=notes,
                 unpinned=now.unpinned)
 
