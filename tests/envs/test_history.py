@@ -110,3 +110,19 @@ def test_a_package_added_then_removed_stays_out_of_another_platforms_lock(cli, w
     names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
     assert {"packaging", "idna"} <= names["win-64"] and {"packaging", "idna"} <= names["linux-64"], names
     assert "six" not in names["win-64"] | names["linux-64"]
+
+
+@given(st.text(max_size=300), st.lists(st.text(max_size=80), max_size=5), st.sampled_from(["add", "remove", "upgrade"]))
+def test_any_text_is_read_as_a_name_and_any_change_folds(text: str, asked: list[str], verb: str) -> None:
+    """meta.json may come from an archive someone else made: whatever its texts, the readers answer (no error)
+    and folding stays idempotent."""
+    name = history.asked_name(text)
+    assert isinstance(name, str) and history.asked_name(name) == name
+    after = history.asked_now((text,), Change(verb, tuple(asked)))
+    assert history.asked_now(after, Change("upgrade", ())) == after
+    assert history.net_asked([Change(verb, tuple(asked))])[0] <= {history.asked_name(t) for t in asked}
+
+
+def test_a_huge_text_is_read_in_linear_time() -> None:
+    assert history.asked_name("a" * 200_000 + ";") == "a" * 200_000
+    assert history.asked_name(":" * 200_000) == ":" * 200_000
