@@ -18,6 +18,16 @@ GPUS = "NVIDIA A100-SXM4-80GB"
 FIXED_PATH_HEAD = "/usr/local/cuda-11.8/bin"
 
 
+@pytest.fixture(autouse=True)
+def _quick_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual's Pilot polls for an idle process in 20 ms sleeps: most of a key's time in these tests,
+    whose settle() waits on the workers themselves. Polled every 5 ms, with the same idle ratio."""
+    from textual import _wait
+
+    monkeypatch.setattr(_wait, "SLEEP_GRANULARITY", 1 / 200)
+    monkeypatch.setattr(_wait, "SLEEP_IDLE", 1 / 200 / 20)
+
+
 @pytest.fixture
 def environ(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("CUENV_DRIVER", DRIVER)
