@@ -61,7 +61,7 @@ def run(ctx: Context) -> Result[Changed]:
     verb = _VERB[ctx.args.command]
     name = env_name(ctx)
     planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, pypi=ctx.args.pypi,
-                          predict=not ctx.args.dry_run)
+                          predict=not ctx.args.dry_run, dry_run=bool(ctx.args.dry_run))
     if planned.empty or ctx.args.dry_run:
         return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
     from cuenv.cli.progress import for_command
@@ -99,7 +99,10 @@ def render(done: Changed) -> str:
     planned, name = done.planned, done.planned.name
     what = "already the newest version that fits" if planned.verb == "upgrade" else "already installed"
     already = [f"{n} is {what} in {name!r}." for n in planned.already]
-    if planned.recorded:  # never folded into the record without a word (issue 26 §3)
+    if planned.recorded and done.dry_run:
+        already.insert(0, f"Installed outside cuenv since the last record (the change records them first): "
+                          f"{', '.join(planned.recorded)}.")
+    elif planned.recorded:  # never folded into the record without a word (issue 26 §3)
         already.insert(0, f"Recorded first, installed outside cuenv and locked from their index: {', '.join(planned.recorded)}.")
     lines = ["  " + ln for ln in planned.lines()]
     if planned.empty:

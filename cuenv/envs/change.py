@@ -85,14 +85,16 @@ def framework_recipe(settings: Settings, asked: Sequence[str], cuda: str | None)
 
 
 def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str, packages: Sequence[str],
-         machine: Machine | None = None, pypi: bool = False, predict: bool = False) -> ChangePlan:
+         machine: Machine | None = None, pypi: bool = False, predict: bool = False, dry_run: bool = False) -> ChangePlan:
     """What ``verb`` of ``packages`` would do to environment ``name``: solved, checked, nothing installed.
     ``pypi``: in a conda prefix, the packages of its pip layer (a venv's are all PyPI's). ``machine``: this
     one, detected here when None and only where it is needed (a conda solve, a new CUDA release's driver
     check, a refusal's way forward): a venv's add of a plain package needs none (issue 26's benchmark).
 
     ``predict``, for a venv's add that is about to be applied: the plan may be made from uv's cache's answer
-    while the index is still asked (:func:`_predicted`); :func:`apply` keeps it only if the index agrees."""
+    while the index is still asked (:func:`_predicted`); :func:`apply` keeps it only if the index agrees.
+    Packages pip installed since the last record are recorded first (the plan to be applied starts from them);
+    ``dry_run`` writes nothing, and the plan names them (``recorded``)."""
     from cuenv.engines import get_engine
     from cuenv.envs.store import Store
 
@@ -130,7 +132,9 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
     before = engine.installed(record.path)
     found = _recorded_drift(record, before)
     outside: tuple[str, ...] = ()
-    if found is None or found:
+    if found and dry_run:  # a dry run writes nothing: what the change would record first is named
+        outside = tuple(f"{p.name} {p.version}" for p in (*found.added, *(b for _, b in found.changed)))
+    elif found is None or found:
         # packages pip installed since the last record pinned into it, before this change is planned on top of
         # them; read again: the installed packages carry the URLs and hashes just recorded
         outside = record_installed(settings, environ, name).pinned

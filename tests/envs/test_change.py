@@ -242,6 +242,10 @@ def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env
     pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "six"],
                          capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
+    own = {f.name: f.read_bytes() for f in (env / ".cuenv").iterdir() if f.is_file()}
+    code, out, err = cli("add", "-n", "live", "idna", "--dry-run")  # a dry run writes nothing, and says what an add records
+    assert code == 0 and out.startswith("Installed outside cuenv since the last record (the change records them first): six "), out
+    assert {f.name: f.read_bytes() for f in (env / ".cuenv").iterdir() if f.is_file()} == own, err
     code, out, err = cli("add", "-n", "live", "idna")  # six is installed, not recorded: the add records it too
     assert code == 0 and out.startswith("Recorded first, installed outside cuenv and locked from their index: six "), err
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
