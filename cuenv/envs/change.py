@@ -420,6 +420,7 @@ def _apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, p
                                     "uninstall": list(change.uninstall)})
         try:
             size = _run(settings, environ, record.path, change, progress, size_before=record.meta.size_bytes)
+            write_record = staged_record(settings, environ, store, record, change, size_bytes=size)  # the index may still be asked
             moved = change.guess is not None and not change.guess.confirmed()
             if change.guess is not None:
                 from cuenv import runner
@@ -429,7 +430,7 @@ def _apply(settings: Settings, environ: Mapping[str, str], change: ChangePlan, p
             if moved:
                 _restore(settings, environ, record.path, change.before, change.after)
             else:
-                record_change(settings, environ, store, record, change, size_bytes=size)
+                write_record()
         except BaseException:
             try:
                 _restore(settings, environ, record.path, change.before, change.after)
@@ -576,6 +577,14 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
     """The new package set becomes the environment's solution (what `cuenv lock` writes); meta.json
     says what was asked and when; the layout and activation scripts follow new NVIDIA folders.
     ``size_bytes``: the environment's size after the change, where the caller counted it; else a walk of it."""
+    staged_record(settings, environ, store, record, change, size_bytes=size_bytes)()
+
+
+def staged_record(settings: Settings, environ: Mapping[str, str], store: Any, record: EnvRecord, change: ChangePlan, *,
+                  size_bytes: int | None = None) -> Callable[[], None]:
+    """:func:`record_change`, all but its writes done now (the installed change read, the solution and
+    meta.json made); its writes when the returned function is called: an add from uv's cache prepares
+    its record while the index is still asked (issue 26's benchmark)."""
     from cuenv.engines import Solution, get_engine
     from cuenv.engines.venv import nvidia_components, site_packages
     from cuenv.envs.meta import Change, now, resolved_versions
@@ -587,27 +596,35 @@ def record_change(settings: Settings, environ: Mapping[str, str], store: Any, re
         python, platform = record.meta.python, record.meta.platform
     after = tuple(p for p in change.after if p.sha256 or p.md5)  # a local or editable install: no lock can pin it
     solution = Solution(engine=record.meta.engine, platform=platform, python=python, packages=after)
-    lock_hash = folder.write_solution(record.path, solution.to_json())
+    text, lock_hash = folder.solution_text(solution.to_json())
     meta = record.meta
     new = Change(change.verb, tuple(change.asked), now(), tuple(change.lines()))
     site = site_packages(record.path)
     moved = any(p.name.startswith("nvidia-") for p in change.install) or any(n.startswith("nvidia-") for n in change.uninstall)
-    if site is not None and moved and meta.engine == "venv":  # only NVIDIA wheels add or take away CUDA_HOME's folders (0.3 s to rebuild)
-        from cuenv.engines.cudahome import build_cuda_home
-
-        build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
     if size_bytes is None:
         from cuenv.envs.diskuse import disk_usage
 
         size_bytes = disk_usage(record.path)
-    layout = get_engine(meta.engine, environ).layout(record.path)
-    store.write_meta(record.name, meta.replace(
-        requested=asked_now(meta.requested, new), changes=appended(meta.changes, new),
-        resolved=resolved_versions(after), lock_hash=lock_hash, layout=layout, size_bytes=size_bytes))
-    if layout != meta.layout:  # new library folders: the activation scripts name them
-        from cuenv.envs.create import render_activation
+    rebuild = site is not None and moved and meta.engine == "venv"  # only NVIDIA wheels add or take away CUDA_HOME's folders
+    updated = meta.replace(requested=asked_now(meta.requested, new), changes=appended(meta.changes, new),
+                           resolved=resolved_versions(after), lock_hash=lock_hash, size_bytes=size_bytes)
+    layout = None if rebuild else get_engine(meta.engine, environ).layout(record.path)
 
-        render_activation(store, record.name, settings, environ)
+    def write() -> None:
+        nonlocal layout
+        folder.write_solution_text(record.path, text)
+        if rebuild and site is not None:  # 0.3 s; the layout follows the folders it makes
+            from cuenv.engines.cudahome import build_cuda_home
+
+            build_cuda_home(folder.cuda_home(record.path), nvidia_components(site))
+            layout = get_engine(meta.engine, environ).layout(record.path)
+        store.write_meta(record.name, updated.replace(layout=layout))
+        if layout != meta.layout:  # new library folders: the activation scripts name them
+            from cuenv.envs.create import render_activation
+
+            render_activation(store, record.name, settings, environ)
+
+    return write
 
 
 # -- the environment as it is -----------------------------------------------------------------

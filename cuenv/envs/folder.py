@@ -120,11 +120,21 @@ def own_solution(prefix: Path, name: str) -> dict[str, Any]:
 
 def write_solution(prefix: Path, solution_json: Any) -> str:
     """Write the environment's own lock; returns its hash (``sha256:...``), which meta records."""
+    text, digest = solution_text(solution_json)
+    write_solution_text(prefix, text)
+    return digest
+
+
+def solution_text(solution_json: Any) -> tuple[str, str]:
+    """The environment's own lock as written, and its hash (``sha256:...``)."""
     text = json.dumps(solution_json, indent=2, sort_keys=True) + "\n"
-    atomic.write_text(solution_path(prefix), text, durable=True)
     import hashlib  # on use: OpenSSL's load is a few ms of every start-up (issue 29)
 
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return text, "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_solution_text(prefix: Path, text: str) -> None:
+    atomic.write_text(solution_path(prefix), text, durable=True)
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -151,7 +151,7 @@ def test_an_interrupted_change_undone_at_once_leaves_no_journal(cli, env: Path, 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(change, "record_change", interrupted)
+    monkeypatch.setattr(change, "staged_record", interrupted)
     planned = change.plan(settings, os.environ, name="live", verb="add", packages=["six"])
     with pytest.raises(KeyboardInterrupt):
         change.apply(settings, os.environ, planned)
