@@ -311,9 +311,14 @@ def overwrite_problem(path: Path, text: str) -> str | None:
     """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
     the same text, or a lock that installs the same (its comments and the machine it was made on aside). A cuenv
     lockfile there says whose it is; anything else is just "a different file". A folder there is refused:
-    nothing can be written in its place."""
+    nothing can be written in its place, and so is a folder that does not exist (a mistyped path)."""
     if path.is_dir():
         raise UsageError(f"{path} is a folder, not a file to write the lock to.", hint=f"Name a file in it: `-o {path / 'cuenv.lock'}`.")
+    if not path.parent.is_dir():
+        import shlex
+
+        raise UsageError(f"{path.parent} is not a folder, so the lock cannot be written to {path}.",
+                         hint=f"Create it first (`mkdir -p {shlex.quote(str(path.parent))}`), or name another file with -o.")
     try:
         old = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:

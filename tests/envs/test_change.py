@@ -290,6 +290,12 @@ def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, 
     code, out, err = cli("lock", "live", "-o", "locks")
     assert (code, err) == (2, f"error: locks is a folder, not a file to write the lock to.\nhint: Name a file in it: "
                               f"`-o {Path('locks') / 'cuenv.lock'}`.\n")
+    code, out, err = cli("lock", "live", "-o", "team locks/x.lock")  # a folder not made: refused, never made here
+    assert code == 2 and err.splitlines() == [
+        "error: team locks is not a folder, so the lock cannot be written to team locks/x.lock.",
+        "hint: Create it first (`mkdir -p 'team locks'`), or name another file with -o."] and not (work / "team locks").exists()
+    subprocess.run(err.split("`")[1], shell=True, check=True, cwd=work)  # the hint, as written
+    assert cli("lock", "live", "-o", "team locks/x.lock")[0] == 0 and (work / "team locks" / "x.lock").is_file()
     assert cli("add", "-n", "live", "six")[0] == 0
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 2 and "holds a different lock of cuda-12.1" in err, err
