@@ -192,7 +192,10 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
             if pkg.name in hold and pkg.name not in names:
                 raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
                                     f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
-        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already)
+        from cuenv.envs.changeplan import applies_here
+
+        elsewhere = tuple(t for t in wanted if verb == "add" and ";" in t and not applies_here(t, record.path))
+        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already, elsewhere=elsewhere)
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=forward)))
 
     request, resolve = _resolver(settings, engine, record, wanted, provided, before)

@@ -39,11 +39,12 @@ class Guess:
 
 
 class ChangePlan(Plain):
-    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "guess", "recorded")
+    __slots__ = ("name", "verb", "asked", "before", "install", "uninstall", "already", "findings", "guess", "recorded",
+                 "elsewhere")
 
     def __init__(self, name: str, verb: str, asked: tuple[str, ...], before: tuple[Any, ...], install: tuple[Any, ...] = (),
                  uninstall: tuple[str, ...] = (), already: tuple[str, ...] = (), findings: tuple[Any, ...] = (),
-                 guess: Guess | None = None, recorded: tuple[str, ...] = ()) -> None:
+                 guess: Guess | None = None, recorded: tuple[str, ...] = (), elsewhere: tuple[str, ...] = ()) -> None:
         self.name, self.verb, self.asked = name, verb, asked
         self.before = before  # cuenv.engines.Package: the environment's packages now
         self.install = install  # exact artifacts to install (new, or replacing one of the same name)
@@ -52,6 +53,7 @@ class ChangePlan(Plain):
         self.findings = findings  # warnings the change goes on with
         self.guess = guess  # where ``install`` is uv's cached answer while the index is still asked; None: the index's
         self.recorded = recorded  # installed outside cuenv (pip), recorded before this change was planned on top
+        self.elsewhere = elsewhere  # added requirements whose marker leaves them out here: recorded for a lock's other platforms
 
     @property
     def after(self) -> tuple[Any, ...]:
@@ -60,7 +62,7 @@ class ChangePlan(Plain):
 
     @property
     def empty(self) -> bool:
-        return not (self.install or self.uninstall)
+        return not (self.install or self.uninstall or self.elsewhere)
 
     def lines(self) -> list[str]:
         old = {p.name: p for p in self.before}
@@ -69,12 +71,13 @@ class ChangePlan(Plain):
             prev = old.get(pkg.name)
             out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
         out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
+        out += [f"+ {t} (not for this platform: recorded for the lock's others)" for t in self.elsewhere]
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
                 "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
-                "already": list(self.already), "changes": self.lines()}
+                "already": list(self.already), "elsewhere": list(self.elsewhere), "changes": self.lines()}
 
 
 def requirement_name(text: str) -> str:

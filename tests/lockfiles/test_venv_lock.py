@@ -118,6 +118,25 @@ def test_other_platforms_keep_what_pip_and_a_sync_put_in(cli, cuenv_exe, work, e
     assert cli("lock", "--check", "theirs", "team.lock")[0] == 0
 
 
+def test_an_add_for_another_platform_only_is_recorded_for_its_lock(cli, work, envs, tmp_path, monkeypatch) -> None:
+    """A requirement whose marker leaves it out here installs nothing, but is recorded: the lock's Windows list
+    has it, its Linux list does not; a dry run says so and writes nothing."""
+    monkeypatch.setenv("CUENV_RECIPES", str(windows_too(tmp_path / "recipes")))
+    assert cli("create", "cu121-win", "--engine", "venv", "-n", "mine")[0] == 0
+    wanted = 'colorama; sys_platform == "win32"'
+    meta = (envs / "mine" / ".cuenv" / "meta.json").read_text()
+    code, out, err = cli("add", "-n", "mine", wanted, "--dry-run")
+    assert code == 0 and f"  + {wanted} (not for this platform: recorded for the lock's others)" in out.splitlines(), out
+    assert (envs / "mine" / ".cuenv" / "meta.json").read_text() == meta
+    code, out, err = cli("add", "-n", "mine", wanted)
+    assert code == 0 and out.startswith("Added to 'mine':"), (out, err)
+    code, out, err = cli("lock", "mine", "--platform", "win-64", "--platform", "linux-64")
+    assert code == 0, err
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
+    assert "colorama" in names["win-64"] and "colorama" not in names["linux-64"], names
+
+
 def test_check_against_another_recipes_lock_says_so(cli, work, envs, tmp_path, monkeypatch) -> None:
     """The same packages under another recipe's name: the drift is listed, and that a sync would make the
     environment the other recipe's; the re-lock it names writes only the platforms this recipe has."""
