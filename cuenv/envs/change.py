@@ -161,11 +161,12 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     # extras is solved, that version held: the extras may bring packages)
     met = {n for n in names if n in by_name
            and all(satisfied(t, by_name[n].version) for m, t in zip(names, packages) if m == n)} if verb == "add" else set()
-    from cuenv.trust.requirements import bare_name
+    from cuenv.engines.venv import INSTALLER
 
     seeded = _seeded_installer(record.path, before)
-    if seeded in names and verb == "add" and all(bare_name(t.strip()) for n, t in zip(names, packages) if n == seeded):
-        met.add(seeded)  # the seeded pip is there, outside the lock: adding it again would lock it twice over
+    if seeded is not None and INSTALLER in names and verb == "add" and \
+            all(satisfied(t, seeded) for n, t in zip(names, packages) if n == INSTALLER):
+        met.add(INSTALLER)  # the seeded pip is there, outside the lock: adding it again would lock it twice over
     already = tuple(dict.fromkeys(n for n, t in zip(names, packages) if n in met and not _extras(t)))
     for n in dict.fromkeys(names):
         if n in hold and n not in met:
@@ -195,7 +196,8 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
         from cuenv.envs.changeplan import applies_here
 
         elsewhere = tuple(t for t in wanted if verb == "add" and ";" in t and not applies_here(t, record.path))
-        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=already, elsewhere=elsewhere)
+        met_now = already if new else tuple(dict.fromkeys([*already, *(n for n in names if n in by_name)]))  # extras had too
+        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=met_now, elsewhere=elsewhere)
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=forward)))
 
     request, resolve = _resolver(settings, engine, record, wanted, provided, before)
@@ -213,12 +215,14 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
 
 
 def _seeded_installer(prefix: Path, before: Sequence[Any]) -> str | None:
-    """``pip`` where the venv holds the pip seeded at its creation (which its packages leave out), else None."""
+    """The version of the pip seeded into the venv at its creation (which its packages leave out), else None."""
     from cuenv.engines.venv import INSTALLER, site_packages
 
     site = site_packages(prefix)
-    seeded = site is not None and any(site.glob(f"{INSTALLER}-*.dist-info"))
-    return INSTALLER if seeded and INSTALLER not in {p.name for p in before} else None
+    if site is None or INSTALLER in {p.name for p in before}:
+        return None
+    found = sorted(site.glob(f"{INSTALLER}-*.dist-info"))
+    return found[0].name[len(INSTALLER) + 1:-len(".dist-info")] if found else None
 
 
 def _extras(text: str) -> bool:
@@ -247,7 +251,9 @@ def _recorded_drift(record: EnvRecord, installed: Sequence[Any]) -> Drift | None
 def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], hold: Mapping[str, str]) -> ChangePlan:
     have = {p.name for p in before}
     missing = [n for n in names if n not in have]
-    if _seeded_installer(record.path, before) in missing:
+    from cuenv.engines.venv import INSTALLER
+
+    if INSTALLER in missing and _seeded_installer(record.path, before) is not None:
         raise UsageError(f"pip is the installer seeded into {record.name!r} at its creation and kept out of its lock, "
                          "not one of its packages.",
                          hint=f"Remove it anyway with itself: `cuenv run {record.name} -- pip uninstall -y pip`.")

@@ -130,6 +130,8 @@ def test_an_add_of_an_installed_package_with_extras_installs_what_they_bring(cli
     code, out, err = cli("add", "-n", "live", "requests[socks]", "requests[socks]")
     assert code == 0 and out.splitlines()[1:2] == ["  + pysocks 1.7.1"] and "requests" not in out.split("\n", 2)[2], err
     assert {"requests", "pysocks"} <= _names(env)
+    code, out, err = cli("add", "-n", "live", "requests[socks]")  # complete now: said so, nothing changed
+    assert code == 0 and out.splitlines() == ["requests is already installed in 'live'.", "Nothing to change in 'live'."], out
 
 
 def test_a_wheel_built_for_another_cuda_major_is_refused_by_its_name_or_local_version(cli, env: Path) -> None:
@@ -180,6 +182,9 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     assert "name: six" in text and "name: pip\n" not in text  # pip is the environment's tool, not its package
     assert cli("lock", "--check", "live", "cuenv.lock")[0] == 0
     assert cli("add", "-n", "live", "pip")[1].splitlines()[0] == "pip is already installed in 'live'."
+    seeded = sorted(p.name for p in env.glob("lib/python*/site-packages/pip-*.dist-info"))
+    assert cli("add", "-n", "live", "pip>=20")[1].splitlines()[0] == "pip is already installed in 'live'."  # met: not reinstalled
+    assert sorted(p.name for p in env.glob("lib/python*/site-packages/pip-*.dist-info")) == seeded
     code, out, err = cli("uninstall", "-n", "live", "pip")
     assert code == 2 and "pip is the installer seeded into 'live'" in err, err
     hint = err.split("`")[1]
