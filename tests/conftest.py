@@ -68,15 +68,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run tests marked slow (full framework installs)")
+    parser.addoption("--run-freshness", action="store_true", help="run tests marked freshness (PyPI shipped nothing new)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with --run-slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    for marker, option in (("slow", "--run-slow"), ("freshness", "--run-freshness")):
+        if config.getoption(option):
+            continue
+        skip = pytest.mark.skip(reason=f"{marker}: run with {option}")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -58,9 +58,18 @@ def _key(section: str, row: Mapping[str, Any]) -> str:
     return " ".join(str(row.get(k)) for k in KEYS[section])
 
 
-def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+@dataclass(frozen=True, order=True)
+class Difference:
+    """One way vendor.yaml and PyPI differ: ``behind`` when the vendor shipped since (a new row, a newer
+    patch of a series, a row its newer patch replaced), otherwise PyPI contradicts what the file says."""
+
+    text: str
+    behind: bool
+
+
+def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Difference]:
     """Row-by-row differences between the file (old) and a fresh derivation (new)."""
-    out: list[str] = []
+    out: list[Difference] = []
     for section in new:
         if section == "schema_version":
             continue
@@ -71,19 +80,39 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
                 b, a = before.get(project, {}), after.get(project, {})
                 for mm in sorted(set(b) | set(a), key=_vkey):
                     if b.get(mm) != a.get(mm):
-                        out.append(f"releases {project} {mm}: {b.get(mm) or 'absent'} -> {a.get(mm) or 'gone'}")
+                        out.append(Difference(f"releases {project} {mm}: {b.get(mm) or 'absent'} -> {a.get(mm) or 'gone'}",
+                                              _newer(a.get(mm), b.get(mm))))
             continue
         rows_b = {_key(section, r): r for r in before or ()}
         rows_a = {_key(section, r): r for r in after}
-        for k in rows_a.keys() - rows_b.keys():
-            out.append(f"{section} {k}: new row")
-        for k in rows_b.keys() - rows_a.keys():
-            out.append(f"{section} {k}: no longer derived")
+        added = rows_a.keys() - rows_b.keys()
+        out += [Difference(f"{section} {k}: new row", True) for k in added]
+        out += [Difference(f"{section} {k}: no longer derived", any(_supersedes(n, k) for n in added))
+                for k in rows_b.keys() - rows_a.keys()]
         for k in rows_a.keys() & rows_b.keys():
             for f in sorted(set(rows_a[k]) | set(rows_b[k])):
                 if f != "source" and rows_a[k].get(f) != rows_b[k].get(f):
-                    out.append(f"{section} {k}: {f} {rows_b[k].get(f)!r} -> {rows_a[k].get(f)!r}")
+                    out.append(Difference(f"{section} {k}: {f} {rows_b[k].get(f)!r} -> {rows_a[k].get(f)!r}", False))
     return sorted(out)
+
+
+def _newer(after: str | None, before: str | None) -> bool:
+    """A release that is new, or newer than the one recorded (a release that went away is not)."""
+    if after is None:
+        return False
+    return before is None or _vkey(after) > _vkey(before)
+
+
+def _supersedes(new_key: str, old_key: str) -> bool:
+    """``jax-cuda13-plugin 0.12.1`` replaces ``jax-cuda13-plugin 0.12.0.1``: same row but for a newer patch
+    of the same major.minor (the refresher keeps each series' newest)."""
+    *head_n, ver_n = new_key.split(" ")
+    *head_o, ver_o = old_key.split(" ")
+    try:
+        vn, vo = Version(ver_n), Version(ver_o)
+    except InvalidVersion:
+        return False
+    return head_n == head_o and vn.release[:2] == vo.release[:2] and vn > vo
 
 
 def _vkey(text: str) -> Any:
@@ -299,7 +328,7 @@ def dump(facts: Mapping[str, Any]) -> str:
 
 @dataclass
 class Outcome:
-    differences: list[str]
+    differences: list[Difference]
     recipes: RecipeReport
     requests: int
 
@@ -337,7 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot read vendor metadata: {exc}", file=sys.stderr)
         print("hint: check that PyPI is reachable (or pass --index with a mirror's URL), then run it again", file=sys.stderr)
         return 2
-    _print(outcome.differences, f"{DATA_FILE.name} differs from PyPI")
+    _print((d.text + (" (new since)" if d.behind else "") for d in outcome.differences),
+           f"{DATA_FILE.name} differs from PyPI")
     _print(outcome.recipes.problems, "recipe pins PyPI contradicts")
     _print(outcome.recipes.proposals, "new releases the catalogue lacks")
     if args.write:

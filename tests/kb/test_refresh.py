@@ -93,11 +93,27 @@ def test_diff_names_each_changed_field_and_row() -> None:
     new = {"torch": [{"torch": "2.14.1", "cudnn": "==9.24.1.1", "source": "b"}, {"torch": "2.15.0", "source": "c"}],
            "releases": {"torch": {"2.14": "2.14.1", "2.15": "2.15.0"}}}
     assert refresh.diff(old, new) == [
-        "releases torch 2.15: absent -> 2.15.0",
-        "torch 2.14.1: cudnn '==9.24.0.43' -> '==9.24.1.1'",
-        "torch 2.15.0: new row",
+        refresh.Difference("releases torch 2.15: absent -> 2.15.0", behind=True),
+        refresh.Difference("torch 2.14.1: cudnn '==9.24.0.43' -> '==9.24.1.1'", behind=False),
+        refresh.Difference("torch 2.15.0: new row", behind=True),
     ]
     assert refresh.diff(new, new) == []
+
+
+def test_diff_tells_a_release_shipped_since_from_a_fact_pypi_contradicts() -> None:
+    """The differences of 2026-12-03 (the vendors shipped): behind; a release gone or moved back: contradicted."""
+    row = {"plugin": "jax-cuda13-plugin", "cuda": "13.0", "source": "s"}
+    old = {"jax": [{**row, "version": "0.11.2"}, {**row, "version": "0.12.0.1"}],
+           "releases": {"nvidia-nccl-cu13": {"2.31": "2.31.2", "2.32": "2.32.3"}}}
+    new = {"jax": [{**row, "version": "0.11.2"}, {**row, "version": "0.12.1"}],
+           "releases": {"nvidia-nccl-cu13": {"2.31": "2.31.2", "2.32": "2.32.6"}}}
+    assert [d.behind for d in refresh.diff(old, new)] == [True, True, True]
+    backwards = {d.text: d.behind for d in refresh.diff(new, old)}
+    assert backwards["jax jax-cuda13-plugin 0.12.1: no longer derived"] is False  # an older patch does not replace it
+    assert backwards["releases nvidia-nccl-cu13 2.32: 2.32.6 -> 2.32.3"] is False
+    gone = {"jax": [{**row, "version": "0.11.2"}], "releases": {"nvidia-nccl-cu13": {"2.31": "2.31.2"}}}
+    assert refresh.diff(old, gone) == [refresh.Difference("jax jax-cuda13-plugin 0.12.0.1: no longer derived", False),
+                                       refresh.Difference("releases nvidia-nccl-cu13 2.32: 2.32.3 -> gone", False)]
 
 
 def test_recipe_check_flags_a_contradicted_pin_and_proposes_a_new_release() -> None:
@@ -142,12 +158,17 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> refresh.Outcome:
 
 
 @pytest.mark.network
-def test_vendor_facts_match_pypi(live: refresh.Outcome) -> None:
-    assert live.differences == [], "run `python -m cuenv.knowledge.refresh --write` and review the diff"
+def test_pypi_contradicts_no_vendor_fact_and_no_recipe_pin(live: refresh.Outcome) -> None:
+    contradicted = [d.text for d in live.differences if not d.behind]
+    assert contradicted == [], "run `python -m cuenv.knowledge.refresh --write` and review the diff"
+    assert live.recipes.problems == []
+    assert live.requests < 600  # metadata and byte ranges, not wheels (386 on 2026-12-02, with every torchvision and torchaudio)
 
 
 @pytest.mark.network
-def test_recipe_pins_match_pypi_and_the_catalogue_is_current(live: refresh.Outcome) -> None:
-    assert live.recipes.problems == []
+@pytest.mark.freshness
+def test_vendor_facts_and_the_catalogue_know_every_release_shipped_since(live: refresh.Outcome) -> None:
+    """A vendor's new release leaves the data behind, not wrong: this runs with --run-freshness (a maintainer's
+    check before a release), so that a release shipped today does not fail every CI run."""
+    assert [d.text for d in live.differences if d.behind] == [], "run `python -m cuenv.knowledge.refresh --write`"
     assert live.recipes.proposals == []
-    assert live.requests < 600  # metadata and byte ranges, not wheels (386 on 2026-12-02, with every torchvision and torchaudio)
