@@ -65,6 +65,7 @@ def run(ctx: Context) -> Result[Changed]:
     if planned.empty or ctx.args.dry_run:
         return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
     from cuenv.cli.progress import for_command
+    from cuenv.errors import CuenvError
 
     progress = for_command(ctx)
     try:
@@ -74,6 +75,8 @@ def run(ctx: Context) -> Result[Changed]:
         for f in done.findings:  # planned again where the index answered otherwise than uv's cache
             if f not in planned.findings:
                 progress.note(f"warning: {f.message}")
+    except CuenvError as exc:
+        raise change.said_recorded(exc, planned.recorded) from None
     finally:
         progress.done()
     return Result(Changed(done, dry_run=False), render)
@@ -98,7 +101,8 @@ class Changed:
 def render(done: Changed) -> str:
     planned, name = done.planned, done.planned.name
     what = "already the newest version that fits" if planned.verb == "upgrade" else "already installed"
-    already = [f"{n} is {what} in {name!r}." for n in planned.already]
+    already = [f"{n!r} is already recorded for the lock's other platforms." if ";" in n else  # a requirement, not a name
+               f"{n} is {what} in {name!r}." for n in planned.already]
     if planned.recorded and done.dry_run:
         already.insert(0, f"Installed outside cuenv since the last record (the change records them first): "
                           f"{', '.join(planned.recorded)}.")

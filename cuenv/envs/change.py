@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
 from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, cuda_of, dependants, held, removal, requirement_name, satisfied
 from cuenv.envs.history import appended, asked_name, asked_now
-from cuenv.errors import UsageError
+from cuenv.errors import CuenvError, UsageError
 from cuenv.knowledge.packages import canonical
 from cuenv.plain import Plain
 
@@ -140,13 +140,26 @@ def plan(settings: Settings, environ: Mapping[str, str], *, name: str, verb: str
         outside = record_installed(settings, environ, name).pinned
         record = store.get(name)
         before = engine.installed(record.path)
-    planned = _plan_venv(settings, record, engine, verb, packages, names, before, forward, here, predict)
+    try:
+        planned = _plan_venv(settings, record, engine, verb, packages, names, before, forward, here, predict)
+    except CuenvError as exc:
+        raise said_recorded(exc, () if dry_run else outside) from None
     return planned.replace(recorded=outside) if outside else planned
+
+
+def said_recorded(exc: CuenvError, recorded: Sequence[str]) -> CuenvError:
+    """``exc``, its message naming the packages installed outside cuenv that were recorded before the change
+    failed (its record stands: they are installed): never recorded without a word (issue 26 §3)."""
+    if recorded:
+        exc.message += f" (Recorded before it, installed outside cuenv: {', '.join(recorded)}.)"
+    return exc
 
 
 def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, packages: list[str], names: list[str],
                before: tuple[Any, ...], forward: Callable[[], str], here: Callable[[], Machine], predict: bool) -> ChangePlan:
     """:func:`plan` of a venv, once its packages as installed are recorded."""
+    from cuenv.engines.venv import INSTALLER
+
     name = record.name
     by_name = {p.name: p for p in before}
     hold = held(record.meta, before)
@@ -154,6 +167,11 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
         return _plan_remove(record, names, before, hold)
     if verb == "upgrade":
         for n in names:
+            seeded = _seeded_installer(record.path, before) if n not in by_name else None
+            if seeded is not None and n == INSTALLER:
+                raise UsageError(f"pip {seeded} is the installer seeded into {name!r} at its creation and kept out of its "
+                                 "lock, not one of its packages.",
+                                 hint=f"Upgrade it with itself: `cuenv run {name} -- pip install -U pip`.")
             if n not in by_name:
                 raise UsageError(f"{n} is not installed in {name!r}, so there is nothing to upgrade.",
                                  hint=f"Add it: `cuenv add -n {name} {n}`.")
@@ -161,8 +179,6 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     # extras is solved, that version held: the extras may bring packages)
     met = {n for n in names if n in by_name
            and all(satisfied(t, by_name[n].version) for m, t in zip(names, packages) if m == n)} if verb == "add" else set()
-    from cuenv.engines.venv import INSTALLER
-
     seeded = _seeded_installer(record.path, before)
     if seeded is not None and INSTALLER in names and verb == "add" and \
             all(satisfied(t, seeded) for n, t in zip(names, packages) if n == INSTALLER):
@@ -193,11 +209,9 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
             if pkg.name in hold and pkg.name not in names:
                 raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
                                     f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
-        from cuenv.envs.changeplan import applies_here
-
-        elsewhere = tuple(t for t in wanted if verb == "add" and ";" in t and not applies_here(t, record.path))
+        elsewhere, had = _elsewhere(settings, record, wanted) if verb == "add" else ((), ())
         met_now = already if new else tuple(dict.fromkeys([*already, *(n for n in names if n in by_name)]))  # extras had too
-        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=met_now, elsewhere=elsewhere)
+        draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=(*met_now, *had), elsewhere=elsewhere)
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=forward)))
 
     request, resolve = _resolver(settings, engine, record, wanted, provided, before)
@@ -212,6 +226,46 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
             online.cancel()
             raise
     return drafted(_solve(resolve, name, wanted, forward))
+
+
+def _elsewhere(settings: Settings, record: EnvRecord, wanted: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Of the requirements ``wanted``, those whose marker leaves them out here, to record for a lock's other
+    platforms, and those of them recorded already; one that applies to none of the platforms the
+    environment's recipe can be locked for is refused (it would be recorded for nothing)."""
+    from cuenv.envs.changeplan import applies_here
+    from cuenv.envs.history import net_asked
+
+    away = [t for t in wanted if ";" in t and not applies_here(t, record.path)]
+    if not away:
+        return (), ()
+    python, platforms = _lockable(settings, record)
+    from packaging.requirements import Requirement
+
+    from cuenv.lock.foreign.wheels import Target
+
+    for text in away:
+        marker = Requirement(text).marker
+        if marker is not None and not any(marker.evaluate({**Target(python, p).markers(), "extra": ""}) for p in platforms):
+            raise UsageError(f"{text!r} applies to no platform {record.name!r} can be locked for ({', '.join(platforms)}; "
+                             f"Python {python}): there is nothing to install or record.",
+                             hint=f"Check its marker, or add the package without it: `cuenv add -n {record.name} "
+                                  f"{Requirement(text).name}`.")
+    asked = {t for texts in net_asked(record.meta.changes)[1].values() for t in texts}
+    return tuple(t for t in away if t not in asked), tuple(t for t in away if t in asked)
+
+
+def _lockable(settings: Settings, record: EnvRecord) -> tuple[str, tuple[str, ...]]:
+    """The environment's Python (major.minor) and the platforms its recipe declares (all five where the
+    recipe is gone: the lock then says why it cannot solve them)."""
+    from cuenv.envs.changeplan import python_of
+    from cuenv.lock.model import PLATFORMS
+    from cuenv.recipes.catalogue import load_catalogue
+
+    try:
+        platforms = load_catalogue(settings).find(record.meta.recipe.name).platforms_for(record.meta.recipe.version)
+    except (CuenvError, AttributeError):
+        platforms = tuple(PLATFORMS)
+    return python_of(record.path) or ".".join((record.meta.python or "3").split(".")[:2]), tuple(platforms)
 
 
 def _seeded_installer(prefix: Path, before: Sequence[Any]) -> str | None:
@@ -257,10 +311,24 @@ def _plan_remove(record: EnvRecord, names: list[str], before: tuple[Any, ...], h
         raise UsageError(f"pip is the installer seeded into {record.name!r} at its creation and kept out of its lock, "
                          "not one of its packages.",
                          hint=f"Remove it anyway with itself: `cuenv run {record.name} -- pip uninstall -y pip`.")
-    if missing:
-        raise UsageError(f"Not installed in {record.name!r}: {', '.join(missing)}.",
+    elsewhere = _recorded_elsewhere(record, missing)
+    if not_here := [n for n in missing if n not in elsewhere]:
+        raise UsageError(f"Not installed in {record.name!r}: {', '.join(not_here)}.",
                          hint=f"`cuenv info {record.name}` lists what is.")
-    return removal(record.name, names, before, hold, dependants(record.path, set(names)))
+    here = [n for n in names if n in have]
+    planned = removal(record.name, here, before, hold, dependants(record.path, set(here)))
+    return planned.replace(asked=tuple(names), elsewhere=tuple(t for n in missing for t in elsewhere[n]))
+
+
+def _recorded_elsewhere(record: EnvRecord, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Of ``names``, those added for a lock's other platforms only (a marker that leaves them out here):
+    name -> those requirements."""
+    from cuenv.envs.changeplan import applies_here
+    from cuenv.envs.history import net_asked
+
+    asked = net_asked(record.meta.changes)[1]
+    found = {n: tuple(t for t in asked.get(n, ()) if not applies_here(t, record.path)) for n in names}
+    return {n: texts for n, texts in found.items() if texts}
 
 
 def _resolver(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequence[str], provided: Mapping[str, str],
@@ -305,7 +373,6 @@ def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple
     answer is checked like any other: None, and the index's answer decides, where the cache cannot
     answer, its answer is refused (the index may know better), or there is nothing to install."""
     from cuenv.envs.changeplan import Guess
-    from cuenv.errors import CuenvError
 
     try:
         cached = resolve(offline=True)
@@ -656,7 +723,6 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
     is seen by cuenv.engines.piplayer); its conda packages carry their URL and hash in conda-meta."""
     from cuenv.engines import Request, Solution, get_engine
     from cuenv.engines.mirrors import PYPI_SIMPLE
-    from cuenv.errors import CuenvError as _Error
     from cuenv.lock.drift import drift
 
     own = Solution.from_json(folder.own_solution(record.path, record.name))
@@ -685,7 +751,7 @@ def as_installed(settings: Settings, environ: Mapping[str, str], record: EnvReco
             got = _uv(settings, environ).resolve_wheels(request, python=own.python or "3", glibc=None,
                                                         cache_dir=settings.cache_dir, no_deps=True,
                                                         interpreter=record.path / "bin" / "python")
-        except _Error as exc:
+        except CuenvError as exc:
             unpinned.append((pkg.name, f"{pkg.version} is on none of {', '.join(indexes)} ({exc.message.splitlines()[0]})"))
             del keep[pkg.name]
             continue

@@ -49,7 +49,7 @@ class ChangePlan(Plain):
         self.before = before  # cuenv.engines.Package: the environment's packages now
         self.install = install  # exact artifacts to install (new, or replacing one of the same name)
         self.uninstall = uninstall  # names to remove
-        self.already = already  # asked for, already satisfied
+        self.already = already  # names asked for, already satisfied; requirement texts already recorded elsewhere
         self.findings = findings  # warnings the change goes on with
         self.guess = guess  # where ``install`` is uv's cached answer while the index is still asked; None: the index's
         self.recorded = recorded  # installed outside cuenv (pip), recorded before this change was planned on top
@@ -71,13 +71,15 @@ class ChangePlan(Plain):
             prev = old.get(pkg.name)
             out.append(f"~ {pkg.name} {prev.version} -> {pkg.version}" if prev else f"+ {pkg.name} {pkg.version}")
         out += [f"- {n} {old[n].version}" for n in self.uninstall if n in old]
-        out += [f"+ {t} (not for this platform: recorded for the lock's others)" for t in self.elsewhere]
+        out += [f"- {t} (not for this platform: dropped from the lock's others)" if self.verb == "remove" else
+                f"+ {t} (not for this platform: recorded for the lock's others)" for t in self.elsewhere]
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "verb": self.verb, "asked": list(self.asked),
                 "install": [p.to_json() for p in self.install], "uninstall": list(self.uninstall),
-                "already": list(self.already), "elsewhere": list(self.elsewhere), "changes": self.lines()}
+                "already": list(self.already), "elsewhere": list(self.elsewhere), "recorded": list(self.recorded),
+                "changes": self.lines()}
 
 
 def requirement_name(text: str) -> str:
@@ -175,13 +177,18 @@ def applies_here(text: str, prefix: Path) -> bool:
         return True
 
 
-def _marker_env(prefix: Path) -> dict[str, str]:
-    """The marker variables of the environment's interpreter that differ from this process's: its Python
-    (read from its site-packages folder name), and no extras."""
+def python_of(prefix: Path) -> str | None:
+    """The environment's Python, major.minor, read from its site-packages folder's name; None without one."""
     from cuenv.engines.venv import site_packages
 
     site = site_packages(prefix)
-    py = site.parent.name.removeprefix("python") if site is not None else ""
+    return site.parent.name.removeprefix("python") if site is not None else None
+
+
+def _marker_env(prefix: Path) -> dict[str, str]:
+    """The marker variables of the environment's interpreter that differ from this process's: its Python,
+    and no extras."""
+    py = python_of(prefix)
     return {"python_version": py, "python_full_version": py + ".0", "extra": ""} if py else {"extra": ""}
 
 

@@ -185,6 +185,11 @@ def test_pip_inside_run_installs_into_the_environment_and_lock_records_it(cli, c
     seeded = sorted(p.name for p in env.glob("lib/python*/site-packages/pip-*.dist-info"))
     assert cli("add", "-n", "live", "pip>=20")[1].splitlines()[0] == "pip is already installed in 'live'."  # met: not reinstalled
     assert sorted(p.name for p in env.glob("lib/python*/site-packages/pip-*.dist-info")) == seeded
+    code, out, err = cli("upgrade", "-n", "live", "pip")  # not "not installed", nor a hint to add what is there
+    assert code == 2 and "pip " in err and "is the installer seeded into 'live'" in err, err
+    assert err.split("`")[1] == "cuenv run live -- pip install -U pip"
+    done = subprocess.run([*cuenv_exe, *err.split("`")[1].split()[1:]], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
     code, out, err = cli("uninstall", "-n", "live", "pip")
     assert code == 2 and "pip is the installer seeded into 'live'" in err, err
     hint = err.split("`")[1]
@@ -251,10 +256,17 @@ def test_a_change_on_top_of_what_pip_installed_pins_it_first(cli, cuenv_exe, env
     code, out, err = cli("add", "-n", "live", "idna", "--dry-run")  # a dry run writes nothing, and says what an add records
     assert code == 0 and out.startswith("Installed outside cuenv since the last record (the change records them first): six "), out
     assert {f.name: f.read_bytes() for f in (env / ".cuenv").iterdir() if f.is_file()} == own, err
-    code, out, err = cli("add", "-n", "live", "idna")  # six is installed, not recorded: the add records it too
-    assert code == 0 and out.startswith("Recorded first, installed outside cuenv and locked from their index: six "), err
+    code, out, err = cli("add", "-n", "live", "idna", "--dry-run", "--json")
+    assert code == 0 and [r.split()[0] for r in json.loads(out)["recorded"]] == ["six"], out
+    code, out, err = cli("add", "-n", "live", "no-such-package-cuenv-test")  # a failed add names what it recorded first
+    assert code == 1 and "(Recorded before it, installed outside cuenv: six " in err, err
+    pip = subprocess.run([*cuenv_exe, "run", "live", "--", "pip", "install", "-q", "--no-cache-dir", "idna"],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    code, out, err = cli("add", "-n", "live", "certifi")  # idna is installed, not recorded: the add records it too
+    assert code == 0 and out.startswith("Recorded first, installed outside cuenv and locked from their index: idna "), err
     solution = json.loads((env / ".cuenv" / "solution.json").read_text())
-    assert {p["name"]: bool(p.get("sha256")) for p in solution["packages"]}.get("six") is True
+    assert all({p["name"]: bool(p.get("sha256")) for p in solution["packages"]}.get(n) for n in ("six", "idna", "certifi"))
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 0 and "name: six" in (work / "cuenv.lock").read_text(), err
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -135,6 +136,20 @@ def test_an_add_for_another_platform_only_is_recorded_for_its_lock(cli, work, en
     data = yaml.safe_load((work / "cuenv.lock").read_text())
     names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
     assert "colorama" in names["win-64"] and "colorama" not in names["linux-64"], names
+    changes = len(json.loads((envs / "mine" / ".cuenv" / "meta.json").read_text())["changes"])
+    code, out, err = cli("add", "-n", "mine", wanted)  # again: nothing new to record
+    assert code == 0 and out.splitlines() == [f"{wanted!r} is already recorded for the lock's other platforms.",
+                                              "Nothing to change in 'mine'."], (out, err)
+    assert len(json.loads((envs / "mine" / ".cuenv" / "meta.json").read_text())["changes"]) == changes
+    for nowhere in ('colorama; python_version < "3.0"', 'colorama; sys_platform == "sunos5"'):
+        code, out, err = cli("add", "-n", "mine", nowhere)
+        assert code == 2 and "applies to no platform 'mine' can be locked for (linux-64, win-64; Python 3." in err, err
+    code, out, err = cli("uninstall", "-n", "mine", "colorama")  # what only the other platforms have can be taken out
+    assert code == 0 and f"  - {wanted} (not for this platform: dropped from the lock's others)" in out.splitlines(), (out, err)
+    assert cli("lock", "mine", "--platform", "win-64", "--platform", "linux-64", "--force")[0] == 0
+    assert "colorama" not in {q["name"] for q in yaml.safe_load((work / "cuenv.lock").read_text())["packages"]["win-64"]}
+    code, out, err = cli("uninstall", "-n", "mine", "colorama")
+    assert code == 2 and "Not installed in 'mine': colorama." in err, err
 
 
 def test_check_against_another_recipes_lock_says_so(cli, work, envs, tmp_path, monkeypatch) -> None:
