@@ -116,7 +116,9 @@ def _lock(ctx: Context) -> Result[Written]:
     try:
         written = lockmake.write(made, a.output, force=a.force, confirm=confirm_overwrite)
     except OverwriteRefused as exc:
-        again = f"cuenv lock {a.target} -o {a.output} --force" + "".join(f" --platform {p}" for p in a.platform)
+        import shlex
+
+        again = shlex.join(["cuenv", "lock", a.target, "-o", a.output, "--force", *(f for p in a.platform for f in ("--platform", p))])
         raise OverwriteRefused(exc.problem, hint=f"Write over it with `{again}`, or choose another file with -o.") from None
     # -o -: the lockfile itself is the output (asked for, so printed with -q too); a file: a report of it
     if a.output == "-":
@@ -186,6 +188,8 @@ def drift_fixes(drift: Drift, *, name: str, lock_path: str, platforms: Sequence[
     """Two fixes, each clearing the drift when run as written: the environment back to the lock, or the lock
     to the environment as it is now. A package installed from a local path or editable is named: no lock can
     pin it, so the second fix takes it out first."""
+    import shlex
+
     from cuenv.lock.drift import relock_command
 
     local = [p for p in drift.added if p.url.startswith("file:")]
@@ -198,7 +202,7 @@ def drift_fixes(drift: Drift, *, name: str, lock_path: str, platforms: Sequence[
         second = f", or `{takes}` and then `{relock}` record the environment as it is, less what no lock can pin."
     else:
         second = f", or `{relock}` records the environment as it is now."
-    out = [f"Fix it: `cuenv sync {lock_path} -n {name} -y` puts the lock's packages back"
+    out = [f"Fix it: `cuenv sync {shlex.quote(lock_path)} -n {name} -y` puts the lock's packages back"
            + (" (removing what it lacks)" if drift.added else "") + second]
     if local:
         out.append(f"Not lockable (a local path or editable install): {', '.join(p.name for p in local)}; the lock names "
@@ -245,11 +249,13 @@ def _sync(ctx: Context) -> Result[SyncDone]:
         if a.yes:
             return True
         if not sys.stdin.isatty():
+            import shlex
+
             from cuenv.errors import UsageError
 
             raise UsageError(f"Refusing to remove or change packages of {name!r} without confirmation on a "
                              "non-interactive input.",
-                             hint=f"Run `cuenv sync {a.file} -n {name} -y`, or keep them: `{relock}`.")
+                             hint=f"Run `cuenv sync {shlex.quote(a.file)} -n {name} -y`, or keep them: `{relock}`.")
         sys.stderr.write("Go on? [y/N] ")
         sys.stderr.flush()
         return sys.stdin.readline().strip().lower() in {"y", "yes"}

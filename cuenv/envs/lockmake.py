@@ -60,16 +60,16 @@ class Written:
 def write(made: Made, output: str, *, force: bool, confirm: Callable[[str], bool] | None = None) -> Written:
     """Write the lock to ``output`` ("-": nothing written, the caller prints it). A different file there
     raises cuenv.lock.io.OverwriteRefused unless ``force`` or ``confirm(problem)`` says yes (issue 26 §4)."""
-    from pathlib import Path
 
-    from cuenv.lock.io import OverwriteRefused, overwrite_problem, write_text
+    from cuenv.lock.io import OverwriteRefused, output_file, overwrite_problem, write_text
 
     text = lock_text(made)
     if output != "-":
-        problem = overwrite_problem(Path(output), text)
+        path = output_file(output)
+        problem = overwrite_problem(path, text)
         if problem and not force and not (confirm is not None and confirm(problem)):
             raise OverwriteRefused(problem)
-        write_text(Path(output), text)
+        write_text(path, text)
     return Written(made, output, text)
 
 

@@ -59,8 +59,10 @@ def drift(locked: Iterable[Package], installed: Iterable[Package]) -> Drift:
 def relock_command(name: str, lock_path: str, platforms: Sequence[str]) -> str:
     """The `cuenv lock` that writes environment ``name`` as it is into ``lock_path`` again, for every platform
     that lock holds (the other platforms solved again): run as written, it clears the drift and drops none."""
+    import shlex
+
     flags = "".join(f" --platform {p}" for p in platforms) if len(platforms) > 1 else ""
-    return f"cuenv lock {name} -o {lock_path} --force{flags}"
+    return f"cuenv lock {shlex.quote(name)} -o {shlex.quote(lock_path)} --force{flags}"
 
 
 def _ident(pkg: Package) -> str:

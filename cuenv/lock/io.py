@@ -7,6 +7,7 @@ cuenv Lock whose contract is checked before anything is downloaded.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -307,18 +308,45 @@ class OverwriteRefused(UsageError):
         self.problem = problem
 
 
+def output_file(output: str) -> Path:
+    """The file ``-o OUTPUT`` names, refused (with the fix, quoted for a shell) where nothing can be written:
+    an empty name, a folder, a folder that does not exist (a mistyped path: never made here), a file or a
+    broken link where a folder should be."""
+    import shlex
+
+    from cuenv.trust.shown import shown
+
+    def sh(p: Path) -> str:
+        text = shlex.quote(str(p))
+        return f"-- {text}" if text.startswith("-") else text
+
+    if not output:
+        raise UsageError("-o names no file.", hint="Name the lock's file: `-o cuenv.lock`.")
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"{shown(path)} is a folder, not a file to write the lock to.",
+                         hint=f"Name a file in it: `-o {shlex.quote(str(path / 'cuenv.lock'))}`.")
+    as_folder = output.endswith(("/", os.sep))  # `-o locks/`
+    folder = path if as_folder else path.parent
+    if folder.is_dir():
+        if as_folder:  # made since it was looked at
+            raise UsageError(f"{shown(output)} is a folder, not a file to write the lock to.",
+                             hint=f"Name a file in it: `-o {shlex.quote(str(path / 'cuenv.lock'))}`.")
+        return path
+    blocking = next((a for a in (folder, *folder.parents) if a.exists() or a.is_symlink()), None)
+    if blocking is not None and not blocking.is_dir():
+        what = "a broken link" if not blocking.exists() else "a file"
+        raise UsageError(f"{shown(blocking)} is {what}, not a folder, so the lock cannot be written to {shown(output)}.",
+                         hint="Name a file in a folder with -o.")
+    problem = f"{shown(output)} names a folder that does not exist" if as_folder else \
+        f"{shown(folder)} is not a folder, so the lock cannot be written to {shown(path)}"
+    raise UsageError(f"{problem}.", hint=f"Create it first (`mkdir -p {sh(folder)}`), or name another file with -o.")
+
+
 def overwrite_problem(path: Path, text: str) -> str | None:
     """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
     the same text, or a lock that installs the same (its comments and the machine it was made on aside). A cuenv
-    lockfile there says whose it is; anything else is just "a different file". A folder there is refused:
-    nothing can be written in its place, and so is a folder that does not exist (a mistyped path)."""
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder, not a file to write the lock to.", hint=f"Name a file in it: `-o {path / 'cuenv.lock'}`.")
-    if not path.parent.is_dir():
-        import shlex
-
-        raise UsageError(f"{path.parent} is not a folder, so the lock cannot be written to {path}.",
-                         hint=f"Create it first (`mkdir -p {shlex.quote(str(path.parent))}`), or name another file with -o.")
+    lockfile there says whose it is; anything else is just "a different file"."""
     try:
         old = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:

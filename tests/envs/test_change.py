@@ -313,6 +313,21 @@ def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, 
         "hint: Create it first (`mkdir -p 'team locks'`), or name another file with -o."] and not (work / "team locks").exists()
     subprocess.run(err.split("`")[1], shell=True, check=True, cwd=work)  # the hint, as written
     assert cli("lock", "live", "-o", "team locks/x.lock")[0] == 0 and (work / "team locks" / "x.lock").is_file()
+    (work / "team locks" / "x.lock").write_text("# someone's\n")  # the --force hint, quoted for a shell, run as written
+    code, out, err = cli("lock", "live", "-o", "team locks/x.lock")
+    assert code == 2 and "`cuenv lock live -o 'team locks/x.lock' --force`" in err, err
+    assert cli(*shlex.split(err.split("`")[1])[1:])[0] == 0 and "# someone's" not in (work / "team locks" / "x.lock").read_text()
+    (work / "a-file").write_text("")
+    for output, first in [("", "error: -o names no file."),
+                          ("new/", "error: new/ names a folder that does not exist."),
+                          ("a-file/x.lock", "error: a-file is a file, not a folder, so the lock cannot be written to a-file/x.lock."),
+                          ("-odd/x.lock", "error: -odd is not a folder, so the lock cannot be written to -odd/x.lock.")]:
+        code, out, err = cli("lock", "live", f"--output={output}")
+        assert code == 2 and err.splitlines()[0] == first, err
+        if "mkdir" in err:  # `mkdir -p -- -odd`: a name that starts with a dash is not taken for an option
+            subprocess.run(err.split("`")[1], shell=True, check=True, cwd=work)
+            assert cli("lock", "live", f"--output={output}")[0] == 0 or output.endswith("/")
+    assert (work / "-odd" / "x.lock").is_file() and (work / "new").is_dir() and not (work / "a-file").stat().st_size
     assert cli("add", "-n", "live", "six")[0] == 0
     code, out, err = cli("lock", "live", "-o", "cuenv.lock")
     assert code == 2 and "holds a different lock of cuda-12.1" in err, err
