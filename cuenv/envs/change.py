@@ -209,7 +209,7 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
             if pkg.name in hold and pkg.name not in names:
                 raise ChangeRefused(f"{verb} {' '.join(packages)} would replace {pkg.name} ({hold[pkg.name]}, "
                                     f"{by_name[pkg.name].version}) with {pkg.version}.", hint=forward())
-        elsewhere, had = _elsewhere(settings, record, wanted) if verb == "add" else ((), ())
+        elsewhere, had = _elsewhere(settings, record, engine, wanted, request.index_urls) if verb == "add" else ((), ())
         met_now = already if new else tuple(dict.fromkeys([*already, *(n for n in names if n in by_name)]))  # extras had too
         draft = ChangePlan(name, verb, tuple(packages), before, install=new, already=(*met_now, *had), elsewhere=elsewhere)
         return draft.replace(findings=tuple(check(draft, record.meta, here, forward=forward)))
@@ -228,30 +228,40 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     return drafted(_solve(resolve, name, wanted, forward))
 
 
-def _elsewhere(settings: Settings, record: EnvRecord, wanted: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _elsewhere(settings: Settings, record: EnvRecord, engine: Any, wanted: Sequence[str],
+               indexes: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Of the requirements ``wanted``, those whose marker leaves them out here, to record for a lock's other
-    platforms, and those of them recorded already; one that applies to none of the platforms the
-    environment's recipe can be locked for is refused (it would be recorded for nothing)."""
-    from cuenv.envs.changeplan import applies_here
-    from cuenv.envs.history import net_asked
-
-    away = [t for t in wanted if ";" in t and not applies_here(t, record.path)]
-    if not away:
-        return (), ()
-    python, platforms = _lockable(settings, record)
+    platforms, and those of them recorded already. Each new one is resolved (without its dependencies) from
+    ``indexes`` for the first platform the environment's recipe can be locked for that it fits, so that
+    what is recorded is there to lock; one that fits none of those platforms is refused."""
     from packaging.requirements import Requirement
 
+    from cuenv.engines import Request
+    from cuenv.envs.changeplan import applies_here
+    from cuenv.envs.history import net_asked
     from cuenv.lock.foreign.wheels import Target
 
-    for text in away:
+    away = [t for t in wanted if ";" in t and not applies_here(t, record.path)]
+    asked = {t for texts in net_asked(record.meta.changes)[1].values() for t in texts}
+    new = [t for t in away if t not in asked]
+    if not new:
+        return (), tuple(away)
+    python, platforms = _lockable(settings, record)
+    for text in new:
         marker = Requirement(text).marker
-        if marker is not None and not any(marker.evaluate({**Target(python, p).markers(), "extra": ""}) for p in platforms):
+        fits = [p for p in platforms if marker is None or marker.evaluate({**Target(python, p).markers(), "extra": ""})]
+        if not fits:
             raise UsageError(f"{text!r} applies to no platform {record.name!r} can be locked for ({', '.join(platforms)}; "
                              f"Python {python}): there is nothing to install or record.",
                              hint=f"Check its marker, or add the package without it: `cuenv add -n {record.name} "
                                   f"{Requirement(text).name}`.")
-    asked = {t for texts in net_asked(record.meta.changes)[1].values() for t in texts}
-    return tuple(t for t in away if t not in asked), tuple(t for t in away if t in asked)
+        request = Request(engine="venv", python=python, platform=fits[0], requirements=(text,), index_urls=tuple(indexes))
+        try:
+            engine.resolve_wheels(request, python=python, glibc=None, cache_dir=settings.cache_dir, no_deps=True)
+        except CuenvError as exc:
+            raise ChangeRefused(f"{text!r} is for {', '.join(fits)}, and cannot be installed on {fits[0]}: "
+                                f"{exc.message.splitlines()[0]}", hint=exc.hint or "Check the name and version on the index.") from None
+    return tuple(new), tuple(t for t in away if t in asked)
 
 
 def _lockable(settings: Settings, record: EnvRecord) -> tuple[str, tuple[str, ...]]:

@@ -144,6 +144,9 @@ def test_an_add_for_another_platform_only_is_recorded_for_its_lock(cli, work, en
     for nowhere in ('colorama; python_version < "3.0"', 'colorama; sys_platform == "sunos5"'):
         code, out, err = cli("add", "-n", "mine", nowhere)
         assert code == 2 and "applies to no platform 'mine' can be locked for (linux-64, win-64; Python 3." in err, err
+    code, out, err = cli("add", "-n", "mine", 'no-such-package-cuenv-test; sys_platform == "win32"')  # checked on the index
+    assert code == 1 and "is for win-64, and cannot be installed on win-64: " in err, err
+    assert len(json.loads((envs / "mine" / ".cuenv" / "meta.json").read_text())["changes"]) == changes
     code, out, err = cli("uninstall", "-n", "mine", "colorama")  # what only the other platforms have can be taken out
     assert code == 0 and f"  - {wanted} (not for this platform: dropped from the lock's others)" in out.splitlines(), (out, err)
     assert cli("lock", "mine", "--platform", "win-64", "--platform", "linux-64", "--force")[0] == 0
