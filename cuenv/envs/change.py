@@ -242,6 +242,8 @@ def _elsewhere(settings: Settings, record: EnvRecord, engine: Any, wanted: Seque
     from cuenv.lock.foreign.wheels import Target
 
     away = [t for t in wanted if ";" in t and not applies_here(t, record.path)]
+    if not away:
+        return (), ()
     asked = {t for texts in net_asked(record.meta.changes)[1].values() for t in texts}
     new = [t for t in away if t not in asked]
     if not new:
