@@ -3,6 +3,7 @@ status is `cuenv lock --check`'s answer right after the write, and Ctrl-C quits.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from cuenv.envs.locksync import check_drift
@@ -71,6 +72,13 @@ def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: 
     site = next(prefix.glob("lib/python3*/site-packages"))
     shown: list[str] = []
 
+    def pip_install(package: str) -> None:  # outside cuenv: the next change records it first, and says so
+        done = subprocess.run([str(prefix / "bin" / "python"), "-m", "pip", "install", "-q", "--no-cache-dir", package],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    pip_install("idna")
+
     async def scenario(pilot, app):
         from cuenv.tui.screens.modals import ErrorScreen, PackagesScreen
 
@@ -82,14 +90,16 @@ def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: 
         await pilot.press("enter")
         await settle(pilot, app)
         assert isinstance(app.screen, ErrorScreen)
+        assert "(Recorded before it, installed outside cuenv: idna " in app.screen.message
         await pilot.press("escape")
         await settle(pilot, app)
+        pip_install("certifi")
         # an add: solved and checked, shown, installed on yes
         await pilot.press("a")
         app.screen.query_one("#packages").value = "six"
         await pilot.press("enter")
         await settle(pilot, app)
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.yes == "Install"
         shown.append(str(app.screen.detail))
         assert not list(site.glob("six-*.dist-info"))  # nothing installed before yes
         app.screen.dismiss(True)
@@ -99,12 +109,12 @@ def test_add_and_uninstall_keys_check_show_ask_then_install(make_env, services: 
         app.screen.query_one("#packages").value = "six"
         await pilot.press("enter")
         await settle(pilot, app)
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.yes == "Uninstall"
         app.screen.dismiss(True)
         await settle(pilot, app)
 
     seen = drive(app, scenario)
-    assert shown[0].startswith("+ six ")
+    assert shown[0].startswith("Recorded first, installed outside cuenv: certifi ") and shown[0].splitlines()[1].startswith("+ six ")
     assert not list(site.glob("six-*.dist-info"))
     done = [m.text for m in seen if isinstance(m, msg.ActionDone)]
     assert any(t.startswith("Changed cuda-12.1: + six ") for t in done)

@@ -384,7 +384,8 @@ class EnvironmentsView(WorkerErrors, Vertical):
             self.post_message(msg.WorkerFailed("Checking the change", exc))
             return
         if planned.empty:
-            self.post_message(msg.ActionDone(f"Nothing to change in {name}: {', '.join(packages)} already there."))
+            first = f" (recorded first, installed outside cuenv: {', '.join(planned.recorded)})" if planned.recorded else ""
+            self.post_message(msg.ActionDone(f"Nothing to change in {name}: {', '.join(packages)} already there{first}."))
             return
         self.app.call_from_thread(self._confirm_change, planned)
 
@@ -396,8 +397,10 @@ class EnvironmentsView(WorkerErrors, Vertical):
                 self.apply_change(planned)
 
         warnings = "".join(f"\nwarning: {f.message}" for f in planned.findings)
-        self.app.push_screen(ConfirmScreen(f"Change {planned.name}?", "\n".join(planned.lines()) + warnings,
-                                           yes="Install" if planned.install else "Uninstall"), answered)
+        first = [f"Recorded first, installed outside cuenv: {', '.join(planned.recorded)}."] if planned.recorded else []
+        yes = "Uninstall" if planned.verb == "remove" else "Install" if planned.install else "Record"
+        self.app.push_screen(ConfirmScreen(f"Change {planned.name}?", "\n".join([*first, *planned.lines()]) + warnings,
+                                           yes=yes), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="action", description="Changing the environment")
     def apply_change(self, planned: ChangePlan) -> None:
