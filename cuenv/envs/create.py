@@ -435,7 +435,7 @@ def _meta_of(plan: CreatePlan, solution: Solution, *, layout: CudaLayout, finger
                       python=solution.python, platform=solution.platform, stack=plan.stack, packages=solution.packages,
                       requested=plan.requested, validation=Validation(fingerprint, plan.findings), layout=layout,
                       env_vars=plan.env_vars, smoke_test=plan.smoke_test, lock_hash=plan.lock_hash or lock_hash,
-                      compiler_hint=plan.compiler_hint)
+                      compiler_hint=plan.compiler_hint, changes=plan.changes)
 
 
 def render_activation(store: Store, name: str, settings: Settings, environ: Mapping[str, str],

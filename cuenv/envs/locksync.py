@@ -44,7 +44,29 @@ def plan_lockfile(settings: Settings, environ: Mapping[str, str], *, lock_path: 
             raise CheckFailed(lock_path, [unmet], how="Use --force to install it anyway.", where=machine_label(machine))
     plan = plan_from_lock(settings, environ, lock=read.lock, name=name, engine=None if read.foreign else engine,
                           machine=machine, platform=chosen, force=force)
+    if read.foreign is None and read.lock.engine == "venv" and (asked := elsewhere_asked(read.lock, chosen)):
+        from cuenv.envs.meta import Change, now
+
+        plan = plan.replace(changes=(Change("add", asked, now(), tuple(f"+ {t} (in {lock_path}, for its other platforms)"
+                                                                       for t in asked)),))
     return plan.replace(**catalogue_extras(settings, read.lock)), read
+
+
+def elsewhere_asked(lock: Lock, platform: str) -> tuple[str, ...]:
+    """The lock's packages for its other platforms only, as requirements pinned to their version there and marked
+    for those platforms: recorded by a sync, a re-lock of the environment keeps them where they were (as
+    `cuenv add` records a requirement whose marker leaves it out here)."""
+    from cuenv.lock.foreign.wheels import Target
+
+    here = {p.name for p in lock.solution_for(platform).packages}
+    where: dict[tuple[str, str], list[str]] = {}
+    for solution in lock.solutions:
+        for pkg in solution.packages if solution.platform != platform else ():
+            if pkg.name not in here and pkg.kind == "pypi":
+                where.setdefault((pkg.name, pkg.version), []).append(solution.platform)
+    python = lock.python or "3"
+    return tuple(f"{n}=={v}; " + " or ".join(f"({Target(python, p).only_here()})" for p in platforms)
+                 for (n, v), platforms in sorted(where.items()))
 
 
 class DriftCheck(Plain):

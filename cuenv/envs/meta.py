@@ -553,12 +553,13 @@ def stack_from_meta(meta: EnvMeta) -> Stack:
 def built_meta(*, name: str, recipe: RecipeRef, engine: str, engine_reason: str, python: str | None, platform: str,
                stack: Stack, packages: Sequence[Package], requested: Sequence[str], validation: Validation,
                layout: CudaLayout, env_vars: Mapping[str, str], smoke_test: SmokeTest | None, lock_hash: str | None,
-               compiler_hint: str | None) -> EnvMeta:
+               compiler_hint: str | None, changes: tuple[Change, ...] = ()) -> EnvMeta:
     """The meta of an environment cuenv just built (cuenv.envs.create); tools and size are added as they are known."""
     return EnvMeta(name=name, recipe=recipe, engine=engine, engine_reason=engine_reason, python=python,
                    platform=platform, stack=stack, resolved=resolved_versions(packages), requested=tuple(requested),
                    created=now(), cuenv_version=__version__, validation=validation, layout=layout,
-                   env_vars=dict(env_vars), smoke_test=smoke_test, lock_hash=lock_hash, compiler_hint=compiler_hint)
+                   env_vars=dict(env_vars), smoke_test=smoke_test, lock_hash=lock_hash, compiler_hint=compiler_hint,
+                   changes=changes)
 
 
 def adopted_meta(*, name: str, prefix: Path, kind: str, engine: str, python: str | None, platform: str, stack: Stack,

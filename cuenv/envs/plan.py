@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuenv.envs.meta import EnvMeta, RecipeRef, SmokeTest
+from cuenv.envs.meta import Change, EnvMeta, RecipeRef, SmokeTest
 from cuenv.knowledge.findings import Finding
 from cuenv.knowledge.stack import Stack
 from cuenv.plain import Plain
@@ -23,13 +23,15 @@ class CreatePlan(Plain):
     """Read-only by convention; ``replace`` makes a changed copy."""
 
     __slots__ = ("name", "recipe", "version", "engine", "engine_reason", "stack", "findings", "recipe_ref", "requested",
-                 "env_vars", "smoke_test", "request", "route", "compiler_hint", "locked", "lock_hash", "checked_here")
+                 "env_vars", "smoke_test", "request", "route", "compiler_hint", "locked", "lock_hash", "checked_here",
+                 "changes")
 
     def __init__(self, *, name: str, recipe: Recipe | None, version: str | None, engine: str, engine_reason: str,
                  stack: Stack, findings: tuple[Finding, ...], recipe_ref: RecipeRef, requested: tuple[str, ...] = (),
                  env_vars: Mapping[str, str] | None = None, smoke_test: SmokeTest | None = None,
                  request: Request | None = None, route: RouteInfo | None = None, compiler_hint: str | None = None,
-                 locked: Solution | None = None, lock_hash: str | None = None, checked_here: bool = True) -> None:
+                 locked: Solution | None = None, lock_hash: str | None = None, checked_here: bool = True,
+                 changes: tuple[Change, ...] = ()) -> None:
         self.name = name
         self.recipe = recipe  # None for a lockfile: its recipe is only named (recipe_ref)
         self.version = version
@@ -49,6 +51,7 @@ class CreatePlan(Plain):
         # False when the findings are about another machine (--target-*): then they are not cached as
         # this machine's verdict, and the first `list`/`use` here computes its own.
         self.checked_here = checked_here
+        self.changes = changes  # recorded as meta.changes (a lockfile's: what it holds for its other platforms only)
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings
 

@@ -136,6 +136,12 @@ def test_an_add_for_another_platform_only_is_recorded_for_its_lock(cli, work, en
     data = yaml.safe_load((work / "cuenv.lock").read_text())
     names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
     assert "colorama" in names["win-64"] and "colorama" not in names["linux-64"], names
+    # a teammate's sync records what the lock holds for its other platforms: their re-lock keeps colorama there
+    assert cli("sync", "cuenv.lock", "-n", "theirs")[0] == 0
+    code, out, err = cli("lock", "theirs", "--platform", "win-64", "--platform", "linux-64", "-o", "theirs.lock")
+    assert code == 0, err
+    theirs = yaml.safe_load((work / "theirs.lock").read_text())["packages"]
+    assert {q["name"]: q["version"] for q in theirs["win-64"]} == {q["name"]: q["version"] for q in data["packages"]["win-64"]}
     changes = len(json.loads((envs / "mine" / ".cuenv" / "meta.json").read_text())["changes"])
     code, out, err = cli("add", "-n", "mine", wanted)  # again: nothing new to record
     assert code == 0 and out.splitlines() == [f"{wanted!r} is already recorded for the lock's other platforms.",

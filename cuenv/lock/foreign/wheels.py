@@ -39,6 +39,11 @@ class Target:
             "sys_platform": os_,
         }
 
+    def only_here(self) -> str:
+        """A PEP 508 marker true on this platform only (``sys_platform == "win32" and platform_machine == "AMD64"``)."""
+        m = self.markers()
+        return f'sys_platform == "{m["sys_platform"]}" and platform_machine == "{m["platform_machine"]}"'
+
     def supported(self) -> list[Any]:
         """Supported wheel tags (``packaging.tags.Tag``), most specific first: what pip would accept on
         that target, and what ``packaging.pylock`` selects wheels with."""
