@@ -234,16 +234,17 @@ def _elsewhere(settings: Settings, record: EnvRecord, engine: Any, wanted: Seque
     platforms, and those of them recorded already. Each new one is resolved (without its dependencies) from
     ``indexes`` for the first platform the environment's recipe can be locked for that it fits, so that
     what is recorded is there to lock; one that fits none of those platforms is refused."""
-    from packaging.requirements import Requirement
-
-    from cuenv.engines import Request
     from cuenv.envs.changeplan import applies_here
-    from cuenv.envs.history import net_asked
-    from cuenv.lock.foreign.wheels import Target
 
     away = [t for t in wanted if ";" in t and not applies_here(t, record.path)]
     if not away:
         return (), ()
+    from packaging.requirements import Requirement
+
+    from cuenv.engines import Request
+    from cuenv.envs.history import net_asked
+    from cuenv.lock.foreign.wheels import Target
+
     asked = {t for texts in net_asked(record.meta.changes)[1].values() for t in texts}
     new = [t for t in away if t not in asked]
     if not new:
