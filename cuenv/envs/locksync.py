@@ -56,14 +56,16 @@ def elsewhere_asked(lock: Lock, platform: str) -> tuple[str, ...]:
     """The lock's packages for its other platforms only, as requirements pinned to their version there and marked
     for those platforms: recorded by a sync, a re-lock of the environment keeps them where they were (as
     `cuenv add` records a requirement whose marker leaves it out here)."""
-    from cuenv.lock.foreign.wheels import Target
-
     here = {p.name for p in lock.solution_for(platform).packages}
     where: dict[tuple[str, str], list[str]] = {}
     for solution in lock.solutions:
         for pkg in solution.packages if solution.platform != platform else ():
             if pkg.name not in here and pkg.kind == "pypi":
                 where.setdefault((pkg.name, pkg.version), []).append(solution.platform)
+    if not where:
+        return ()
+    from cuenv.lock.foreign.wheels import Target  # only then: a lock's readers of other formats (issue 29)
+
     python = lock.python or "3"
     return tuple(f"{n}=={v}; " + " or ".join(f"({Target(python, p).only_here()})" for p in platforms)
                  for (n, v), platforms in sorted(where.items()))
