@@ -57,7 +57,8 @@ def read(entry: dict[str, Any], *, offline: bool = True) -> Outcome:
     # network-free: a project without a lock is not locked online, a requirements file not resolved online; and
     # with a cache of its own, which no online test fills, so that what uv answers offline never depends on which
     # tests ran first (held-out-13: `tensorflow >= 1.11.0` resolved from pages another test had cached)
-    environ = dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=_offline_cache()) if offline else dict(os.environ)
+    environ = dict(os.environ, UV_OFFLINE="1", CUENV_CACHE_DIR=_offline_cache()) if offline else \
+        dict(os.environ, UV_EXCLUDE_NEWER=manifest()["online_as_of"])  # PyPI as it was when the readings were decided
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv, environ=environ)
     if code == 2:
