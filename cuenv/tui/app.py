@@ -138,6 +138,8 @@ class CuenvApp(WorkerErrors, App[str]):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if not self.screen_stack:  # the app is closing: a tab mounted late says so after the last screen
+            return
         if self.focused is None or event.pane not in self.focused.ancestors:  # a click on a tab
             self._focus_table(event.pane.id)
 

@@ -88,6 +88,8 @@ async def settle(pilot, app) -> None:
         if not busy:
             quiet += 1
             if quiet == 2:  # nothing new was started by the last messages either
+                # A scroll is animated: on a loaded machine it is still moving after the messages.
+                await pilot.wait_for_scheduled_animations()
                 return
             continue
         quiet = 0
