@@ -325,7 +325,7 @@ def test_venv_round_trips_and_real_pip_accepts_the_export(cli, work, envs):
 
 @pytest.mark.network
 def test_an_unpinned_framework_that_resolves_to_another_cuda_is_refused(cli, work, envs):
-    (work / "requirements.txt").write_text("nvidia-cuda-runtime\n")  # CUDA 13's unsuffixed wheel
+    (work / "requirements.txt").write_text("nvidia-cuda-runtime<14\n")  # CUDA 13: the unsuffixed name, newest first
     code, out, err = cli("create", "-r", "requirements.txt", "-n", "x", "--cuda", "12.1", "--dry-run")
     assert code == 2 and "The resolver picked CUDA 13 wheels (nvidia-cuda-runtime" in err
 

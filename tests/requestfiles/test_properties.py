@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.requirements import Requirement
@@ -152,6 +153,7 @@ lines = st.one_of(
 
 # Each example is a `cuenv check` that asks PyPI through uv (about a second of network each, most of it for
 # names that do not exist); the parsers under it get 150 examples each above, offline.
+@pytest.mark.network
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(lines, max_size=8), st.lists(lines, max_size=4))
 def test_check_on_any_requirements_file_ends_cleanly(cli, tmp_path, body, other):
