@@ -62,8 +62,8 @@ def run(ctx: Context) -> Result[Changed]:
     name = env_name(ctx)
     planned = change.plan(ctx.settings, ctx.environ, name=name, verb=verb, packages=ctx.args.packages, pypi=ctx.args.pypi,
                           predict=not ctx.args.dry_run, dry_run=bool(ctx.args.dry_run))
-    if planned.empty or ctx.args.dry_run:
-        return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render)
+    if planned.empty or ctx.args.dry_run:  # a dry run's plan is what was asked for: printed with -q too
+        return Result(Changed(planned, dry_run=bool(ctx.args.dry_run)), render, report=not ctx.args.dry_run)
     from cuenv.cli.progress import for_command
     from cuenv.errors import CuenvError
 
@@ -79,7 +79,7 @@ def run(ctx: Context) -> Result[Changed]:
         raise change.said_recorded(exc, planned.recorded) from None
     finally:
         progress.done()
-    return Result(Changed(done, dry_run=False), render)
+    return Result(Changed(done, dry_run=False), render, report=True)  # what was done: -q leaves it out
 
 
 class Changed:

@@ -95,7 +95,9 @@ def test_uninstall_refuses_to_break_a_dependant_and_its_hint_works(cli, env: Pat
 
 
 def test_upgrade_moves_only_the_named_package(cli, env: Path) -> None:
-    assert cli("add", "-n", "live", "six==1.16.0")[0] == 0
+    assert cli("add", "-n", "live", "six==1.16.0", "-q") == (0, "", "")  # -q: what was done is not reported
+    code, out, err = cli("upgrade", "-n", "live", "six", "--dry-run", "-q")  # what a dry run would do is asked for
+    assert code == 0 and out.startswith("Would change 'live':\n  ~ six 1.16.0 -> "), (out, err)
     code, out, err = cli("upgrade", "-n", "live", "six")
     assert code == 0, err
     assert out.splitlines()[1].startswith("  ~ six 1.16.0 -> ")
