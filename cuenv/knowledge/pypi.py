@@ -53,7 +53,8 @@ class Client:
         self.index = index.rstrip("/")
         self.cache_dir = cache_dir
         self._memo: dict[tuple[str, str], bytes] = {}
-        self.requests = 0  # how many went to the network (tests keep this modest)
+        self.requests = 0  # how many went to the network
+        self.largest_range = 0  # the most bytes one byte range brought: a wheel's directory or a member, not all of it
 
     # -- HTTP ---------------------------------------------------------------------------------
 
@@ -91,6 +92,8 @@ class Client:
                 if byte_range and resp.status != 206:
                     raise FetchError(f"{url}: the server ignored the byte range (HTTP {resp.status})")
                 data: bytes = resp.read()
+                if byte_range:
+                    self.largest_range = max(self.largest_range, len(data))
                 return data
         except urllib.error.HTTPError as exc:
             raise FetchError(f"{url}: HTTP {exc.code}") from None

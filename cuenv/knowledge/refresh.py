@@ -331,6 +331,7 @@ class Outcome:
     differences: list[Difference]
     recipes: RecipeReport
     requests: int
+    largest_range: int  # bytes, Client.largest_range
 
 
 def run(client: Client, *, write: bool = False, data_file: Path = DATA_FILE, recipes: Path = RECIPES) -> Outcome:
@@ -341,7 +342,7 @@ def run(client: Client, *, write: bool = False, data_file: Path = DATA_FILE, rec
         data_file.write_text(dump(fresh))
         differences = []
     report = check_recipes(fresh, _load_recipes(recipes), lambda p, v: v in vendor.wheels(client, p), listed_variants)
-    return Outcome(differences, report, client.requests)
+    return Outcome(differences, report, client.requests, client.largest_range)
 
 
 def _print(lines: Iterable[str], title: str) -> None:

@@ -162,7 +162,9 @@ def test_pypi_contradicts_no_vendor_fact_and_no_recipe_pin(live: refresh.Outcome
     contradicted = [d.text for d in live.differences if not d.behind]
     assert contradicted == [], "run `python -m cuenv.knowledge.refresh --write` and review the diff"
     assert live.recipes.problems == []
-    assert live.requests < 600  # metadata and byte ranges, not wheels (386 on 2026-12-02, with every torchvision and torchaudio)
+    # metadata and byte ranges of wheels, never a whole one (a torch wheel is ~800 MB): the largest range, a wheel's
+    # directory, was 3.2 MB on 2026-12-03. The count of requests grows with every release (386), so it is not held down.
+    assert live.largest_range < 32_000_000, live.largest_range
 
 
 @pytest.mark.network
