@@ -91,8 +91,9 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Difference]:
                 for k in rows_b.keys() - rows_a.keys()]
         for k in rows_a.keys() & rows_b.keys():
             for f in sorted(set(rows_a[k]) | set(rows_b[k])):
-                if f != "source" and rows_a[k].get(f) != rows_b[k].get(f):
-                    out.append(Difference(f"{section} {k}: {f} {rows_b[k].get(f)!r} -> {rows_a[k].get(f)!r}", False))
+                was, now = rows_b[k].get(f), rows_a[k].get(f)
+                if f != "source" and was != now:
+                    out.append(Difference(f"{section} {k}: {f} {was!r} -> {now!r}", _grew(was, now)))
     return sorted(out)
 
 
@@ -101,6 +102,12 @@ def _newer(after: str | None, before: str | None) -> bool:
     if after is None:
         return False
     return before is None or _vkey(after) > _vkey(before)
+
+
+def _grew(was: object, now: object) -> bool:
+    """A list that only gained entries: wheels the vendor added to a release since (a new Python, a new
+    platform); one that lost or changed any is contradicted."""
+    return isinstance(was, list) and isinstance(now, list) and set(was) < set(now)
 
 
 def _supersedes(new_key: str, old_key: str) -> bool:

@@ -111,6 +111,11 @@ def test_diff_tells_a_release_shipped_since_from_a_fact_pypi_contradicts() -> No
     backwards = {d.text: d.behind for d in refresh.diff(new, old)}
     assert backwards["jax jax-cuda13-plugin 0.12.1: no longer derived"] is False  # an older patch does not replace it
     assert backwards["releases nvidia-nccl-cu13 2.32: 2.32.6 -> 2.32.3"] is False
+    wider = {"jax": [{**row, "version": "0.11.2", "python": ["3.12", "3.13"]}]}  # wheels added to a release since
+    narrower = {"jax": [{**row, "version": "0.11.2", "python": ["3.12", "3.14"]}]}
+    assert [d.behind for d in refresh.diff(narrower, wider) + refresh.diff(wider, narrower)] == [False, False]
+    assert refresh.diff({"jax": [{**row, "version": "0.11.2", "python": ["3.12"]}]}, wider) == [
+        refresh.Difference("jax jax-cuda13-plugin 0.11.2: python ['3.12'] -> ['3.12', '3.13']", behind=True)]
     gone = {"jax": [{**row, "version": "0.11.2"}], "releases": {"nvidia-nccl-cu13": {"2.31": "2.31.2"}}}
     assert refresh.diff(old, gone) == [refresh.Difference("jax jax-cuda13-plugin 0.12.0.1: no longer derived", False),
                                        refresh.Difference("releases nvidia-nccl-cu13 2.32: 2.32.3 -> gone", False)]
