@@ -38,18 +38,21 @@ def asked_name(text: str) -> str:
 def asked_now(requested: Sequence[str], change: Change) -> tuple[str, ...]:
     """Requirements (an environment's meta.json ``requested``) after ``change``: a removal takes out every
     requirement of the package; an add replaces them with the ones it gives, except that bare names
-    (``numpy``) of a package asked for already change nothing (they never loosen a version asked before)."""
+    (``numpy``) of a package asked for already change nothing (they never loosen a version asked before).
+    An upgrade moves past what was asked (as pixi's): a package asked for is then asked as the upgrade
+    asked it (``numpy<2`` upgraded as ``numpy`` is ``numpy``); one never asked for stays unasked."""
     out = list(requested)
-    if change.verb not in ("add", "remove"):
+    if change.verb not in ("add", "remove", "upgrade"):
         return tuple(out)
     words: dict[str, list[str]] = {}
     for text in change.asked:
         words.setdefault(asked_name(text), []).append(text)
     for name, texts in words.items():
         had = any(asked_name(r) == name for r in out)
-        if change.verb == "add" and had and all(_BARE.fullmatch(t) for t in texts):
+        if (change.verb == "add" and had and all(_BARE.fullmatch(t) for t in texts)) or \
+                (change.verb == "upgrade" and not had):
             continue
-        out = [r for r in out if asked_name(r) != name] + (texts if change.verb == "add" else [])
+        out = [r for r in out if asked_name(r) != name] + ([] if change.verb == "remove" else texts)
     return tuple(dict.fromkeys(out))
 
 
