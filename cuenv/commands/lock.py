@@ -44,7 +44,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="where to write the lock (default: cuenv.lock; '-' for stdout)")
     parser.add_argument("--check", action="store_true", help="exit 1 if environment NAME no longer matches FILE")
     parser.add_argument("--platform", action="append", default=[], metavar="PLATFORM",
-                        help="lock for this platform (repeat; default: this machine's, or the environment's)")
+                        help="lock for this platform (repeat; default: the platforms of the environment's own lock "
+                             "at -o, else the environment's or this machine's)")
     parser.add_argument("--recipe", action="store_true", help="treat NAME as a recipe even if an environment has that name")
     parser.add_argument("--engine", choices=CHOICES, help="solve a recipe with this engine")
     parser.add_argument("--python", metavar="X.Y", help="Python version for a recipe lock")
@@ -87,7 +88,10 @@ def _lock(ctx: Context) -> Result[Written]:
     here = detect(ctx.environ, cache_dir=ctx.settings.cache_dir)
     targeted = bool(a.target_driver or a.target_gpu or a.target_cc)
     if not (a.recipe or targeted or a.engine or a.python) and lockmake.is_environment(ctx.settings, a.target):
-        made = lockmake.lock_environment(ctx.settings, ctx.environ, name=a.target, platforms=a.platform, here=here)
+        from cuenv.lock.io import output_file
+
+        made = lockmake.lock_environment(ctx.settings, ctx.environ, name=a.target, platforms=a.platform, here=here,
+                                         over=None if a.output == "-" else output_file(a.output))
     else:
         target = None
         if targeted:

@@ -83,9 +83,11 @@ def is_environment(settings: Settings, name: str) -> bool:
 
 
 def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: str, platforms: Sequence[str],
-                     here: Machine) -> Made:
+                     here: Machine, over: Path | None = None) -> Made:
     """The environment as it is installed (issue 26 §3: packages added by pip or uv pip too); other
-    ``platforms`` are solved from its recipe, unchanged since."""
+    ``platforms`` are solved from its recipe, unchanged since. None asked, a lock of the same recipe
+    already at ``over`` (the file it is written to) keeps its platforms: a re-lock never drops a
+    teammate's Windows for a Linux-only one (pixi locks every platform of its workspace alike)."""
     from cuenv.envs.change import record_installed
     from cuenv.envs.store import Store
 
@@ -99,13 +101,29 @@ def lock_environment(settings: Settings, environ: Mapping[str, str], *, name: st
         notes = (f"{name!r} holds the CUDA {cuda[0]} runtime ({cuda[1]}), not the CUDA {meta.cuda} it was made for: "
                  f"the lock's contract is for CUDA {cuda[0]}.",)
         meta = meta.replace(stack=meta.stack.replace(cuda=cuda[0]))
-    wanted = list(platforms) or [own.platform]
+    kept = () if platforms or over is None else _platforms_of(over, meta.recipe.name, own.platform)
+    if len(kept) > 1:
+        notes = (*notes, f"the lock keeps the platforms {over} holds ({', '.join(kept)}); --platform chooses others.")
+    wanted = list(platforms) or list(kept) or [own.platform]
     solutions = [own] if own.platform in wanted else []
     others = [p for p in dict.fromkeys(wanted) if p != own.platform]
     if others:
         solutions += _solve_env_recipe(settings, environ, meta, own, others, store.path(name))
     return Made(for_environment(meta, solutions, here), f"environment {name!r}", pinned=now.pinned, notes=notes,
                 unpinned=now.unpinned)
+
+
+def _platforms_of(path: Path, recipe: str, platform: str) -> tuple[str, ...]:
+    """The platforms of the cuenv lock of ``recipe`` at ``path`` that holds ``platform``; () for any other
+    file (none, unreadable, not a cuenv lock, another recipe's: the overwrite check speaks of those)."""
+    from cuenv.lock import model as lockfile
+    from cuenv.trust import limits
+
+    try:
+        lock = lockfile.parse(limits.read_text(path, what="Lockfile", limit=limits.LOCK))
+    except (OSError, CuenvError, ValueError):
+        return ()
+    return lock.platforms if lock.recipe.name == recipe and platform in lock.platforms else ()
 
 
 def _solve_env_recipe(settings: Settings, environ: Mapping[str, str], meta: EnvMeta, own: Solution,

@@ -239,7 +239,8 @@ class Services:
         file at PATH raises cuenv.lock.io.OverwriteRefused unless ``force`` (the view asks first, issue 26 §4)."""
         from cuenv.envs import lockmake
 
-        made = lockmake.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine())
+        made = lockmake.lock_environment(self.settings, self.environ, name=name, platforms=(), here=self.machine(),
+                                         over=path)
         return lockmake.write(made, str(path), force=force)
 
     def lock_status(self, name: str, lockfile: Path | None = None) -> str:

@@ -111,6 +111,17 @@ def test_a_package_added_then_removed_stays_out_of_another_platforms_lock(cli, w
     names = {p: {q["name"] for q in data["packages"][p]} for p in data["platforms"]}
     assert {"packaging", "idna"} <= names["win-64"] and {"packaging", "idna"} <= names["linux-64"], names
     assert "six" not in names["win-64"] | names["linux-64"]
+    # the hint an add prints, `cuenv lock two`, re-locks into that file: its platforms are kept, not dropped to this one
+    code, out, err = cli("add", "-n", "two", "six")
+    assert code == 0 and "`cuenv lock two`" in out, err
+    code, out, err = cli("lock", "two")  # the file's content changes: asked first (no terminal here: refused)
+    assert code == 2 and "keeps the platforms cuenv.lock holds (linux-64, win-64)" in err, err
+    hint = err.split("`")[1]
+    assert hint == "cuenv lock two -o cuenv.lock --force" and cli(*hint.split()[1:])[0] == 0
+    data = yaml.safe_load((work / "cuenv.lock").read_text())
+    assert {q["name"] for q in data["packages"]["win-64"]} >= {"six", "packaging", "idna"}, data["platforms"]
+    code, out, err = cli("lock", "two", "-o", "linux.lock", "--platform", "linux-64")  # asked: only that one
+    assert code == 0 and "keeps the platforms" not in err and yaml.safe_load((work / "linux.lock").read_text())["platforms"] == ["linux-64"]
 
 
 @given(st.text(max_size=300), st.lists(st.text(max_size=80), max_size=5), st.sampled_from(["add", "remove", "upgrade"]))
