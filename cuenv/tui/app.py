@@ -148,6 +148,7 @@ class CuenvApp(WorkerErrors, App[str]):
         # terminal, a key typed right after `1` would go to the other, now hidden, tab's table.
         found = self.query("#env-table" if tab == "envs" else "#recipe-table")
         if not found:  # the recipes tab is mounted after the first frame: `2` pressed before it
+            self.screen.set_focus(None)  # not the hidden tab's filter (Textual's pick): a key typed now goes nowhere
             self.call_after_refresh(self._focus_table, tab)
             return
         table = found.first()
