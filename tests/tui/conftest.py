@@ -79,12 +79,16 @@ async def settle(pilot, app) -> None:
     worker cancelled by a newer one of its exclusive group (moving the cursor fast) is normal; a
     worker that failed is re-raised (Textual's WorkerFailed).
     """
+    from textual.lazy import Lazy
     from textual.worker import WorkerCancelled, WorkerState
 
     quiet = 0
     for _ in range(10_000):  # each round waits for a worker to end or finds none: never a clock
         await pilot.pause()
         busy = [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not busy and any(s.query(Lazy) for s in app.screen_stack):  # a tab mounted after the first frame: not yet
+            quiet = 0
+            continue
         if not busy:
             quiet += 1
             if quiet == 2:  # nothing new was started by the last messages either

@@ -17,7 +17,7 @@ from textual.widgets import TabbedContent
 from cuenv.tui.app import CuenvApp
 from cuenv.tui.services import Services
 
-from .conftest import settle
+from .conftest import settle, until
 from .test_pilot import SIZE, detail, table_names
 
 
@@ -75,14 +75,6 @@ async def burst(pilot, *keys: str) -> None:
     await pilot.pause()
 
 
-async def wait_until(pilot, predicate, timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
-
-
 def where(app: CuenvApp) -> tuple[str, str | None]:
     """(the active tab, the id of the focused widget)"""
     return app.screen.query_one(TabbedContent).active, getattr(app.focused, "id", None)
@@ -101,7 +93,7 @@ def test_the_keys_start_on_the_environments_table(with_env: bool, make_env, sett
         assert where(app) == ("envs", "env-table")
         await pilot.press("2")  # before the recipes are read (the tab may not even be mounted yet)
         assert where(app) in (("recipes", "recipe-table"), ("recipes", None))  # never the hidden tab's filter
-        await wait_until(pilot, lambda: where(app) == ("recipes", "recipe-table"))  # mounted: there, recipes still held
+        await until(pilot, lambda: where(app) == ("recipes", "recipe-table"), "the focus")  # mounted: there, recipes still held
         await pilot.press("1")
         assert where(app) == ("envs", "env-table")
         services.open()
@@ -167,7 +159,7 @@ def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, setti
 
         services.hold_next()
         await pilot.press("r")  # a reload, held after reading the disk...
-        await wait_until(pilot, services.held.is_set)
+        await until(pilot, services.held.is_set, "the held read")
         await pilot.press("up")  # ...while the user moves
         services.release.set()
         await settle(pilot, app)
@@ -175,9 +167,9 @@ def test_a_refresh_keeps_the_cursor_and_never_shows_a_stale_read(make_env, setti
 
         services.hold_next()
         await pilot.press("r")  # this read saw a-env...
-        await wait_until(pilot, services.held.is_set)
+        await until(pilot, services.held.is_set, "the held read")
         await pilot.press("x", "left", "enter")  # ...which is removed, and a newer read lists c-env alone
-        await wait_until(pilot, lambda: table_names(app) == ["c-env"])
+        await until(pilot, lambda: table_names(app) == ["c-env"], "the newer read")
         services.release.set()  # the older read arrives last
         await settle(pilot, app)
         assert table_names(app) == ["c-env"]  # a removed environment never comes back
@@ -213,6 +205,6 @@ def test_a_tab_pressed_before_its_table_is_mounted_keeps_the_keys_off_the_hidden
             await pilot.pause()
             assert where(app) == ("recipes", None)  # on the recipes tab; a key typed now goes to no widget
         mounted.set()
-        await wait_until(pilot, lambda: where(app) == ("recipes", "recipe-table"))
+        await until(pilot, lambda: where(app) == ("recipes", "recipe-table"), "the focus")
 
     run(app, services, scenario)

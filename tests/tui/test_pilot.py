@@ -159,7 +159,8 @@ def test_a_slow_probe_does_not_hold_the_first_frame(make_env, settings, environ)
             try:
                 assert table_names(app) == ["cuda-12.1"] and "Packages" in detail(app)
                 assert "detecting the driver and GPUs" in str(app.screen.query_one("#machine").render())
-                await pilot.press("2")
+                await pilot.press("2")  # the tab is mounted after the first frame: on a loaded machine, after the key
+                await until(pilot, lambda: bool(app.screen.query("#recipe-detail-text")), "the recipes tab")
                 assert "Reading recipes for this machine" in str(app.screen.query_one("#recipe-detail-text").render())
                 await pilot.press("1")
             finally:
