@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from cuenv import atomic
-from cuenv.errors import NotFound, UsageError
+from cuenv.errors import CuenvError, NotFound, UsageError
 from cuenv.plain import Plain
 
 TYPE_CHECKING = False  # no `typing` at run time: `check` asks is_lockfile first (issue 29)
@@ -326,6 +326,13 @@ def output_file(output: str) -> Path:
     if path.is_dir():
         raise UsageError(f"{shown(path)} is a folder, not a file to write the lock to.",
                          hint=f"Name a file in it: `-o {shlex.quote(str(path / 'cuenv.lock'))}`.")
+    if path.exists():  # a FIFO would block the write, /dev/zero the overwrite check's read
+        from cuenv.trust.limits import regular_file_problem
+
+        kind = regular_file_problem(path)
+        if kind is not None:
+            raise UsageError(f"{shown(path)} {kind}, so the lock is not written to it.",
+                             hint="Name a regular file with -o, or `-o -` to print the lock.")
     as_folder = output.endswith(("/", os.sep))  # `-o locks/`
     folder = path if as_folder else path.parent
     if folder.is_dir():
@@ -347,12 +354,14 @@ def overwrite_problem(path: Path, text: str) -> str | None:
     """Why writing ``text`` to ``path`` would lose someone's file (issue 26 §4), or None: no file there, or
     the same text, or a lock that installs the same (its comments and the machine it was made on aside). A cuenv
     lockfile there says whose it is; anything else is just "a different file"."""
-    try:
-        old = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    from cuenv.trust import limits
+
+    try:  # bounded: a lockfile is at most limits.LOCK, so a larger file there is no lock of cuenv's
+        old = limits.read_text(path, what="Lockfile", limit=limits.LOCK)
+    except NotFound:
         return None
-    except OSError as exc:
-        return f"{path} cannot be read ({exc.strerror or exc})"
+    except CuenvError as exc:
+        return f"{path} already exists and is not this lock ({exc.message.rstrip('.')})"
     if old == text:
         return None
     from cuenv.lock import model as lockfile

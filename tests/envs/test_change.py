@@ -337,6 +337,24 @@ def test_a_different_lockfile_is_not_overwritten_without_asking(cli, env: Path, 
     assert code == 2 and "holds a different lock of cuda-12.1" in err, err
 
 
+def test_lock_o_over_what_is_no_file_or_no_lock_ends_at_once_and_changes_nothing(cli, env: Path, work: Path) -> None:
+    """-o given by someone else's script: a FIFO (the write blocked), a link to /dev/zero (the overwrite check read
+    it without end), a file over the lock size limit (sparse, 33 MiB), a binary file: each refused, none touched."""
+    os.mkfifo(work / "pipe.lock")
+    (work / "zero.lock").symlink_to("/dev/zero")
+    with open(work / "huge.lock", "wb") as f:
+        f.truncate(33 * 1024 * 1024)
+    (work / "bin.lock").write_bytes(b"\x00\xff")
+    for name, says in [("pipe.lock", "pipe.lock is a FIFO (named pipe), not a regular file"),
+                       ("zero.lock", "zero.lock is a device, not a regular file"),
+                       ("huge.lock", "huge.lock already exists and is not this lock (Lockfile huge.lock is larger than"),
+                       ("bin.lock", "bin.lock already exists and is not this lock (Lockfile bin.lock is a binary file")]:
+        code, out, err = cli("lock", "live", "-o", name)
+        assert code == 2 and says in err and len(err.splitlines()) == 2, err
+    assert (work / "pipe.lock").is_fifo() and (work / "zero.lock").is_symlink()
+    assert (work / "huge.lock").stat().st_size == 33 * 1024 * 1024 and (work / "bin.lock").read_bytes() == b"\x00\xff"
+
+
 def test_kill_9_mid_change_leaves_the_environment_usable_and_the_next_change_undoes_it(
         cli, cuenv_exe, env: Path, work: Path) -> None:
     assert cli("lock", "live", "-o", "before.lock")[0] == 0
