@@ -3,11 +3,13 @@
 Both put the same package into the same venv (a cuda-12.1 environment made by `cuenv create`, NVIDIA's
 wheels) with the same warm uv cache; after each run the package is uninstalled again (not timed).
 `cuenv add` does more: every installed package held as a constraint of the solve, the CUDA checks,
-an install by URL and hash, the solution and meta.json recorded. (uv's cache answers the solve while the
-index is asked; that answer, checked, is installed meanwhile and kept when the index agrees.) The runs are paired, A B A B, so
-that a machine getting busier or quieter touches both alike; the figure is the median of the per-pair
-ratios, with their spread (alternating which goes first; the uninstalls are not timed). A second row
-times the floor of an add that checks before it installs: a Python start and uv's online resolve alone.
+an install by URL and hash, the solution and meta.json recorded. (uv's cache answers the solve; that
+answer, checked, is installed while the index is asked, in one round trip, whether it has anything newer,
+and kept when it has not.) The runs are paired, A B A B, so that a machine getting busier or quieter
+touches both alike; the figure is the median of the per-pair ratios, with their spread (alternating
+which goes first; the uninstalls are not timed). A second row times what an add that asks the index for
+a full solve must wait for (as `cuenv add` did until 2026-12-04): a Python start and uv's online resolve
+alone, two round trips (the index page, then the wheel's metadata) where the question above takes one.
 
 A third row serves the package from a local index that sends PyPI's own caching header on its pages
 (``Cache-Control: max-age=600``), through ``--mirror pypi=...`` for cuenv and ``--index-url`` for uv. There
@@ -58,14 +60,14 @@ def main() -> None:
         b_undo = [uv, "pip", "uninstall", "--python", python, args.package, "-q"]
         result = paired(f"cuenv add {args.package}", lambda: undone(a, a_undo, env), lambda: undone(b, b_undo, env),
                         pairs=args.pairs, baseline="uv pip install", warmup=1)  # warm-up: bytecode, caches, index
-        # The floor of any add that checks before it installs: a Python that starts, imports what running a
-        # tool takes, and has uv resolve the package online, as the check must (no install, no record).
+        # What an add that has the index solve in full waits for at least: a Python that starts, imports what
+        # running a tool takes, and has uv resolve the package online (no install, no record).
         reqs = Path(tmp) / "add.in"
         reqs.write_text(args.package + "\n", encoding="utf-8")
         resolve = [uv, "pip", "compile", str(reqs), "--format", "pylock.toml", "-o", str(Path(tmp) / "pylock.toml"),
                    "--no-header", "--quiet", "--only-binary", ":all:", "--python", python]
         floor_argv = [sys.executable, "-c", f"import json, pathlib, re, subprocess; subprocess.run({resolve!r}, check=True)"]
-        floor = paired("floor: python + uv's resolve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo, env),
+        floor = paired("python + uv's online solve alone", lambda: time_command(floor_argv, env), lambda: undone(b, b_undo, env),
                        pairs=args.pairs, baseline="uv pip install", warmup=1)
         # The bound of any add that checks before it installs with uv, with no Python at all: uv resolves, and
         # then installs what it resolved, by URL and hash from its cache (--offline, --no-deps), as cuenv does.

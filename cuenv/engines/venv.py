@@ -451,7 +451,8 @@ class VenvEngine(Engine):
 
     def resolve_wheels(self, request: Request, *, python: str, glibc: str | None, cache_dir: Path,
                        provided: Mapping[str, str] | None = None, no_deps: bool = False,
-                       interpreter: Path | None = None, offline: bool = False) -> tuple[Package, ...]:
+                       interpreter: Path | None = None, offline: bool = False,
+                       meanwhile: Callable[[], object] | None = None) -> tuple[Package, ...]:
         """``request.requirements`` resolved to exact wheels (URL and sha256) for ``python`` on the request's
         platform, with its indexes (through their mirrors), find-links pages, constraints and --pre; its
         --hash values checked.
@@ -461,7 +462,8 @@ class VenvEngine(Engine):
         ``interpreter``: the interpreter to solve for, as it is: uv reads its Python, platform and glibc
         (``python``, the platform and ``glibc`` are not asked) and skips its search of PATH (0.4 s where PATH
         has pyenv's shims; issue 26's benchmark). ``offline``: uv's cache alone answers (its pages as last
-        fetched, however old), or uv fails; such an answer is never kept.
+        fetched, however old), or uv fails; such an answer is never kept. ``meanwhile``: work done while uv
+        runs, beside loading the reader of its answer (runner.run's).
         """
         if not request.requirements:
             return ()
@@ -488,22 +490,24 @@ class VenvEngine(Engine):
             else:
                 pins = exact_pins(request.requirements) if pinned else None
                 found = self._solve(args, request, out=out, fetch_from=fetch_from, pins=pins, cache_dir=cache_dir,
-                                    where=where)
+                                    where=where, meanwhile=meanwhile)
                 if kept is not None and pins == {canonical(p.name): p.version for p in found}:
                     _keep_pinned_solve(kept, json.dumps([p.to_json() for p in found], sort_keys=True))
         return self._answer(found, request)
 
-    def begin_resolve(self, request: Request, *, cache_dir: Path, provided: Mapping[str, str], interpreter: Path) -> Begun:
+    def begin_resolve(self, request: Request, *, cache_dir: Path, provided: Mapping[str, str], interpreter: Path,
+                      no_deps: bool = False) -> Begun:
         """:meth:`resolve_wheels` of ``request`` for ``interpreter``, online, begun now: uv asks the index
         while the caller goes on (`cuenv add` plans from uv's cache meanwhile, cuenv.envs.change._predicted);
-        :meth:`Begun.result` waits for the answer."""
+        :meth:`Begun.result` waits for the answer. ``no_deps``: exactly the requirements, which uv answers
+        from the index pages alone (one round trip: no wheel's metadata is asked)."""
         from cuenv.trust import requirements as trusted
 
         trusted.check_pip_request(request)  # the boundary, PEP 508 parse included, before uv reads anything
         tmp = tempfile.TemporaryDirectory(prefix="cuenv-solve-")
         try:
             args, fetch_from, where = self._question(request, Path(tmp.name), python="", glibc=None, provided=provided,
-                                                     no_deps=False, interpreter=interpreter, offline=False)
+                                                     no_deps=no_deps, interpreter=interpreter, offline=False)
             child = runner.start([self._uv(), *args], timeout=SOLVE_TIMEOUT, env=self._env(cache_dir))
         except BaseException:
             tmp.cleanup()
@@ -560,7 +564,8 @@ class VenvEngine(Engine):
         return packages
 
     def _solve(self, args: list[str], request: Request, *, out: Path, fetch_from: tuple[str, ...],
-               pins: dict[str, str] | None, cache_dir: Path, where: str) -> tuple[Package, ...]:
+               pins: dict[str, str] | None, cache_dir: Path, where: str,
+               meanwhile: Callable[[], object] | None = None) -> tuple[Package, ...]:
         """uv's answer to ``args`` (it writes the pylock.toml ``out``), the request checked first."""
         from cuenv.trust import requirements as trusted
 
@@ -574,7 +579,12 @@ class VenvEngine(Engine):
                 found = parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
                 if pins == {canonical(p.name): p.version for p in found}:
                     return found
-        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where, meanwhile=pylock_reader)
+        def reading() -> None:
+            pylock_reader()
+            if meanwhile is not None:
+                meanwhile()
+
+        self.uv_run(args, cache_dir=cache_dir, timeout=SOLVE_TIMEOUT, where=where, meanwhile=reading)
         return parse_pylock(out.read_text(encoding="utf-8"), index_urls=fetch_from)
 
     def _canonical(self, packages: tuple[Package, ...], *, named: bool) -> tuple[Package, ...]:

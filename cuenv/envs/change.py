@@ -27,7 +27,7 @@ import functools
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Final, Mapping, Sequence
 
 from cuenv.envs import folder
 from cuenv.envs.changeplan import ChangePlan, ChangeRefused, cuda_of, dependants, held, removal, requirement_name, satisfied
@@ -217,14 +217,22 @@ def _plan_venv(settings: Settings, record: EnvRecord, engine: Any, verb: str, pa
     request, resolve = _resolver(settings, engine, record, wanted, provided, before)
     from cuenv.engines.venv import VenvEngine
 
-    if predict and verb == "add" and isinstance(engine, VenvEngine):  # the index asked while uv's cache answers
-        online = engine.begin_resolve(request, cache_dir=settings.cache_dir, provided=provided,
-                                      interpreter=record.path / "bin" / "python")
+    if predict and verb == "add" and isinstance(engine, VenvEngine):  # uv's cache answers while the index is asked
+
+        def newest(requirements: tuple[str, ...]) -> Begun:
+            return engine.begin_resolve(request.replace(requirements=requirements, prerelease=True), no_deps=True,
+                                        cache_dir=settings.cache_dir, provided=provided,
+                                        interpreter=record.path / "bin" / "python")
+
+        asked = newest(request.requirements)
         try:
-            return _predicted(resolve, drafted, online) or drafted(_solve(online.result, name, wanted, forward))
+            guess = _predicted(resolve, drafted, asked, newest, names=frozenset(names))
         except BaseException:
-            online.cancel()
+            asked.cancel()
             raise
+        if guess is not None:
+            return guess
+        asked.cancel()
     return drafted(_solve(resolve, name, wanted, forward))
 
 
@@ -357,9 +365,10 @@ def _resolver(settings: Settings, engine: Any, record: EnvRecord, wanted: Sequen
     request = Request(engine="venv", python=record.meta.python, platform=record.meta.platform,
                       requirements=tuple(wanted), index_urls=indexes)
 
-    def resolve(*, offline: bool = False) -> tuple[Any, ...]:
+    def resolve(*, offline: bool = False, meanwhile: Callable[[], object] | None = None) -> tuple[Any, ...]:
         return tuple(engine.resolve_wheels(request, python=request.python or "3", glibc=None, cache_dir=settings.cache_dir,
-                                           provided=provided, interpreter=record.path / "bin" / "python", offline=offline))
+                                           provided=provided, interpreter=record.path / "bin" / "python", offline=offline,
+                                           meanwhile=meanwhile))
 
     return request, resolve
 
@@ -378,30 +387,48 @@ def _solve(resolve: Callable[[], tuple[Any, ...]], name: str, wanted: Sequence[s
 
 
 def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple[Any, ...]], ChangePlan],
-               online: Begun) -> ChangePlan | None:
-    """The plan made from uv's cache's answer to ``resolve`` while ``online`` (the index's, a
-    cuenv.engines.venv.Begun) is still coming; its ``guess`` says whether the index gave exactly the same
-    wheels. A warm add then waits for the index only once, with its install already done (issue 26's
-    benchmark: uv's revalidation of the index page and the wheel's metadata is most of an add). The cached
-    answer is checked like any other: None, and the index's answer decides, where the cache cannot
-    answer, its answer is refused (the index may know better), or there is nothing to install."""
+               asked: Begun, newest: Callable[[tuple[str, ...]], Begun], *, names: Collection[str]) -> ChangePlan | None:
+    """The plan made from uv's cache's answer to ``resolve``, its ``guess`` saying whether the index
+    gives exactly the same wheels; None where the cache cannot answer, its answer is refused (the index
+    may know better), or there is nothing to install: the index's own answer decides then.
+
+    The index is asked about the cache's answer alone, which takes one round trip where a solve takes
+    two (issue 26's benchmark): the newest wheel of each of its packages, read from the index pages only
+    (``newest``: uv with ``--no-deps`` and pre-releases allowed, every installed package held as in the
+    solve): what was asked for (``asked``, begun before the cache answered; ``names``) as it was asked,
+    every other package at its version or later. The solve would pick the same wheels exactly when each
+    is the one the cache chose: uv picks the newest versions that fit, and a wheel's dependencies never
+    change (its sha256 names its file). Anything newer or different, a pre-release included, counts as
+    moved, and the index is then asked in full (:func:`apply`): a cautious no, never a wrong yes."""
     from cuenv.envs.changeplan import Guess
 
     try:
-        cached = resolve(offline=True)
+        cached = resolve(offline=True, meanwhile=_checker)
         draft = drafted(cached)
     except CuenvError:
         return None
     if draft.empty:
         return None
+    rest = tuple(f"{p.name}>={p.version.split('+')[0]}" for p in cached if p.name not in names)
+    checks = (asked, newest(rest)) if rest else (asked,)
 
     def same() -> bool:
         try:
-            return bool(online.result() == cached)
+            answered = {p.name: p for check in checks for p in check.result()}
         except CuenvError:  # the index's own answer, or its error, comes from planning again
             return False
+        return answered == {p.name: p for p in cached}
 
-    return draft.replace(guess=Guess(same, online.cancel))
+    def cancel() -> None:
+        for check in checks:
+            check.cancel()
+
+    return draft.replace(guess=Guess(same, cancel))
+
+
+def _checker() -> None:
+    """The reader :func:`_major` tells a PyPI wheel's CUDA build with (~11 ms to import), loaded while uv solves."""
+    import cuenv.recipes.cudainfer  # noqa: F401
 
 
 def _major(pkg: Any) -> int | None:

@@ -179,13 +179,15 @@ def elf64(sections: dict[str, bytes]) -> bytes:
     return bytes(body)
 
 
-def make_wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
-    """A real, installable wheel (what `pip wheel` of a CUDA extension makes) holding ``files``."""
+def make_wheel(folder: Path, name: str, version: str, files: dict[str, bytes], *, requires: tuple[str, ...] = ()) -> Path:
+    """A real, installable wheel (what `pip wheel` of a CUDA extension makes) holding ``files``, its
+    dependencies ``requires`` (PEP 508 strings, its Requires-Dist)."""
     import base64
 
     dist = f"{name.replace('-', '_')}-{version}"
+    deps = "".join(f"Requires-Dist: {r}\n" for r in requires)
     meta = {
-        f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{deps}".encode(),
         f"{dist}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: cuenv-tests\nRoot-Is-Purelib: false\nTag: py3-none-any\n",
     }
     members = {**files, **meta}
