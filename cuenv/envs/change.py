@@ -428,7 +428,7 @@ def _predicted(resolve: Callable[..., tuple[Any, ...]], drafted: Callable[[tuple
 
 def _checker() -> None:
     """The reader :func:`_major` tells a PyPI wheel's CUDA build with (~11 ms to import), loaded while uv solves."""
-    import cuenv.recipes.cudainfer  # noqa: F401
+    import cuenv.recipes.cudainfer  # noqa: F401 - loaded now for later, no name used here
 
 
 def _major(pkg: Any) -> int | None:

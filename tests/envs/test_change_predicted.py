@@ -245,8 +245,12 @@ def test_each_package_not_asked_for_is_asked_about_at_its_version_or_later(newes
 
 def test_a_local_version_is_asked_about_by_its_public_part() -> None:
     asked: list[tuple[str, ...]] = []
-    change._predicted(lambda **_: (X1, _P("torch", "2.1.0+cu121")), _draft, _Index((X1,)),
-                      lambda r: asked.append(r) or _Index(()), names={"x"})  # type: ignore[func-returns-value]
+
+    def ask(requirements: tuple[str, ...]) -> _Index:
+        asked.append(requirements)
+        return _Index(())
+
+    change._predicted(lambda **_: (X1, _P("torch", "2.1.0+cu121")), _draft, _Index((X1,)), ask, names={"x"})
     assert asked == [("torch>=2.1.0",)]  # PEP 440 allows no local version after >=
 
 
@@ -264,7 +268,7 @@ def test_a_change_that_fails_before_the_index_answered_stops_asking_it(
     real = VenvEngine.begin_resolve
 
     def recorded(self: VenvEngine, *args: object, **kwargs: object) -> object:
-        begun.append(real(self, *args, **kwargs))  # type: ignore[arg-type]
+        begun.append(real(self, *args, **kwargs))  # type: ignore[arg-type]  # passed on as given
         return begun[-1]
 
     monkeypatch.setattr(VenvEngine, "begin_resolve", recorded)
